@@ -1,0 +1,957 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completion queues: creation, polling (ibv_poll_cq and the extended
+ * start/next/end interface), arming, resizing, and removing the
+ * completions of a queue that goes away.
+ *
+ * A CQ is a power-of-two ring of 32- or 64-byte entries that the device
+ * fills; the CQE proper is the last 32 bytes of each entry.  Entry n
+ * belongs to software when its owner bit equals !!(n & entries), the
+ * parity of the pass the consumer index is on.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotate.h"
+#include "mlx4.h"
+#include "mmio.h"
+
+enum {
+	CQ_OK		=  0,
+	CQ_EMPTY	= -1,
+	CQ_POLL_ERR	= -2,
+};
+
+static inline struct mlx4_cqe *get_cqe(struct mlx4_cq *cq, uint32_t n)
+{
+	return (struct mlx4_cqe *)((char *)cq->cqe_base +
+				   ((n & cq->mask) << cq->cqe_shift));
+}
+
+static inline int cqe_is_sw_owned(struct mlx4_cqe *cqe, uint32_t n,
+				  uint32_t nent)
+{
+	return !((cqe->owner_sr_opcode >> 7) ^ !!(n & nent));
+}
+
+/* The next CQE to consume, or NULL while the device still owns it. */
+static inline struct mlx4_cqe *next_cqe_sw(struct mlx4_cq *cq)
+{
+	struct mlx4_cqe *cqe = get_cqe(cq, cq->cons_index);
+
+	if (!cqe_is_sw_owned(cqe, cq->cons_index, cq->mask + 1))
+		return NULL;
+
+	/* Read the body only after seeing the owner bit flip. */
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+	return cqe;
+}
+
+/* Tell the device how far we consumed, once the CQEs were read. */
+static inline void update_cons_index(struct mlx4_cq *cq)
+{
+	udma_to_device_barrier();
+	*cq->set_ci_db = htobe32(cq->cons_index & 0xffffff);
+}
+
+void mlx4_cq_init_buf(void *buf, int nent, int cqe_size)
+{
+	uint8_t *owner = (uint8_t *)buf + cqe_size - 1;
+	int i;
+
+	/*
+	 * The device marks a new buffer hardware-owned too; doing it here
+	 * keeps a stale page from ever looking like a completion.
+	 */
+	memset(buf, 0, (size_t)nent * cqe_size);
+	for (i = 0; i < nent; i++, owner += cqe_size)
+		*owner = MLX4_CQE_OWNER_MASK;
+}
+
+/* ---------------------------------------------------------------------
+ * Decoding a CQE
+ */
+
+static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR:
+		return IBV_WC_LOC_LEN_ERR;
+	case MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR:
+		return IBV_WC_LOC_QP_OP_ERR;
+	case MLX4_CQE_SYNDROME_LOCAL_PROT_ERR:
+		return IBV_WC_LOC_PROT_ERR;
+	case MLX4_CQE_SYNDROME_WR_FLUSH_ERR:
+		return IBV_WC_WR_FLUSH_ERR;
+	case MLX4_CQE_SYNDROME_MW_BIND_ERR:
+		return IBV_WC_MW_BIND_ERR;
+	case MLX4_CQE_SYNDROME_BAD_RESP_ERR:
+		return IBV_WC_BAD_RESP_ERR;
+	case MLX4_CQE_SYNDROME_LOCAL_ACCESS_ERR:
+		return IBV_WC_LOC_ACCESS_ERR;
+	case MLX4_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case MLX4_CQE_SYNDROME_REMOTE_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case MLX4_CQE_SYNDROME_REMOTE_OP_ERR:
+		return IBV_WC_REM_OP_ERR;
+	case MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
+		return IBV_WC_RETRY_EXC_ERR;
+	case MLX4_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
+		return IBV_WC_RNR_RETRY_EXC_ERR;
+	case MLX4_CQE_SYNDROME_REMOTE_ABORTED_ERR:
+		return IBV_WC_REM_ABORT_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/* What a send completion reports, by the opcode of its WQE. */
+static const struct {
+	uint8_t opcode;		/* enum ibv_wc_opcode */
+	uint8_t flags;		/* enum ibv_wc_flags */
+} send_wc[32] = {
+	[MLX4_OPCODE_NOP]		= { IBV_WC_SEND, 0 },
+	[MLX4_OPCODE_SEND]		= { IBV_WC_SEND, 0 },
+	[MLX4_OPCODE_SEND_INVAL]	= { IBV_WC_SEND, 0 },
+	[MLX4_OPCODE_SEND_IMM]		= { IBV_WC_SEND, IBV_WC_WITH_IMM },
+	[MLX4_OPCODE_RDMA_WRITE]	= { IBV_WC_RDMA_WRITE, 0 },
+	[MLX4_OPCODE_RDMA_WRITE_IMM]	= { IBV_WC_RDMA_WRITE, IBV_WC_WITH_IMM },
+	[MLX4_OPCODE_RDMA_READ]		= { IBV_WC_RDMA_READ, 0 },
+	[MLX4_OPCODE_ATOMIC_CS]		= { IBV_WC_COMP_SWAP, 0 },
+	[MLX4_OPCODE_ATOMIC_FA]		= { IBV_WC_FETCH_ADD, 0 },
+	[MLX4_OPCODE_BIND_MW]		= { IBV_WC_BIND_MW, 0 },
+	[MLX4_OPCODE_LOCAL_INVAL]	= { IBV_WC_LOCAL_INV, 0 },
+};
+
+/* And a receive completion, by the opcode of the incoming message. */
+static const struct {
+	uint8_t opcode;
+	uint8_t flags;
+} recv_wc[4] = {
+	[MLX4_RECV_OPCODE_RDMA_WRITE_IMM] = { IBV_WC_RECV_RDMA_WITH_IMM,
+					      IBV_WC_WITH_IMM },
+	[MLX4_RECV_OPCODE_SEND]		= { IBV_WC_RECV, 0 },
+	[MLX4_RECV_OPCODE_SEND_IMM]	= { IBV_WC_RECV, IBV_WC_WITH_IMM },
+	[MLX4_RECV_OPCODE_SEND_INVAL]	= { IBV_WC_RECV, IBV_WC_WITH_INV },
+};
+
+/*
+ * Find whose completion @cqe is, retire the WQE it completes (and, for
+ * a send queue, the unsignalled ones before it) and return its wr_id.
+ * *cur_qp caches the last QP looked up; it is NULL after an XRC target
+ * completion, whose CQE names an SRQ instead of one of our QPs.
+ */
+static inline int retire_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
+			     struct mlx4_qp **cur_qp, uint64_t *wr_id)
+{
+	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	int is_send = cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK;
+	uint16_t wqe_index = be16toh(cqe->wqe_index);
+	struct mlx4_qp *qp = *cur_qp;
+	struct mlx4_srq *srq;
+	struct mlx4_wq *wq;
+
+	if (unlikely((qpn & MLX4_XRC_QPN_BIT) && !is_send)) {
+		srq = mlx4_table_find(&cq->ctx->xsrq_table,
+				      be32toh(cqe->g_mlpath_rqpn) &
+				      MLX4_CQE_QPN_MASK);
+		if (unlikely(!srq))
+			return CQ_POLL_ERR;
+		*cur_qp = NULL;
+		goto srq_wqe;
+	}
+
+	if (unlikely(!qp || qp->qpn != qpn)) {
+		qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
+		if (unlikely(!qp))
+			return CQ_POLL_ERR;
+		*cur_qp = qp;
+	}
+
+	if (is_send) {
+		wq = &qp->sq;
+	} else if (qp->verbs_qp.qp.srq) {
+		srq = to_msrq(qp->verbs_qp.qp.srq);
+		goto srq_wqe;
+	} else {
+		wq = &qp->rq;
+	}
+
+	/* wqe_index counts WQEs: skip to it, past unsignalled sends. */
+	wq->tail += (uint16_t)(wqe_index - (uint16_t)wq->tail);
+	*wr_id = wq->wrid[wq->tail & wq->mask];
+	wq->tail++;
+	return CQ_OK;
+
+srq_wqe:
+	/* For an SRQ, wqe_index is the WQE's place in the buffer. */
+	wqe_index &= srq->mask;
+	*wr_id = srq->wrid[wqe_index];
+	mlx4_free_srq_wqe(srq, wqe_index);
+	return CQ_OK;
+}
+
+static inline void fill_recv_wc(struct mlx4_cqe *cqe, struct mlx4_qp *qp,
+				struct ibv_wc *wc)
+{
+	unsigned int op = cqe->owner_sr_opcode & 3;
+	uint32_t g_mlpath_rqpn = be32toh(cqe->g_mlpath_rqpn);
+	uint16_t sl_vid = be16toh(cqe->sl_vid);
+
+	wc->opcode = recv_wc[op].opcode;
+	wc->wc_flags = recv_wc[op].flags;
+	wc->byte_len = be32toh(cqe->byte_cnt);
+	switch (cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) {
+	case MLX4_RECV_OPCODE_RDMA_WRITE_IMM:
+	case MLX4_RECV_OPCODE_SEND_IMM:
+		wc->imm_data = cqe->immed_rss_invalid;
+		wc->pkey_index = 0;
+		break;
+	case MLX4_RECV_OPCODE_SEND_INVAL:
+		wc->invalidated_rkey = be32toh(cqe->immed_rss_invalid);
+		wc->pkey_index = 0;
+		break;
+	default:
+		/* Without immediate data the field holds the P_Key index. */
+		wc->imm_data = 0;
+		wc->pkey_index = be32toh(cqe->immed_rss_invalid) & 0x7f;
+		break;
+	}
+	wc->src_qp = g_mlpath_rqpn & 0xffffff;
+	wc->dlid_path_bits = (g_mlpath_rqpn >> 24) & 0x7f;
+	if (g_mlpath_rqpn & 0x80000000)
+		wc->wc_flags |= IBV_WC_GRH;
+	wc->slid = be16toh(cqe->rlid);
+	/* RoCE carries a 3-bit priority where IB has a 4-bit SL. */
+	if (qp && qp->link_layer == IBV_LINK_LAYER_ETHERNET)
+		wc->sl = sl_vid >> 13;
+	else
+		wc->sl = sl_vid >> 12;
+}
+
+static inline int poll_one(struct mlx4_cq *cq, struct mlx4_qp **cur_qp,
+			   struct ibv_wc *wc)
+{
+	struct mlx4_cqe *cqe;
+	unsigned int opcode;
+	int err;
+
+	cqe = next_cqe_sw(cq);
+	if (!cqe)
+		return CQ_EMPTY;
+	++cq->cons_index;
+
+	err = retire_wqe(cq, cqe, cur_qp, &wc->wr_id);
+	if (unlikely(err))
+		return err;
+
+	wc->qp_num = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	opcode = cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK;
+
+	if (unlikely(opcode == MLX4_CQE_OPCODE_ERROR)) {
+		struct mlx4_err_cqe *ecqe = (struct mlx4_err_cqe *)cqe;
+
+		wc->status = syndrome_to_status(ecqe->syndrome);
+		wc->vendor_err = ecqe->vendor_err;
+		wc->wc_flags = 0;
+		wc->byte_len = 0;
+		return CQ_OK;
+	}
+
+	wc->status = IBV_WC_SUCCESS;
+	wc->vendor_err = 0;
+	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK) {
+		wc->opcode = send_wc[opcode].opcode;
+		wc->wc_flags = send_wc[opcode].flags;
+		wc->byte_len = be32toh(cqe->byte_cnt);
+	} else {
+		fill_recv_wc(cqe, *cur_qp, wc);
+	}
+	return CQ_OK;
+}
+
+/* Poll with the CQ locked and at least one CQE waiting; unlocks. */
+static int __attribute__((noinline)) poll_cq_locked(struct mlx4_cq *cq, int ne,
+						     struct ibv_wc *wc)
+{
+	struct mlx4_qp *qp = NULL;
+	int npolled;
+	int err = CQ_OK;
+
+	for (npolled = 0; npolled < ne; ++npolled) {
+		err = poll_one(cq, &qp, wc + npolled);
+		if (err != CQ_OK)
+			break;
+	}
+
+	/* A CQE of an unknown queue is consumed too, or the CQ would jam. */
+	if (npolled || err == CQ_POLL_ERR)
+		update_cons_index(cq);
+
+	mlx4_unlock(&cq->lock);
+
+	return (err == CQ_POLL_ERR && !npolled) ? -1 : npolled;
+}
+
+int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct mlx4_cq *cq = to_mcq(ibcq);
+
+	mlx4_lock(&cq->lock);
+
+	/* Polling an empty CQ is the common case: keep it short. */
+	if (!cqe_is_sw_owned(get_cqe(cq, cq->cons_index), cq->cons_index,
+			     cq->mask + 1)) {
+		mlx4_unlock(&cq->lock);
+		return 0;
+	}
+	return poll_cq_locked(cq, ne, wc);
+}
+
+/* ---------------------------------------------------------------------
+ * Extended polling: ibv_start_poll / ibv_next_poll / ibv_end_poll
+ */
+
+static int poll_one_ex(struct mlx4_cq *cq)
+{
+	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
+	struct mlx4_cqe *cqe;
+	int err;
+
+	cqe = next_cqe_sw(cq);
+	if (!cqe)
+		return ENOENT;
+	++cq->cons_index;
+
+	err = retire_wqe(cq, cqe, &cq->cur_qp, &ibcq->wr_id);
+	if (unlikely(err))
+		return EINVAL;
+
+	cq->cur_cqe = cqe;
+	if (unlikely((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
+		     MLX4_CQE_OPCODE_ERROR))
+		ibcq->status = syndrome_to_status(
+			((struct mlx4_err_cqe *)cqe)->syndrome);
+	else
+		ibcq->status = IBV_WC_SUCCESS;
+	return 0;
+}
+
+static int mlx4_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct mlx4_cq *cq = to_mcq_ex(ibcq);
+	int err;
+
+	if (unlikely(attr->comp_mask))
+		return EINVAL;
+
+	mlx4_lock(&cq->lock);
+	cq->cur_qp = NULL;
+	err = poll_one_ex(cq);
+	if (err) {
+		/* No end_poll follows a failed start_poll. */
+		if (err != ENOENT)
+			update_cons_index(cq);
+		mlx4_unlock(&cq->lock);
+	}
+	return err;
+}
+
+static int mlx4_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return poll_one_ex(to_mcq_ex(ibcq));
+}
+
+static void mlx4_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cq *cq = to_mcq_ex(ibcq);
+
+	update_cons_index(cq);
+	mlx4_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode mlx4_cq_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+	unsigned int opcode = cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK;
+
+	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
+		return send_wc[opcode].opcode;
+	return recv_wc[opcode & 3].opcode;
+}
+
+static uint32_t mlx4_cq_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+
+	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) !=
+	    MLX4_CQE_OPCODE_ERROR)
+		return 0;
+	return ((struct mlx4_err_cqe *)cqe)->vendor_err;
+}
+
+static uint32_t mlx4_cq_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return be32toh(to_mcq_ex(ibcq)->cur_cqe->byte_cnt);
+}
+
+static __be32 mlx4_cq_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+
+	/* A send with invalidate reports the rkey, host order, here. */
+	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
+	    MLX4_RECV_OPCODE_SEND_INVAL &&
+	    !(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK))
+		return be32toh(cqe->immed_rss_invalid);
+	return cqe->immed_rss_invalid;
+}
+
+static uint32_t mlx4_cq_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return be32toh(to_mcq_ex(ibcq)->cur_cqe->vlan_my_qpn) &
+	       MLX4_CQE_QPN_MASK;
+}
+
+static uint32_t mlx4_cq_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return be32toh(to_mcq_ex(ibcq)->cur_cqe->g_mlpath_rqpn) & 0xffffff;
+}
+
+static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+	unsigned int opcode = cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK;
+	unsigned int flags;
+
+	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
+		return send_wc[opcode].flags;
+	flags = recv_wc[opcode & 3].flags;
+	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
+		flags |= IBV_WC_GRH;
+	return flags;
+}
+
+static uint32_t mlx4_cq_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return be16toh(to_mcq_ex(ibcq)->cur_cqe->rlid);
+}
+
+static uint8_t mlx4_cq_read_sl(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cq *cq = to_mcq_ex(ibcq);
+	uint16_t sl_vid = be16toh(cq->cur_cqe->sl_vid);
+
+	if (cq->cur_qp && cq->cur_qp->link_layer == IBV_LINK_LAYER_ETHERNET)
+		return sl_vid >> 13;
+	return sl_vid >> 12;
+}
+
+static uint8_t mlx4_cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return (be32toh(to_mcq_ex(ibcq)->cur_cqe->g_mlpath_rqpn) >> 24) &
+	       0x7f;
+}
+
+enum {
+	MLX4_CQ_SUPPORTED_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN |
+				     IBV_WC_EX_WITH_IMM |
+				     IBV_WC_EX_WITH_QP_NUM |
+				     IBV_WC_EX_WITH_SRC_QP |
+				     IBV_WC_EX_WITH_SLID |
+				     IBV_WC_EX_WITH_SL |
+				     IBV_WC_EX_WITH_DLID_PATH_BITS,
+};
+
+static void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
+{
+	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
+
+	ibcq->start_poll = mlx4_start_poll;
+	ibcq->next_poll = mlx4_next_poll;
+	ibcq->end_poll = mlx4_end_poll;
+	ibcq->read_opcode = mlx4_cq_read_opcode;
+	ibcq->read_vendor_err = mlx4_cq_read_vendor_err;
+	ibcq->read_wc_flags = mlx4_cq_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ibcq->read_byte_len = mlx4_cq_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ibcq->read_imm_data = mlx4_cq_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ibcq->read_qp_num = mlx4_cq_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ibcq->read_src_qp = mlx4_cq_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ibcq->read_slid = mlx4_cq_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ibcq->read_sl = mlx4_cq_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ibcq->read_dlid_path_bits = mlx4_cq_read_dlid_path_bits;
+}
+
+/* ---------------------------------------------------------------------
+ * Arming and events
+ */
+
+int mlx4_arm_cq(struct ibv_cq *ibcq, int solicited)
+{
+	struct mlx4_cq *cq = to_mcq(ibcq);
+	uint32_t sn = cq->arm_sn & 3;
+	uint32_t ci = cq->cons_index & 0xffffff;
+	uint32_t cmd = solicited ? MLX4_CQ_DB_REQ_NOT_SOL : MLX4_CQ_DB_REQ_NOT;
+	__be32 doorbell[2];
+	uint64_t value;
+
+	*cq->arm_db = htobe32(sn << 28 | cmd | ci);
+
+	/* The device reads the arm record when it sees the doorbell. */
+	udma_to_device_barrier();
+
+	doorbell[0] = htobe32(sn << 28 | cmd | cq->cqn);
+	doorbell[1] = htobe32(ci);
+	memcpy(&value, doorbell, sizeof(value));
+	mmio_write64_raw((char *)cq->ctx->uar + MLX4_CQ_DOORBELL, value);
+	return 0;
+}
+
+void mlx4_cq_event(struct ibv_cq *ibcq)
+{
+	/* The next arm is a new request: the device tells them apart. */
+	to_mcq(ibcq)->arm_sn++;
+}
+
+/* ---------------------------------------------------------------------
+ * Creation and destruction
+ */
+
+struct mlx4_create_cq {
+	struct ibv_create_cq		ibv_cmd;
+	struct mlx4_ib_create_cq	drv;
+};
+
+struct mlx4_create_cq_ex {
+	struct ibv_create_cq_ex		ibv_cmd;
+	struct mlx4_ib_create_cq	drv;
+};
+
+struct mlx4_create_cq_resp {
+	struct ib_uverbs_create_cq_resp	ibv_resp;
+	struct mlx4_ib_create_cq_resp	drv;
+};
+
+struct mlx4_create_cq_resp_ex {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct mlx4_ib_create_cq_resp	drv;
+};
+
+static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
+			 struct ibv_cq_init_attr_ex *attr, int nent,
+			 int extended)
+{
+	int ret;
+
+	if (!extended) {
+		struct mlx4_create_cq cmd = {};
+		struct mlx4_create_cq_resp resp = {};
+
+		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
+		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
+		ret = ibv_cmd_create_cq(context, nent - 1, attr->channel,
+					attr->comp_vector,
+					&cq->verbs_cq.cq, &cmd.ibv_cmd,
+					sizeof(cmd), &resp.ibv_resp,
+					sizeof(resp));
+		if (ret)
+			return ret;
+		mlx4_mark_defined(&resp, sizeof(resp));
+		cq->cqn = resp.drv.cqn;
+	} else {
+		struct mlx4_create_cq_ex cmd = {};
+		struct mlx4_create_cq_resp_ex resp = {};
+		struct ibv_cq_init_attr_ex cmd_attr = *attr;
+
+		cmd_attr.cqe = nent - 1;
+		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
+		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
+		ret = ibv_cmd_create_cq_ex(context, &cmd_attr, &cq->verbs_cq,
+					   &cmd.ibv_cmd, sizeof(cmd),
+					   &resp.ibv_resp, sizeof(resp), 0);
+		if (ret)
+			return ret;
+		mlx4_mark_defined(&resp, sizeof(resp));
+		cq->cqn = resp.drv.cqn;
+	}
+	return 0;
+}
+
+/* The ring of @nent entries and its doorbell record, ready to poll. */
+int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
+{
+	int ret;
+
+	mlx4_lock_init(&cq->lock);
+	cq->ctx = ctx;
+	cq->cqe_size = ctx->cqe_size;
+	cq->cqe_shift = ctx->cqe_size == 64 ? 6 : 5;
+
+	ret = mlx4_alloc_buf(&cq->buf, (size_t)nent * cq->cqe_size,
+			     mlx4_page_size(&ctx->ibv_ctx.context));
+	if (ret)
+		return ret;
+	mlx4_cq_init_buf(cq->buf.buf, nent, cq->cqe_size);
+
+	cq->set_ci_db = mlx4_alloc_db(ctx);
+	if (!cq->set_ci_db) {
+		mlx4_free_buf(&cq->buf);
+		return ENOMEM;
+	}
+	cq->arm_db = cq->set_ci_db + 1;
+
+	cq->cons_index = 0;
+	cq->arm_sn = 1;
+	cq->mask = nent - 1;
+	cq->cqe_base = (char *)cq->buf.buf + cq->cqe_size -
+		       sizeof(struct mlx4_cqe);
+	return 0;
+}
+
+void mlx4_cq_free_ring(struct mlx4_cq *cq)
+{
+	mlx4_free_db(cq->ctx, cq->set_ci_db);
+	cq->set_ci_db = cq->arm_db = NULL;
+	mlx4_free_buf(&cq->buf);
+}
+
+static struct mlx4_cq *create_cq(struct ibv_context *context,
+				 struct ibv_cq_init_attr_ex *attr,
+				 int extended)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	struct mlx4_cq *cq;
+	int nent, ret;
+
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)MLX4_CQ_SUPPORTED_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe < 1 || attr->cqe > (uint32_t)ctx->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	nent = mlx4_roundup_pow2(attr->cqe + 1);
+	ret = mlx4_cq_alloc_ring(cq, ctx, nent);
+	if (ret)
+		goto err_free;
+
+	ret = create_cq_cmd(cq, context, attr, nent, extended);
+	if (ret)
+		goto err_ring;
+
+	cq->wc_flags = attr->wc_flags;
+	cq->verbs_cq.cq.cqe = nent - 1;
+	return cq;
+
+err_ring:
+	mlx4_cq_free_ring(cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_cq *mlx4_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe < 0 ? 0 : cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+	};
+	struct mlx4_cq *cq;
+
+	if (cqe < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = create_cq(context, &attr, 0);
+	return cq ? &cq->verbs_cq.cq : NULL;
+}
+
+struct ibv_cq_ex *mlx4_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct mlx4_cq *cq;
+
+	cq = create_cq(context, attr, 1);
+	if (!cq)
+		return NULL;
+
+	verbs_init_cq(&cq->verbs_cq.cq, context, attr->channel,
+		      attr->cq_context);
+	mlx4_cq_fill_ex_ops(cq, attr->wc_flags);
+	return &cq->verbs_cq.cq_ex;
+}
+
+int mlx4_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}
+
+int mlx4_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct mlx4_cq *cq = to_mcq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	mlx4_cq_free_ring(cq);
+	free(cq);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Resizing
+ */
+
+/* CQEs the device produced that software has not consumed yet. */
+static uint32_t outstanding_cqes(struct mlx4_cq *cq)
+{
+	uint32_t nent = cq->mask + 1;
+	uint32_t n;
+
+	for (n = 0; n < nent; n++)
+		if (!cqe_is_sw_owned(get_cqe(cq, cq->cons_index + n),
+				     cq->cons_index + n, nent))
+			break;
+	return n;
+}
+
+/*
+ * After RESIZE_CQ the device writes a RESIZE CQE into the old buffer at
+ * its producer index and continues in the new buffer at the next index.
+ * Move what sits before the RESIZE CQE one index forward into the new
+ * buffer, then consume the RESIZE CQE itself: the consumer index then
+ * points at the first moved CQE, and the device's next one follows the
+ * last.  A CQE moves with its whole entry; its owner bit is recomputed
+ * for its new place.
+ */
+int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
+			     uint32_t new_nent)
+{
+	uint32_t old_nent = cq->mask + 1;
+	uint32_t ci = cq->cons_index;
+	uint32_t n, i, shift;
+	struct mlx4_cqe *cqe, *dst;
+	int found = 0;
+
+	for (n = 0; n < old_nent; n++) {
+		cqe = get_cqe(cq, ci + n);
+		if (!cqe_is_sw_owned(cqe, ci + n, old_nent))
+			break;
+		udma_from_device_barrier();
+		mlx4_mark_defined(cqe, sizeof(*cqe));
+		if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
+		    MLX4_CQE_OPCODE_RESIZE) {
+			found = 1;
+			break;
+		}
+	}
+
+	/* No RESIZE CQE: the device kept the indexes, so do we. */
+	shift = found ? 1 : 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t to = ci + i + shift;
+		uint8_t owner = (to & new_nent) ? MLX4_CQE_OWNER_MASK : 0;
+
+		cqe = get_cqe(cq, ci + i);
+		dst = (struct mlx4_cqe *)((char *)new_buf +
+					  ((size_t)(to & (new_nent - 1)) <<
+					   cq->cqe_shift));
+		memcpy(dst, (char *)cqe + sizeof(*cqe) - cq->cqe_size,
+		       cq->cqe_size);
+		dst = (struct mlx4_cqe *)((char *)dst + cq->cqe_size -
+					  sizeof(*cqe));
+		dst->owner_sr_opcode = owner |
+			(dst->owner_sr_opcode & ~MLX4_CQE_OWNER_MASK);
+	}
+
+	cq->cons_index += shift;
+	return found ? 0 : ENOENT;
+}
+
+struct mlx4_resize_cq {
+	struct ibv_resize_cq		ibv_cmd;
+	struct mlx4_ib_resize_cq	drv;
+};
+
+int mlx4_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct mlx4_cq *cq = to_mcq(ibcq);
+	struct ib_uverbs_resize_cq_resp resp;
+	struct mlx4_resize_cq cmd = {};
+	struct mlx4_buf new_buf;
+	uint32_t nent;
+	int ret;
+
+	if (cqe < 1 || cqe > cq->ctx->max_cqe)
+		return EINVAL;
+
+	mlx4_lock(&cq->lock);
+
+	nent = mlx4_roundup_pow2(cqe + 1);
+	if (nent == cq->mask + 1) {
+		ret = 0;
+		goto out;
+	}
+
+	/* Whatever is waiting to be polled must fit the new ring. */
+	if (nent < outstanding_cqes(cq) + 1) {
+		ret = EINVAL;
+		goto out;
+	}
+
+	ret = mlx4_alloc_buf(&new_buf, (size_t)nent * cq->cqe_size,
+			     mlx4_page_size(ibcq->context));
+	if (ret)
+		goto out;
+	mlx4_cq_init_buf(new_buf.buf, nent, cq->cqe_size);
+
+	cmd.drv.buf_addr = (uintptr_t)new_buf.buf;
+	ret = ibv_cmd_resize_cq(ibcq, nent - 1, &cmd.ibv_cmd, sizeof(cmd),
+				&resp, sizeof(resp));
+	if (ret) {
+		mlx4_free_buf(&new_buf);
+		goto out;
+	}
+
+	mlx4_cq_resize_copy_cqes(cq, new_buf.buf, nent);
+
+	mlx4_free_buf(&cq->buf);
+	cq->buf = new_buf;
+	cq->mask = nent - 1;
+	cq->cqe_base = (char *)cq->buf.buf + cq->cqe_size -
+		       sizeof(struct mlx4_cqe);
+	ibcq->cqe = nent - 1;
+	update_cons_index(cq);
+out:
+	mlx4_unlock(&cq->lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * Cleaning up after a QP or XRC SRQ
+ */
+
+static int cqe_belongs(struct mlx4_cqe *cqe, uint32_t qpn,
+		       struct mlx4_srq *srq)
+{
+	int is_send = cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK;
+
+	if (srq && srq->is_xrc)
+		return !is_send &&
+		       (be32toh(cqe->vlan_my_qpn) & MLX4_XRC_QPN_BIT) &&
+		       (be32toh(cqe->g_mlpath_rqpn) & MLX4_CQE_QPN_MASK) ==
+		       srq->srqn;
+	return (be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK) == qpn;
+}
+
+/*
+ * Drop the completions of QP @qpn (or of XRC SRQ @srq) that wait in @cq,
+ * returning their SRQ WQEs to @srq.  Called with the CQ locked, when the
+ * device no longer produces for that queue.  The survivors slide towards
+ * the producer end so that the ring stays contiguous.
+ */
+void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq)
+{
+	uint32_t nent = cq->mask + 1;
+	uint32_t prod, nfreed = 0;
+	struct mlx4_cqe *cqe, *dst;
+	uint8_t owner;
+
+	for (prod = cq->cons_index; prod - cq->cons_index < nent; prod++)
+		if (!cqe_is_sw_owned(get_cqe(cq, prod), prod, nent))
+			break;
+	udma_from_device_barrier();
+
+	while (prod-- != cq->cons_index) {
+		cqe = get_cqe(cq, prod);
+		mlx4_mark_defined(cqe, sizeof(*cqe));
+		if (cqe_belongs(cqe, qpn, srq)) {
+			if (srq && !(cqe->owner_sr_opcode &
+				     MLX4_CQE_IS_SEND_MASK))
+				mlx4_free_srq_wqe(srq,
+						  be16toh(cqe->wqe_index) &
+						  srq->mask);
+			nfreed++;
+		} else if (nfreed) {
+			dst = get_cqe(cq, prod + nfreed);
+			owner = dst->owner_sr_opcode & MLX4_CQE_OWNER_MASK;
+			memcpy((char *)dst + sizeof(*dst) - cq->cqe_size,
+			       (char *)cqe + sizeof(*cqe) - cq->cqe_size,
+			       cq->cqe_size);
+			dst->owner_sr_opcode = owner |
+				(dst->owner_sr_opcode & ~MLX4_CQE_OWNER_MASK);
+		}
+	}
+
+	if (nfreed) {
+		cq->cons_index += nfreed;
+		update_cons_index(cq);
+	}
+}
+
+void mlx4_lock_cqs(struct mlx4_cq *a, struct mlx4_cq *b)
+{
+	if (!b || a == b) {
+		if (a)
+			mlx4_lock(&a->lock);
+		return;
+	}
+	if (!a) {
+		mlx4_lock(&b->lock);
+		return;
+	}
+	/* Always in CQN order, so two destroyers cannot deadlock. */
+	if (a->cqn < b->cqn) {
+		mlx4_lock(&a->lock);
+		mlx4_lock(&b->lock);
+	} else {
+		mlx4_lock(&b->lock);
+		mlx4_lock(&a->lock);
+	}
+}
+
+void mlx4_unlock_cqs(struct mlx4_cq *a, struct mlx4_cq *b)
+{
+	if (a)
+		mlx4_unlock(&a->lock);
+	if (b && b != a)
+		mlx4_unlock(&b->lock);
+}

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libmlx4 internals: the provider's objects and what the files that
+ * implement them share.
+ */
+#ifndef MLX4_H
+#define MLX4_H
+
+#include <endian.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/mlx4-abi.h>
+
+#include "driver.h"
+#include "lock.h"
+#include "mlx4dv.h"
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum {
+	MLX4_PORTS_NUM		= 2,
+	/* Device limits the kernel enforces on user queues. */
+	MLX4_MAX_WQE_SIZE	= 1008,	/* max_sq_desc_sz */
+	MLX4_MIN_SQ_STRIDE	= 6,
+	MLX4_MAX_SQ_STRIDE	= 10,
+	MLX4_MAX_SQ_WQES	= 16384,
+	MLX4_SRQ_MIN_STRIDE	= 5,
+	/* Receive CQEs of XRC target QPs carry this bit in their QPN. */
+	MLX4_XRC_QPN_BIT	= 1 << 23,
+	/* The HCA clock page follows the UAR and BlueFlame pages. */
+	MLX4_CLOCK_PAGE_INDEX	= 3,
+	/* Static rates are encoded with this offset in the address vector. */
+	MLX4_STAT_RATE_OFFSET	= 5,
+};
+
+/* ---------------------------------------------------------------------
+ * Device and context
+ */
+
+struct mlx4_device {
+	struct verbs_device	verbs_dev;
+	int			page_size;
+	int			abi_version;
+};
+
+/*
+ * Sparse map from a 24-bit QP or SRQ number to its object: a directory
+ * of 4096 leaves of 4096 slots, leaves allocated on first use.  Lookups
+ * on the completion path take no lock: an object is inserted before the
+ * device can report on it and removed after its CQEs are gone.
+ */
+enum {
+	MLX4_TABLE_SHIFT	= 12,
+	MLX4_TABLE_LEAF		= 1 << MLX4_TABLE_SHIFT,
+	MLX4_TABLE_MASK		= MLX4_TABLE_LEAF - 1,
+	MLX4_TABLE_DIR		= 1 << (24 - MLX4_TABLE_SHIFT),
+};
+
+struct mlx4_table {
+	pthread_mutex_t		mutex;
+	struct {
+		void		**slot;
+		int		used;
+	} dir[MLX4_TABLE_DIR];
+};
+
+struct mlx4_db_page;
+
+struct mlx4_context {
+	struct verbs_context	ibv_ctx;
+
+	void		       *uar;		/* doorbell page */
+	void		       *bf_page;	/* BlueFlame page, or NULL */
+	int			bf_buf_size;	/* half a BlueFlame register */
+	unsigned int		bf_offset;	/* which half is next */
+	struct mlx4_lock	bf_lock;
+
+	int			cqe_size;	/* 32 or 64 */
+	int			qp_tab_size;
+
+	/* Device limits, from query_device at open. */
+	int			max_qp_wr;
+	int			max_sge;
+	int			max_cqe;
+	int			max_srq_wr;
+	int			max_srq_sge;
+	uint32_t		max_inl_recv_sz;
+
+	uint8_t			link_layer[MLX4_PORTS_NUM];
+
+	struct mlx4_table	qp_table;	/* QPN -> struct mlx4_qp */
+	struct mlx4_table	xsrq_table;	/* SRQN -> XRC struct mlx4_srq */
+
+	pthread_mutex_t		db_mutex;
+	struct mlx4_db_page    *db_pages;
+
+	void		       *hca_clock_page;
+	const void	       *hca_core_clock;	/* big-endian 64-bit counter */
+
+	uint8_t			log_wqs_range_sz;
+	struct mlx4dv_ctx_allocators extern_alloc;
+};
+
+struct mlx4_pd {
+	struct ibv_pd		ibv_pd;
+	uint32_t		pdn;
+};
+
+/* ---------------------------------------------------------------------
+ * Queue memory and doorbell records
+ */
+
+struct mlx4_buf {
+	void		       *buf;
+	size_t			length;
+};
+
+/* ---------------------------------------------------------------------
+ * Completion queues
+ */
+
+struct mlx4_qp;
+struct mlx4_srq;
+
+struct mlx4_cq {
+	struct verbs_cq		verbs_cq;
+
+	/* Hot: what poll_cq touches. */
+	struct mlx4_lock	lock;
+	uint32_t		cons_index;
+	uint32_t		mask;		/* entries - 1 */
+	int			cqe_shift;	/* log2 of cqe_size */
+	void		       *cqe_base;	/* struct mlx4_cqe of entry 0 */
+	__be32		       *set_ci_db;
+	struct mlx4_context    *ctx;
+
+	__be32		       *arm_db;
+	uint32_t		arm_sn;
+	uint32_t		cqn;
+	int			cqe_size;
+	struct mlx4_buf		buf;
+
+	/* Extended polling: the CQE being read and its queue. */
+	struct mlx4_cqe	       *cur_cqe;
+	struct mlx4_qp	       *cur_qp;
+	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
+};
+
+/* ---------------------------------------------------------------------
+ * Work queues, QPs, SRQs
+ */
+
+struct mlx4_wq {
+	uint64_t	       *wrid;
+	void		       *buf;		/* WQE 0 */
+	struct mlx4_lock	lock;
+	unsigned int		head;		/* producer counter */
+	unsigned int		tail;		/* consumer counter */
+	unsigned int		max_post;
+	unsigned int		mask;		/* wqe_cnt - 1 */
+	unsigned int		max_gs;
+	int			wqe_shift;
+	unsigned int		wqe_cnt;
+	int			offset;		/* of buf in the QP buffer */
+};
+
+/* QP types as bits, for the per-opcode "allowed on" masks. */
+enum {
+	MLX4_QPT_BIT_RC		= 1 << 0,
+	MLX4_QPT_BIT_UC		= 1 << 1,
+	MLX4_QPT_BIT_UD		= 1 << 2,
+	MLX4_QPT_BIT_XRC	= 1 << 3,	/* XRC_SEND */
+	MLX4_QPT_BIT_RAW	= 1 << 4,
+};
+
+struct mlx4_qp {
+	struct verbs_qp		verbs_qp;
+
+	/* Send side, in the order post_send uses it. */
+	struct mlx4_wq		sq;
+	void		       *sdb;		/* UAR send doorbell */
+	__be32			doorbell_qpn;	/* be32(qpn << 8) */
+	uint32_t		sq_signal_bits;	/* CQ_UPDATE if sq_sig_all */
+	unsigned int		owner_shift;	/* head bit -> bit 31 */
+	unsigned int		sq_spare_wqes;
+	int			max_inline_data;
+	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
+	uint8_t			sq_stamp;	/* WQEs span 64-byte blocks */
+	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
+	uint8_t			sge_limit[IBV_WR_SEND_WITH_INV + 1];
+	struct mlx4_context    *ctx;
+
+	/* Receive side. */
+	struct mlx4_wq		rq;
+	__be32		       *db;		/* receive doorbell record */
+
+	uint32_t		qpn;
+	uint8_t			link_layer;
+	uint8_t			no_queues;	/* XRC target, RSS: kernel-only */
+	uint8_t			buf_is_extern;	/* from mlx4dv allocators */
+	struct mlx4_buf		buf;
+	uint32_t		inl_recv_sz;
+};
+
+struct mlx4_srq {
+	struct verbs_srq	verbs_srq;
+	struct mlx4_lock	lock;
+	void		       *wqe_base;
+	int			wqe_shift;
+	unsigned int		mask;
+	unsigned int		max_gs;
+	unsigned int		head;		/* next free WQE */
+	unsigned int		tail;		/* last free WQE */
+	uint16_t		counter;	/* WQEs posted */
+	__be32		       *db;
+	uint64_t	       *wrid;
+	struct mlx4_buf		buf;
+	int			max;		/* WQEs in the buffer */
+	uint32_t		srqn;
+	uint8_t			is_xrc;
+};
+
+struct mlx4_ah {
+	struct ibv_ah		ibv_ah;
+	struct mlx4_av		av;
+	uint16_t		vlan;
+	uint8_t			mac[6];
+};
+
+/* A receive WQ is a QP without a send queue to the device. */
+struct mlx4_rwq {
+	struct mlx4_qp		qp;
+	struct ibv_wq		wq;
+};
+
+/* ---------------------------------------------------------------------
+ * Casts
+ */
+
+static inline struct mlx4_device *to_mdev(struct ibv_device *ibdev)
+{
+	return container_of(ibdev, struct mlx4_device, verbs_dev.device);
+}
+
+static inline struct mlx4_context *to_mctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct mlx4_context, ibv_ctx.context);
+}
+
+static inline struct mlx4_pd *to_mpd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct mlx4_pd, ibv_pd);
+}
+
+static inline struct mlx4_cq *to_mcq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct mlx4_cq, verbs_cq.cq);
+}
+
+static inline struct mlx4_cq *to_mcq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct mlx4_cq, verbs_cq.cq_ex);
+}
+
+static inline struct mlx4_qp *to_mqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct mlx4_qp, verbs_qp.qp);
+}
+
+static inline struct mlx4_srq *to_msrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct mlx4_srq, verbs_srq.srq);
+}
+
+static inline struct mlx4_ah *to_mah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct mlx4_ah, ibv_ah);
+}
+
+static inline struct mlx4_rwq *to_mrwq(struct ibv_wq *ibwq)
+{
+	return container_of(ibwq, struct mlx4_rwq, wq);
+}
+
+static inline unsigned int mlx4_roundup_pow2(unsigned int n)
+{
+	return n <= 1 ? 1 : 1U << (32 - __builtin_clz(n - 1));
+}
+
+static inline int mlx4_ilog2(unsigned int n)
+{
+	return 31 - __builtin_clz(n);
+}
+
+/* ---------------------------------------------------------------------
+ * Shared by the files that implement the objects
+ */
+
+/* buf.c */
+int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size);
+void mlx4_free_buf(struct mlx4_buf *buf);
+
+/* dbrec.c */
+__be32 *mlx4_alloc_db(struct mlx4_context *ctx);
+void mlx4_free_db(struct mlx4_context *ctx, __be32 *db);
+void mlx4_free_db_pages(struct mlx4_context *ctx);
+
+/* mlx4.c */
+int mlx4_table_init(struct mlx4_table *table);
+void mlx4_table_cleanup(struct mlx4_table *table);
+int mlx4_table_insert(struct mlx4_table *table, uint32_t num, void *obj);
+void mlx4_table_remove(struct mlx4_table *table, uint32_t num);
+
+static inline void *mlx4_table_find(struct mlx4_table *table, uint32_t num)
+{
+	void **slot = table->dir[(num & 0xffffff) >> MLX4_TABLE_SHIFT].slot;
+
+	return slot ? slot[num & MLX4_TABLE_MASK] : NULL;
+}
+
+static inline int mlx4_page_size(struct ibv_context *ibctx)
+{
+	return to_mdev(ibctx->device)->page_size;
+}
+
+/* verbs.c */
+int mlx4_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int mlx4_query_port(struct ibv_context *context, uint8_t port,
+		    struct ibv_port_attr *attr);
+int mlx4_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values);
+int mlx4_port_link_layer(struct mlx4_context *ctx, uint8_t port);
+struct ibv_pd *mlx4_alloc_pd(struct ibv_context *context);
+int mlx4_dealloc_pd(struct ibv_pd *pd);
+struct ibv_xrcd *mlx4_open_xrcd(struct ibv_context *context,
+				struct ibv_xrcd_init_attr *attr);
+int mlx4_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_mr *mlx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int mlx4_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
+int mlx4_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *mlx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int mlx4_dealloc_mw(struct ibv_mw *mw);
+int mlx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+struct ibv_ah *mlx4_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int mlx4_destroy_ah(struct ibv_ah *ah);
+int mlx4_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
+int mlx4_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
+struct ibv_flow *mlx4_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *flow_attr);
+int mlx4_destroy_flow(struct ibv_flow *flow);
+struct ibv_rwq_ind_table *mlx4_create_rwq_ind_table(
+	struct ibv_context *context,
+	struct ibv_rwq_ind_table_init_attr *init_attr);
+int mlx4_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
+
+/* cq.c */
+struct ibv_cq *mlx4_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+struct ibv_cq_ex *mlx4_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+int mlx4_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+int mlx4_resize_cq(struct ibv_cq *cq, int cqe);
+int mlx4_destroy_cq(struct ibv_cq *cq);
+int mlx4_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int mlx4_arm_cq(struct ibv_cq *cq, int solicited);
+void mlx4_cq_event(struct ibv_cq *cq);
+void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq);
+void mlx4_cq_init_buf(void *buf, int nent, int cqe_size);
+int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent);
+void mlx4_cq_free_ring(struct mlx4_cq *cq);
+int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
+			     uint32_t new_nent);
+void mlx4_lock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
+void mlx4_unlock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
+
+/* qp.c */
+struct ibv_qp *mlx4_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *mlx4_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *mlx4_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr);
+int mlx4_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int mlx4_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr);
+int mlx4_destroy_qp(struct ibv_qp *qp);
+int mlx4_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int mlx4_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr);
+void mlx4_qp_free_queues(struct mlx4_qp *qp);
+int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
+		  struct ibv_qp_cap *cap);
+int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
+		      struct ibv_qp_cap *cap);
+void mlx4_init_sq_ownership(struct mlx4_qp *qp);
+void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
+			struct ibv_qp_cap *cap);
+int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int nreq,
+		     struct mlx4_cq *cq);
+void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
+		       uint32_t inl_recv_sz);
+void mlx4_qp_clean_cqs(struct mlx4_qp *qp, struct ibv_cq *send_cq,
+		       struct ibv_cq *recv_cq);
+int mlx4_post_wq_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
+			      struct ibv_wq_init_attr *attr);
+int mlx4_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int mlx4_destroy_wq(struct ibv_wq *wq);
+
+/* srq.c */
+struct ibv_srq *mlx4_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+struct ibv_srq *mlx4_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int mlx4_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int mlx4_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int mlx4_destroy_srq(struct ibv_srq *srq);
+int mlx4_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+int mlx4_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+int mlx4_srq_alloc_queue(struct mlx4_srq *srq, struct mlx4_context *ctx,
+			 struct ibv_srq_attr *attr);
+void mlx4_srq_free_queue(struct mlx4_srq *srq, struct mlx4_context *ctx);
+void mlx4_free_srq_wqe(struct mlx4_srq *srq, unsigned int ind);
+
+#endif /* MLX4_H */

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Control verbs that need no queue of their own: device and port
+ * queries, the HCA clock, protection domains, XRC domains, memory
+ * regions and windows, address handles, multicast, steering flows.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "annotate.h"
+#include "mlx4.h"
+
+/* ---------------------------------------------------------------------
+ * Device, port, clock
+ */
+
+struct mlx4_query_device_ex_resp {
+	struct ib_uverbs_ex_query_device_resp	ibv_resp;
+	struct mlx4_uverbs_ex_query_device_resp	drv;
+};
+
+/* The device clock page: read-only, after the UAR and BlueFlame pages. */
+static void map_hca_clock(struct mlx4_context *ctx, uint64_t offset)
+{
+	struct ibv_context *ibctx = &ctx->ibv_ctx.context;
+	int page_size = mlx4_page_size(ibctx);
+	void *page;
+
+	if (ctx->hca_clock_page)
+		return;
+	page = mmap(NULL, page_size, PROT_READ, MAP_SHARED, ibctx->cmd_fd,
+		    (off_t)page_size * MLX4_CLOCK_PAGE_INDEX);
+	if (page == MAP_FAILED)
+		return;		/* no clock: query_rt_values says so */
+	ctx->hca_clock_page = page;
+	ctx->hca_core_clock = (char *)page + (offset & (page_size - 1));
+}
+
+int mlx4_query_device_ex(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	struct mlx4_query_device_ex_resp resp = {};
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(context, input, attr, attr_size,
+				       &resp.ibv_resp, &resp_size);
+	if (ret)
+		return ret;
+	mlx4_mark_defined(&resp, sizeof(resp));
+
+	fw = resp.ibv_resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%d.%d.%03d", (int)(fw >> 32) & 0xffff,
+		 (int)(fw >> 16) & 0xffff, (int)fw & 0xffff);
+
+	/* The limits that creating queues checks against. */
+	ctx->max_qp_wr = attr->orig_attr.max_qp_wr;
+	ctx->max_sge = attr->orig_attr.max_sge;
+	ctx->max_cqe = attr->orig_attr.max_cqe;
+	ctx->max_srq_wr = attr->orig_attr.max_srq_wr;
+	ctx->max_srq_sge = attr->orig_attr.max_srq_sge;
+
+	/* The driver part is there only if the extended command answered. */
+	if (resp_size < sizeof(resp.ibv_resp) + sizeof(resp.drv.comp_mask) +
+			sizeof(resp.drv.response_length))
+		return 0;
+
+	if ((resp.drv.comp_mask & MLX4_IB_QUERY_DEV_RESP_MASK_CORE_CLOCK_OFFSET) &&
+	    resp.drv.response_length >=
+	    offsetof(struct mlx4_uverbs_ex_query_device_resp, max_inl_recv_sz))
+		map_hca_clock(ctx, resp.drv.hca_core_clock_offset);
+
+	if (resp.drv.response_length >=
+	    offsetof(struct mlx4_uverbs_ex_query_device_resp, reserved))
+		ctx->max_inl_recv_sz = resp.drv.max_inl_recv_sz;
+	return 0;
+}
+
+int mlx4_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	const volatile uint32_t *clock = ctx->hca_core_clock;
+	uint32_t hi, lo, again;
+	int tries = 0;
+
+	if (!clock)
+		return EOPNOTSUPP;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+
+	/* Big-endian 64 bits, high word first: retry if it moved. */
+	do {
+		hi = be32toh(clock[0]);
+		lo = be32toh(clock[1]);
+		again = be32toh(clock[0]);
+	} while (hi != again && ++tries < 8);
+
+	values->raw_clock.tv_sec = 0;
+	values->raw_clock.tv_nsec = (uint64_t)hi << 32 | lo;
+	values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	return 0;
+}
+
+int mlx4_query_port(struct ibv_context *context, uint8_t port,
+		    struct ibv_port_attr *attr)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	struct ibv_query_port cmd = {};
+	int ret;
+
+	ret = ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	if (port >= 1 && port <= MLX4_PORTS_NUM)
+		ctx->link_layer[port - 1] =
+			attr->link_layer == IBV_LINK_LAYER_ETHERNET ?
+			IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+	return 0;
+}
+
+/* The port's link layer, asked once; -1 for a port that is not there. */
+int mlx4_port_link_layer(struct mlx4_context *ctx, uint8_t port)
+{
+	struct ibv_port_attr attr;
+
+	if (port < 1 || port > MLX4_PORTS_NUM)
+		return -1;
+	if (!ctx->link_layer[port - 1] &&
+	    mlx4_query_port(&ctx->ibv_ctx.context, port, &attr))
+		return -1;
+	return ctx->link_layer[port - 1];
+}
+
+/* ---------------------------------------------------------------------
+ * Protection and XRC domains
+ */
+
+struct mlx4_alloc_pd_resp {
+	struct ib_uverbs_alloc_pd_resp	ibv_resp;
+	struct mlx4_ib_alloc_pd_resp	drv;
+};
+
+struct ibv_pd *mlx4_alloc_pd(struct ibv_context *context)
+{
+	struct mlx4_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd = {};
+	struct mlx4_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	mlx4_mark_defined(&resp, sizeof(resp));
+
+	/* Address vectors name the PD: keep its number. */
+	pd->pdn = resp.drv.pdn;
+	return &pd->ibv_pd;
+}
+
+int mlx4_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (ret)
+		return ret;
+	free(to_mpd(pd));
+	return 0;
+}
+
+struct ibv_xrcd *mlx4_open_xrcd(struct ibv_context *context,
+				struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_open_xrcd(context, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int mlx4_close_xrcd(struct ibv_xrcd *ib_xrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ib_xrcd, struct verbs_xrcd, xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Memory regions and windows
+ */
+
+struct ibv_mr *mlx4_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int mlx4_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
+int mlx4_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}
+
+struct ibv_mw *mlx4_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd = {};
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int mlx4_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
+/* A type 1 window is bound through the send queue, like a type 2. */
+int mlx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	const struct ibv_mw_bind_info *info = &mw_bind->bind_info;
+	struct ibv_send_wr wr = {}, *bad_wr;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	if (info->length) {
+		if (!info->mr)
+			return EINVAL;
+		if (info->mr->pd != mw->pd)
+			return EPERM;
+	}
+
+	wr.wr_id = mw_bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = *info;
+
+	ret = mlx4_post_send(qp, &wr, &bad_wr);
+	if (ret)
+		return ret;
+
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Address handles: built here, never seen by the kernel
+ */
+
+/* RoCE: the destination MAC of a link-local or multicast GID. */
+static int gid_to_mac(const uint8_t *gid, uint8_t *mac)
+{
+	static const uint8_t link_local[8] = { 0xfe, 0x80 };
+
+	if (gid[0] == 0xff) {
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+		return 0;
+	}
+	if (!memcmp(gid, link_local, sizeof(link_local)) &&
+	    gid[11] == 0xff && gid[12] == 0xfe) {
+		mac[0] = gid[8] ^ 2;
+		mac[1] = gid[9];
+		mac[2] = gid[10];
+		mac[3] = gid[13];
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+		return 0;
+	}
+	return EOPNOTSUPP;	/* needs neighbour resolution */
+}
+
+struct ibv_ah *mlx4_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct mlx4_context *ctx = to_mctx(pd->context);
+	uint32_t sl_tclass_flowlabel;
+	struct mlx4_ah *ah;
+	int link_layer;
+
+	link_layer = mlx4_port_link_layer(ctx, attr->port_num);
+	if (link_layer < 0 || attr->sl > 15 ||
+	    (link_layer == IBV_LINK_LAYER_ETHERNET && !attr->is_global)) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ah->av.port_pd = htobe32((uint32_t)attr->port_num << 24 |
+				 to_mpd(pd)->pdn);
+	ah->av.g_slid = attr->src_path_bits & 0x7f;
+	ah->av.dlid = htobe16(attr->dlid);
+	if (attr->static_rate)
+		ah->av.stat_rate = attr->static_rate + MLX4_STAT_RATE_OFFSET;
+	sl_tclass_flowlabel = (uint32_t)attr->sl << 28;
+
+	if (attr->is_global) {
+		ah->av.g_slid |= 0x80;
+		ah->av.gid_index = attr->grh.sgid_index;
+		ah->av.hop_limit = attr->grh.hop_limit;
+		sl_tclass_flowlabel |= (uint32_t)attr->grh.traffic_class << 20 |
+				       (attr->grh.flow_label & 0xfffff);
+		memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
+	}
+	ah->av.sl_tclass_flowlabel = htobe32(sl_tclass_flowlabel);
+
+	if (link_layer == IBV_LINK_LAYER_ETHERNET) {
+		int ret = gid_to_mac(attr->grh.dgid.raw, ah->mac);
+
+		if (ret) {
+			free(ah);
+			errno = ret;
+			return NULL;
+		}
+	}
+	return &ah->ibv_ah;
+}
+
+int mlx4_destroy_ah(struct ibv_ah *ah)
+{
+	free(to_mah(ah));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Multicast, steering
+ */
+
+int mlx4_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+int mlx4_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}
+
+struct ibv_flow *mlx4_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *flow_attr)
+{
+	struct ibv_flow *flow;
+	int ret;
+
+	flow = calloc(1, sizeof(*flow));
+	if (!flow) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_create_flow(qp, flow, flow_attr, NULL, 0);
+	if (ret) {
+		free(flow);
+		errno = ret;
+		return NULL;
+	}
+	return flow;
+}
+
+int mlx4_destroy_flow(struct ibv_flow *flow)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_flow(flow);
+	if (ret)
+		return ret;
+	free(flow);
+	return 0;
+}
+
+struct mlx4_create_rwq_ind_table_resp {
+	struct ib_uverbs_ex_create_rwq_ind_table_resp	ibv_resp;
+	struct mlx4_ib_create_rwq_ind_tbl_resp		drv;
+};
+
+struct ibv_rwq_ind_table *mlx4_create_rwq_ind_table(
+	struct ibv_context *context,
+	struct ibv_rwq_ind_table_init_attr *init_attr)
+{
+	struct mlx4_create_rwq_ind_table_resp resp = {};
+	struct ibv_rwq_ind_table *table;
+	int ret;
+
+	table = calloc(1, sizeof(*table));
+	if (!table) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_create_rwq_ind_table(context, init_attr, table,
+					   &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(table);
+		errno = ret;
+		return NULL;
+	}
+	return table;
+}
+
+int mlx4_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_rwq_ind_table(table);
+	if (ret)
+		return ret;
+	free(table);
+	return 0;
+}

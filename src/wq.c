@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Receive work queues, the members of an RSS indirection table.
+ *
+ * To the device a WQ is a QP that only receives, and its completions
+ * name it by QP number; so a WQ is a struct mlx4_qp with just a receive
+ * queue, found by the CQ through the QP table like any other.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotate.h"
+#include "mlx4.h"
+
+struct mlx4_create_wq {
+	struct ibv_create_wq		ibv_cmd;
+	struct mlx4_ib_create_wq	drv;
+};
+
+struct mlx4_modify_wq {
+	struct ibv_modify_wq		ibv_cmd;
+	struct mlx4_ib_modify_wq	drv;
+};
+
+static int alloc_wq_buf(struct mlx4_qp *qp, int page_size)
+{
+	size_t size = (size_t)qp->rq.wqe_cnt << qp->rq.wqe_shift;
+
+	qp->rq.wrid = calloc(qp->rq.wqe_cnt, sizeof(uint64_t));
+	if (!qp->rq.wrid)
+		return ENOMEM;
+	if (mlx4_alloc_buf(&qp->buf, size, page_size)) {
+		free(qp->rq.wrid);
+		qp->rq.wrid = NULL;
+		return ENOMEM;
+	}
+	memset(qp->buf.buf, 0, size);
+	qp->rq.offset = 0;
+	qp->rq.buf = qp->buf.buf;
+	return 0;
+}
+
+static void free_wq_buf(struct mlx4_qp *qp)
+{
+	mlx4_free_buf(&qp->buf);
+	free(qp->rq.wrid);
+}
+
+struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
+			      struct ibv_wq_init_attr *attr)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	struct ib_uverbs_ex_create_wq_resp resp = {};
+	struct mlx4_create_wq cmd = {};
+	struct ibv_qp_cap cap = {};
+	struct mlx4_rwq *rwq;
+	struct mlx4_qp *qp;
+	int ret;
+
+	if (attr->wq_type != IBV_WQT_RQ || attr->comp_mask) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->max_wr > (uint32_t)ctx->max_qp_wr ||
+	    attr->max_sge > (uint32_t)ctx->max_sge || !attr->cq || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	rwq = calloc(1, sizeof(*rwq));
+	if (!rwq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp = &rwq->qp;
+	qp->ctx = ctx;
+	mlx4_lock_init(&qp->rq.lock);
+
+	cap.max_recv_wr = attr->max_wr ? attr->max_wr : 1;
+	cap.max_recv_sge = attr->max_sge ? attr->max_sge : 1;
+	mlx4_calc_rq_size(qp, &cap, 0);
+
+	ret = alloc_wq_buf(qp, mlx4_page_size(context));
+	if (ret)
+		goto err_free;
+
+	qp->db = mlx4_alloc_db(ctx);
+	if (!qp->db) {
+		ret = ENOMEM;
+		goto err_buf;
+	}
+
+	cmd.drv.buf_addr = (uintptr_t)qp->buf.buf;
+	cmd.drv.db_addr = (uintptr_t)qp->db;
+	cmd.drv.log_range_size = ctx->log_wqs_range_sz;
+
+	ret = ibv_cmd_create_wq(context, attr, &rwq->wq, &cmd.ibv_cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret)
+		goto err_db;
+	mlx4_mark_defined(&resp, sizeof(resp));
+
+	qp->qpn = rwq->wq.wq_num;
+	ret = mlx4_table_insert(&ctx->qp_table, qp->qpn, qp);
+	if (ret) {
+		ibv_cmd_destroy_wq(&rwq->wq);
+		goto err_db;
+	}
+
+	rwq->wq.post_recv = mlx4_post_wq_recv;
+	attr->max_wr = qp->rq.wqe_cnt;
+	attr->max_sge = qp->rq.max_gs;
+	return &rwq->wq;
+
+err_db:
+	mlx4_free_db(ctx, qp->db);
+err_buf:
+	free_wq_buf(qp);
+err_free:
+	free(rwq);
+	errno = ret;
+	return NULL;
+}
+
+int mlx4_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
+{
+	struct mlx4_qp *qp = &to_mrwq(ibwq)->qp;
+	struct mlx4_modify_wq cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_wq(ibwq, attr, &cmd.ibv_cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	if ((attr->attr_mask & IBV_WQ_ATTR_STATE) &&
+	    attr->wq_state == IBV_WQS_RESET) {
+		mlx4_qp_clean_cqs(qp, NULL, ibwq->cq);
+		mlx4_lock(&qp->rq.lock);
+		qp->rq.head = qp->rq.tail = 0;
+		*qp->db = 0;
+		mlx4_unlock(&qp->rq.lock);
+	}
+	return 0;
+}
+
+int mlx4_destroy_wq(struct ibv_wq *ibwq)
+{
+	struct mlx4_rwq *rwq = to_mrwq(ibwq);
+	struct mlx4_qp *qp = &rwq->qp;
+	int ret;
+
+	ret = ibv_cmd_destroy_wq(ibwq);
+	if (ret)
+		return ret;
+
+	mlx4_qp_clean_cqs(qp, NULL, ibwq->cq);
+	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
+	mlx4_free_db(qp->ctx, qp->db);
+	free_wq_buf(qp);
+	free(rwq);
+	return 0;
+}
