@@ -1,0 +1,2 @@
+EXTRA_DIST += debian/changelog debian/control debian/copyright debian/rules \
+	debian/source/format debian/libmlx4-1.install debian/mlx4sim.install

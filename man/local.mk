@@ -1,0 +1,1 @@
+dist_man_MANS = man/mlx4sim.1 man/mlx4dv.7

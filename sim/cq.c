@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completion queues.
+ *
+ * The CQ buffer and its doorbell record (set_ci_db, then arm_db) are in the
+ * process's memory.  The device owns every entry until it writes a CQE:
+ * the owner bit of entry n is valid for software when it equals the pass
+ * parity !!(n & nent), so at creation (and in a resize's new buffer) the
+ * device marks every entry with the other parity.  A CQE is written body
+ * first and owner byte last, so that software which sees the owner flip
+ * also sees the body.
+ *
+ * Arming: the driver writes arm_db (sequence number, command, consumer
+ * index), then rings the CQ doorbell in its UAR page.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "uverbs.h"
+
+#define CQ_CHUNK	(64 * 1024)	/* buffer initialisation, in pieces */
+#define CI_MASK		0xffffff
+#define ARM_CMD(v)	(((v) >> 24) & 0xf)
+#define ARM_CMD_SOL	1
+#define ARM_CMD_NEXT	2
+
+static uint64_t cqe_addr(const struct sim_cq *cq, uint32_t n)
+{
+	return cq->buf + (uint64_t)(n & (cq->nent - 1)) * cq->cqe_size +
+	       (cq->cqe_size == 64 ? 32 : 0);
+}
+
+/*
+ * Mark entries hardware-owned for a consumer that will next read index
+ * @from: entry n (from <= n < from + nent) gets the parity opposite to
+ * the one valid at n.
+ */
+static int init_ownership(pid_t pid, uint64_t buf, uint32_t nent,
+			  uint32_t cqe_size, uint32_t from)
+{
+	static uint8_t chunk[CQ_CHUNK];
+	uint32_t per_chunk = CQ_CHUNK / cqe_size;
+
+	for (uint32_t first = 0; first < nent; first += per_chunk) {
+		uint32_t count = MIN(per_chunk, nent - first);
+
+		memset(chunk, 0, (size_t)count * cqe_size);
+		for (uint32_t i = 0; i < count; i++) {
+			uint32_t slot = first + i;
+			uint32_t n = from + ((slot - from) & (nent - 1));
+
+			chunk[(i + 1) * cqe_size - 1] =
+				n & nent ? 0 : MLX4_CQE_OWNER_MASK;
+		}
+		if (dma_write(pid, buf + (uint64_t)first * cqe_size, chunk,
+			      (size_t)count * cqe_size))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static bool buffer_ok(struct sim_ctx *ctx, uint64_t buf, uint64_t len)
+{
+	return buf && dma_range_mapped(ctx->pid, buf, len, true);
+}
+
+struct cq_params {
+	uint64_t user_handle;
+	uint32_t cqe;
+	uint32_t comp_vector;
+	int32_t comp_channel;
+	uint32_t flags;
+};
+
+static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
+		     struct ib_uverbs_create_cq_resp *resp)
+{
+	struct sim_ctx *ctx = cmd->ctx;
+	struct sim_hca *hca = ctx->hca;
+	struct mlx4_ib_create_cq drv;
+	struct mlx4_ib_create_cq_resp drv_resp = {};
+	struct sim_event_file *channel = NULL;
+	uint32_t nent, cqe_size = sim.opt.cqe_size;
+	struct sim_cq *cq;
+	int err;
+
+	if (p->cqe < 1 || p->cqe > CX3_MAX_CQE || hca->ncqs >= CX3_MAX_CQ)
+		return -EINVAL;
+	if (cmd->drv_in_len < sizeof(drv))
+		return -EINVAL;
+	cmd_drv_in(cmd, &drv, sizeof(drv));
+	if (p->comp_channel >= 0) {
+		channel = cmd->arg ? event_file_find(ctx, cmd->arg - 1) : NULL;
+		if (!channel || channel->async)
+			return -EINVAL;
+	}
+	nent = roundup_pow2(p->cqe + 1);
+	if (!buffer_ok(ctx, drv.buf_addr, (uint64_t)nent * cqe_size) ||
+	    !buffer_ok(ctx, drv.db_addr, 8))
+		return -EFAULT;
+	err = init_ownership(ctx->pid, drv.buf_addr, nent, cqe_size, 0);
+	if (err)
+		return err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	do
+		cq->cqn = hca->next_cqn++ & CI_MASK;
+	while (table_get(&hca->cqs, cq->cqn));
+	if (table_put(&hca->cqs, cq->cqn, cq) ||
+	    uobj_add(ctx, &cq->uobj, SIM_OBJ_CQ)) {
+		table_del(&hca->cqs, cq->cqn);
+		free(cq);
+		return -ENOMEM;
+	}
+	hca->ncqs++;
+	cq->uobj.user_handle = p->user_handle;
+	cq->hca = hca;
+	cq->ctx = ctx;
+	cq->nent = nent;
+	cq->cqe_size = cqe_size;
+	cq->buf = drv.buf_addr;
+	cq->db = drv.db_addr;
+	cq->channel = channel;
+	cq->timestamped = p->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+	list_add_tail(&ctx->cqs, &cq->ctx_link);
+
+	resp->cq_handle = cq->uobj.handle;
+	resp->cqe = nent - 1;
+	drv_resp.cqn = cq->cqn;
+	cmd_drv_out(cmd, &drv_resp, sizeof(drv_resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_create_cq)
+{
+	struct ib_uverbs_create_cq req;
+	struct ib_uverbs_create_cq_resp resp = {};
+	struct cq_params p;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	p = (struct cq_params){ req.user_handle, req.cqe, req.comp_vector,
+				req.comp_channel, 0 };
+	err = create_cq(cmd, &p, &resp);
+	if (!err)
+		cmd_out(cmd, &resp, sizeof(resp));
+	return err;
+}
+
+SIM_HANDLER(cmd_ex_create_cq)
+{
+	struct ib_uverbs_ex_create_cq req;
+	struct ib_uverbs_ex_create_cq_resp resp = {};
+	struct cq_params p;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	if (req.comp_mask || req.reserved ||
+	    (req.flags & ~(IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)))
+		return -EINVAL;
+	p = (struct cq_params){ req.user_handle, req.cqe, req.comp_vector,
+				req.comp_channel, req.flags };
+	err = create_cq(cmd, &p, &resp.base);
+	if (err)
+		return err;
+	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+/* The consumer index, as the driver last published it. */
+static uint32_t read_ci(struct sim_cq *cq)
+{
+	uint32_t db;
+
+	if (dma_read(cq->ctx->pid, cq->db, &db, sizeof(db))) {
+		breach(cq->ctx, "CQ 0x%x: doorbell record at 0x%llx unreadable",
+		       cq->cqn, (unsigned long long)cq->db);
+		return cq->ci;
+	}
+	return be32toh(db) & CI_MASK;
+}
+
+static uint32_t outstanding(const struct sim_cq *cq)
+{
+	return (cq->prod - cq->ci) & CI_MASK;
+}
+
+/* Refresh cq->ci; a consumer index ahead of the producer is a breach. */
+static void refresh_ci(struct sim_cq *cq)
+{
+	uint32_t ci = read_ci(cq);
+	uint32_t old = cq->ci;
+
+	cq->ci = ci;
+	if (outstanding(cq) > cq->nent) {
+		breach(cq->ctx, "CQ 0x%x: consumer index 0x%x ahead of producer 0x%x",
+		       cq->cqn, ci, cq->prod & CI_MASK);
+		cq->ci = old;
+	}
+}
+
+SIM_HANDLER(cmd_resize_cq)
+{
+	struct ib_uverbs_resize_cq req;
+	struct ib_uverbs_resize_cq_resp resp = {};
+	struct mlx4_ib_resize_cq drv;
+	struct mlx4_err_cqe resize = {};
+	struct sim_ctx *ctx = cmd->ctx;
+	uint32_t nent;
+	struct sim_cq *cq;
+	uint8_t owner;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	cq = uobj_get(ctx, req.cq_handle, SIM_OBJ_CQ);
+	if (!cq || req.cqe < 1 || req.cqe > CX3_MAX_CQE ||
+	    cmd->drv_in_len < sizeof(drv))
+		return -EINVAL;
+	cmd_drv_in(cmd, &drv, sizeof(drv));
+	nent = roundup_pow2(req.cqe + 1);
+	if (nent == cq->nent)
+		goto out;
+	refresh_ci(cq);
+	/* Room for what is outstanding, and in the old one for the marker. */
+	if (outstanding(cq) + 1 > nent || outstanding(cq) >= cq->nent)
+		return -EINVAL;
+	if (!buffer_ok(ctx, drv.buf_addr, (uint64_t)nent * cq->cqe_size))
+		return -EFAULT;
+	err = init_ownership(ctx->pid, drv.buf_addr, nent, cq->cqe_size,
+			     cq->prod + 1);
+	if (err)
+		return err;
+
+	/*
+	 * The RESIZE CQE ends the old buffer: the driver moves what comes
+	 * before it into the new one and continues there, one index on.
+	 */
+	resize.vlan_my_qpn = 0;
+	owner = cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
+	resize.owner_sr_opcode = MLX4_CQE_OPCODE_RESIZE;
+	err = dma_write(ctx->pid, cqe_addr(cq, cq->prod), &resize, 31);
+	resize.owner_sr_opcode |= owner;
+	if (!err)
+		err = dma_write(ctx->pid, cqe_addr(cq, cq->prod) + 31,
+				&resize.owner_sr_opcode, 1);
+	if (err)
+		return -EFAULT;
+	cq->prod++;
+	cq->buf = drv.buf_addr;
+	cq->nent = nent;
+out:
+	resp.cqe = cq->nent - 1;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+void cq_release(struct sim_cq *cq)
+{
+	event_forget(cq->uobj.ctx, cq);
+	table_del(&cq->hca->cqs, cq->cqn);
+	cq->hca->ncqs--;
+	list_del(&cq->ctx_link);
+	uobj_remove(&cq->uobj);
+	free(cq);
+}
+
+SIM_HANDLER(cmd_destroy_cq)
+{
+	struct ib_uverbs_destroy_cq req;
+	struct ib_uverbs_destroy_cq_resp resp = {};
+	struct sim_cq *cq;
+
+	cmd_in(cmd, &req, sizeof(req));
+	cq = uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ);
+	if (!cq)
+		return -EINVAL;
+	if (cq->users)
+		return -EBUSY;
+	resp.comp_events_reported = cq->comp_events_reported;
+	resp.async_events_reported = cq->async_events_reported;
+	cq_release(cq);
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_ex_modify_cq)
+{
+	struct ib_uverbs_ex_modify_cq req;
+
+	cmd_in(cmd, &req, sizeof(req));
+	if (!uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ))
+		return -EINVAL;
+	/* Moderation only delays events; events here are never late. */
+	if (req.attr_mask & ~1u || req.reserved)
+		return -EINVAL;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The device side                                                     */
+/* ------------------------------------------------------------------ */
+
+static void fire(struct sim_cq *cq)
+{
+	cq->arm = CQ_DISARMED;
+	event_post_comp(cq);
+}
+
+static void arm(struct sim_cq *cq, enum sim_cq_arm how, uint32_t ci)
+{
+	if (how > cq->arm)
+		cq->arm = how;
+	/* CQEs the driver has not consumed yet are news already. */
+	if (cq->arm == CQ_ARMED_NEXT && ((cq->prod - ci) & CI_MASK))
+		fire(cq);
+}
+
+SIM_HANDLER(cmd_req_notify_cq)
+{
+	struct ib_uverbs_req_notify_cq req;
+	struct sim_cq *cq;
+
+	cmd_in(cmd, &req, sizeof(req));
+	cq = uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ);
+	if (!cq)
+		return -EINVAL;
+	arm(cq, req.solicited_only ? CQ_ARMED_SOLICITED : CQ_ARMED_NEXT,
+	    read_ci(cq));
+	return 0;
+}
+
+/* Act on a new arm request in @cq's arm_db record, if there is one. */
+static void check_arm_record(struct sim_cq *cq)
+{
+	uint32_t v;
+
+	if (dma_read(cq->ctx->pid, cq->db + 4, &v, sizeof(v))) {
+		breach(cq->ctx, "CQ 0x%x: arm record unreadable", cq->cqn);
+		return;
+	}
+	v = be32toh(v);
+	if (v == cq->armed_db)
+		return;
+	cq->armed_db = v;
+	switch (ARM_CMD(v)) {
+	case ARM_CMD_SOL:
+		arm(cq, CQ_ARMED_SOLICITED, v & CI_MASK);
+		break;
+	case ARM_CMD_NEXT:
+		arm(cq, CQ_ARMED_NEXT, v & CI_MASK);
+		break;
+	default:
+		breach(cq->ctx, "CQ 0x%x: arm record 0x%08x has no command",
+		       cq->cqn, v);
+	}
+}
+
+/*
+ * A write to the CQ doorbell of @ctx's UAR.  The page keeps only the last
+ * write, so an arm of another CQ may have been overwritten: the records
+ * of all the context's CQs say what was asked.
+ */
+void cq_doorbell(struct sim_ctx *ctx, uint32_t word0, uint32_t word1)
+{
+	uint32_t cqn = word0 & CI_MASK;
+	struct sim_cq *cq = table_get(&ctx->hca->cqs, cqn);
+
+	(void)word1;
+	if (!cq || cq->ctx != ctx)
+		breach(ctx, "CQ doorbell 0x%08x for CQ 0x%x, not one of this context's",
+		       word0, cqn);
+	else if (ARM_CMD(word0) != ARM_CMD_SOL && ARM_CMD(word0) != ARM_CMD_NEXT)
+		breach(ctx, "CQ 0x%x: doorbell 0x%08x has no arm command",
+		       cqn, word0);
+	list_for_each(&ctx->cqs, cq, struct sim_cq, ctx_link)
+		check_arm_record(cq);
+}
+
+void cq_error(struct sim_cq *cq)
+{
+	if (cq->overrun)
+		return;
+	cq->overrun = true;
+	sim_log("pid %d: CQ 0x%x overrun: %u entries, all unpolled",
+		(int)cq->ctx->pid, cq->cqn, cq->nent);
+	event_post_async(cq->ctx, cq->uobj.user_handle, IBV_EVENT_CQ_ERR,
+			 &cq->async_events_reported, cq);
+}
+
+/* CQs created for timestamps carry them where sl and slid would be. */
+static void timestamp(struct mlx4_cqe *cqe)
+{
+	uint64_t ticks = (now_ns() - sim.start_ns) * CX3_CORE_CLOCK_KHZ /
+			 1000000;
+
+	cqe->ts_47_16 = htobe32(ticks >> 16);
+	cqe->ts_15_8 = ticks >> 8;
+	cqe->ts_7_0 = ticks;
+}
+
+/*
+ * Write one CQE.  The body goes first and the byte with the owner bit
+ * last, in separate transfers: a single copy may store out of order.
+ */
+void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
+{
+	struct mlx4_cqe cqe = *in;
+	uint64_t addr;
+	bool error;
+
+	if (cq->overrun)
+		return;
+	if (outstanding(cq) >= cq->nent) {
+		refresh_ci(cq);
+		if (outstanding(cq) >= cq->nent) {
+			cq_error(cq);
+			return;
+		}
+	}
+	if (cq->timestamped)
+		timestamp(&cqe);
+	addr = cqe_addr(cq, cq->prod);
+	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
+	if (dma_write(cq->ctx->pid, addr, &cqe, sizeof(cqe) - 1) ||
+	    dma_write(cq->ctx->pid, addr + sizeof(cqe) - 1,
+		      &cqe.owner_sr_opcode, 1)) {
+		breach(cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable", cq->cqn,
+		       (unsigned long long)cq->buf);
+		return;
+	}
+	cq->prod++;
+
+	error = (cqe.owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
+		MLX4_CQE_OPCODE_ERROR;
+	if (cq->arm == CQ_ARMED_NEXT ||
+	    (cq->arm == CQ_ARMED_SOLICITED && (solicited || error)))
+		fire(cq);
+}

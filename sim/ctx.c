@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Contexts: the kernel's side of an open /dev/infiniband/uverbsN.
+ *
+ * Each connection from the preload library is one open file.  Requests on
+ * it are the system calls a process makes on that file: write (a uverbs
+ * command, checked and dispatched like the kernel's uverbs core does),
+ * mmap (the UAR, BlueFlame and clock pages) and read (of the event files
+ * the commands created).  When the connection ends, because the process
+ * closed the file or died, everything it created is released.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "uverbs.h"
+
+/* ------------------------------------------------------------------ */
+/* Handles                                                             */
+/* ------------------------------------------------------------------ */
+
+int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type)
+{
+	uint32_t h;
+
+	/* Handle 0 is never used, so a zeroed field never names an object. */
+	for (h = 1; h < ctx->nhandles; h++)
+		if (!ctx->handles[h])
+			break;
+	if (h >= ctx->nhandles) {
+		uint32_t n = ctx->nhandles ? ctx->nhandles * 2 : 64;
+		struct sim_uobj **grown = realloc(ctx->handles,
+						  n * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + ctx->nhandles, 0,
+		       (n - ctx->nhandles) * sizeof(*grown));
+		ctx->handles = grown;
+		ctx->nhandles = n;
+	}
+	uobj->type = type;
+	uobj->handle = h;
+	uobj->ctx = ctx;
+	ctx->handles[h] = uobj;
+	return 0;
+}
+
+void uobj_remove(struct sim_uobj *uobj)
+{
+	struct sim_ctx *ctx = uobj->ctx;
+
+	if (ctx && uobj->handle < ctx->nhandles &&
+	    ctx->handles[uobj->handle] == uobj)
+		ctx->handles[uobj->handle] = NULL;
+	uobj->ctx = NULL;
+}
+
+void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type)
+{
+	struct sim_uobj *uobj;
+
+	if (handle >= ctx->nhandles)
+		return NULL;
+	uobj = ctx->handles[handle];
+	return uobj && uobj->type == type ? uobj : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The uverbs write() interface                                        */
+/* ------------------------------------------------------------------ */
+
+struct method {
+	bool ex;
+	uint16_t req_size;	/* core request the kernel requires */
+	uint16_t resp_size;	/* core response the kernel requires */
+	SIM_HANDLER((*handler));
+};
+
+#define LEGACY(cmd, req, resp, fn) \
+	[IB_USER_VERBS_CMD_##cmd] = { false, req, resp, fn }
+
+static const struct method legacy_methods[] = {
+	LEGACY(GET_CONTEXT, sizeof(struct ib_uverbs_get_context),
+	       sizeof(struct ib_uverbs_get_context_resp), cmd_get_context),
+	LEGACY(QUERY_DEVICE, sizeof(struct ib_uverbs_query_device),
+	       sizeof(struct ib_uverbs_query_device_resp), cmd_query_device),
+	LEGACY(QUERY_PORT, sizeof(struct ib_uverbs_query_port),
+	       sizeof(struct ib_uverbs_query_port_resp), cmd_query_port),
+	LEGACY(ALLOC_PD, sizeof(struct ib_uverbs_alloc_pd),
+	       sizeof(struct ib_uverbs_alloc_pd_resp), cmd_alloc_pd),
+	LEGACY(DEALLOC_PD, sizeof(struct ib_uverbs_dealloc_pd), 0,
+	       cmd_dealloc_pd),
+	LEGACY(CREATE_AH, sizeof(struct ib_uverbs_create_ah),
+	       sizeof(struct ib_uverbs_create_ah_resp), cmd_create_ah),
+	LEGACY(DESTROY_AH, sizeof(struct ib_uverbs_destroy_ah), 0,
+	       cmd_destroy_ah),
+	LEGACY(REG_MR, sizeof(struct ib_uverbs_reg_mr),
+	       sizeof(struct ib_uverbs_reg_mr_resp), cmd_reg_mr),
+	LEGACY(REREG_MR, sizeof(struct ib_uverbs_rereg_mr),
+	       sizeof(struct ib_uverbs_rereg_mr_resp), cmd_rereg_mr),
+	LEGACY(DEREG_MR, sizeof(struct ib_uverbs_dereg_mr), 0, cmd_dereg_mr),
+	LEGACY(ALLOC_MW, sizeof(struct ib_uverbs_alloc_mw),
+	       sizeof(struct ib_uverbs_alloc_mw_resp), cmd_alloc_mw),
+	LEGACY(DEALLOC_MW, sizeof(struct ib_uverbs_dealloc_mw), 0,
+	       cmd_dealloc_mw),
+	LEGACY(CREATE_COMP_CHANNEL, sizeof(struct ib_uverbs_create_comp_channel),
+	       sizeof(struct ib_uverbs_create_comp_channel_resp),
+	       cmd_create_comp_channel),
+	LEGACY(CREATE_CQ, sizeof(struct ib_uverbs_create_cq),
+	       sizeof(struct ib_uverbs_create_cq_resp), cmd_create_cq),
+	LEGACY(RESIZE_CQ, sizeof(struct ib_uverbs_resize_cq),
+	       sizeof(struct ib_uverbs_resize_cq_resp), cmd_resize_cq),
+	LEGACY(DESTROY_CQ, sizeof(struct ib_uverbs_destroy_cq),
+	       sizeof(struct ib_uverbs_destroy_cq_resp), cmd_destroy_cq),
+	LEGACY(REQ_NOTIFY_CQ, sizeof(struct ib_uverbs_req_notify_cq), 0,
+	       cmd_req_notify_cq),
+	LEGACY(CREATE_QP, sizeof(struct ib_uverbs_create_qp),
+	       sizeof(struct ib_uverbs_create_qp_resp), cmd_create_qp),
+	LEGACY(QUERY_QP, sizeof(struct ib_uverbs_query_qp),
+	       sizeof(struct ib_uverbs_query_qp_resp), cmd_query_qp),
+	LEGACY(MODIFY_QP, sizeof(struct ib_uverbs_modify_qp), 0,
+	       cmd_modify_qp),
+	LEGACY(DESTROY_QP, sizeof(struct ib_uverbs_destroy_qp),
+	       sizeof(struct ib_uverbs_destroy_qp_resp), cmd_destroy_qp),
+	LEGACY(ATTACH_MCAST, sizeof(struct ib_uverbs_attach_mcast), 0,
+	       cmd_attach_mcast),
+	LEGACY(DETACH_MCAST, sizeof(struct ib_uverbs_detach_mcast), 0,
+	       cmd_detach_mcast),
+	LEGACY(CREATE_SRQ, sizeof(struct ib_uverbs_create_srq),
+	       sizeof(struct ib_uverbs_create_srq_resp), cmd_create_srq),
+	LEGACY(MODIFY_SRQ, sizeof(struct ib_uverbs_modify_srq), 0,
+	       cmd_modify_srq),
+	LEGACY(QUERY_SRQ, sizeof(struct ib_uverbs_query_srq),
+	       sizeof(struct ib_uverbs_query_srq_resp), cmd_query_srq),
+	LEGACY(DESTROY_SRQ, sizeof(struct ib_uverbs_destroy_srq),
+	       sizeof(struct ib_uverbs_destroy_srq_resp), cmd_destroy_srq),
+	LEGACY(OPEN_XRCD, sizeof(struct ib_uverbs_open_xrcd),
+	       sizeof(struct ib_uverbs_open_xrcd_resp), cmd_open_xrcd),
+	LEGACY(CLOSE_XRCD, sizeof(struct ib_uverbs_close_xrcd), 0,
+	       cmd_close_xrcd),
+	LEGACY(CREATE_XSRQ, sizeof(struct ib_uverbs_create_xsrq),
+	       sizeof(struct ib_uverbs_create_srq_resp), cmd_create_xsrq),
+	LEGACY(OPEN_QP, sizeof(struct ib_uverbs_open_qp),
+	       sizeof(struct ib_uverbs_create_qp_resp), cmd_open_qp),
+};
+
+#define EXTENDED(cmd, req, req_end, resp, resp_end, fn)			\
+	[IB_USER_VERBS_EX_CMD_##cmd] = { true, offsetofend(req, req_end),	\
+					 resp_end, fn }
+
+static const struct method ex_methods[] = {
+	EXTENDED(QUERY_DEVICE, struct ib_uverbs_ex_query_device, reserved,
+		 struct ib_uverbs_ex_query_device_resp,
+		 offsetofend(struct ib_uverbs_ex_query_device_resp,
+			     response_length), cmd_ex_query_device),
+	EXTENDED(CREATE_CQ, struct ib_uverbs_ex_create_cq, reserved,
+		 struct ib_uverbs_ex_create_cq_resp,
+		 offsetofend(struct ib_uverbs_ex_create_cq_resp,
+			     response_length), cmd_ex_create_cq),
+	EXTENDED(CREATE_QP, struct ib_uverbs_ex_create_qp, comp_mask,
+		 struct ib_uverbs_ex_create_qp_resp,
+		 offsetofend(struct ib_uverbs_ex_create_qp_resp,
+			     response_length), cmd_ex_create_qp),
+	EXTENDED(MODIFY_QP, struct ib_uverbs_ex_modify_qp, base,
+		 struct ib_uverbs_ex_modify_qp_resp,
+		 offsetofend(struct ib_uverbs_ex_modify_qp_resp,
+			     response_length), cmd_ex_modify_qp),
+	EXTENDED(CREATE_FLOW, struct ib_uverbs_create_flow, flow_attr,
+		 struct ib_uverbs_create_flow_resp,
+		 offsetofend(struct ib_uverbs_create_flow_resp, flow_handle),
+		 cmd_ex_create_flow),
+	EXTENDED(DESTROY_FLOW, struct ib_uverbs_destroy_flow, flow_handle,
+		 void, 0, cmd_ex_destroy_flow),
+	EXTENDED(CREATE_WQ, struct ib_uverbs_ex_create_wq, max_sge,
+		 struct ib_uverbs_ex_create_wq_resp,
+		 offsetofend(struct ib_uverbs_ex_create_wq_resp, wqn),
+		 cmd_ex_create_wq),
+	EXTENDED(MODIFY_WQ, struct ib_uverbs_ex_modify_wq, curr_wq_state,
+		 void, 0, cmd_ex_modify_wq),
+	EXTENDED(DESTROY_WQ, struct ib_uverbs_ex_destroy_wq, wq_handle,
+		 struct ib_uverbs_ex_destroy_wq_resp,
+		 offsetofend(struct ib_uverbs_ex_destroy_wq_resp, reserved),
+		 cmd_ex_destroy_wq),
+	EXTENDED(CREATE_RWQ_IND_TBL, struct ib_uverbs_ex_create_rwq_ind_table,
+		 log_ind_tbl_size, struct ib_uverbs_ex_create_rwq_ind_table_resp,
+		 offsetofend(struct ib_uverbs_ex_create_rwq_ind_table_resp,
+			     ind_tbl_num), cmd_ex_create_ind_tbl),
+	EXTENDED(DESTROY_RWQ_IND_TBL, struct ib_uverbs_ex_destroy_rwq_ind_table,
+		 ind_tbl_handle, void, 0, cmd_ex_destroy_ind_tbl),
+	EXTENDED(MODIFY_CQ, struct ib_uverbs_ex_modify_cq, reserved,
+		 void, 0, cmd_ex_modify_cq),
+};
+
+static const struct method *find_method(uint32_t command)
+{
+	uint32_t n = command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	const struct method *m;
+
+	if (command & ~(IB_USER_VERBS_CMD_FLAG_EXTENDED |
+			IB_USER_VERBS_CMD_COMMAND_MASK))
+		return NULL;
+	if (command & IB_USER_VERBS_CMD_FLAG_EXTENDED) {
+		if (n >= ARRAY_SIZE(ex_methods))
+			return NULL;
+		m = &ex_methods[n];
+	} else {
+		if (n >= ARRAY_SIZE(legacy_methods))
+			return NULL;
+		m = &legacy_methods[n];
+	}
+	return m->handler ? m : NULL;
+}
+
+/*
+ * Check the headers as the kernel's uverbs core does and lay the command
+ * out for its handler.  Returns 0, or -errno for write(2) to return.
+ */
+static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
+			 uint8_t *out, size_t *out_total)
+{
+	const struct ib_uverbs_cmd_hdr *hdr = (const void *)buf;
+	const struct method *m;
+
+	if (count < sizeof(*hdr))
+		return -EINVAL;
+	m = find_method(hdr->command);
+	if (!m)
+		return -EOPNOTSUPP;
+	cmd->command = hdr->command & IB_USER_VERBS_CMD_COMMAND_MASK;
+
+	if (m->ex) {
+		const struct ib_uverbs_ex_cmd_hdr *ex = (const void *)(hdr + 1);
+		size_t head = sizeof(*hdr) + sizeof(*ex);
+
+		if (count < head ||
+		    (hdr->in_words + ex->provider_in_words) * 8 != count - head)
+			return -EINVAL;
+		if (hdr->in_words * 8 < m->req_size)
+			return -ENOSPC;
+		if (ex->cmd_hdr_reserved)
+			return -EINVAL;
+		if (ex->response) {
+			if (!hdr->out_words && !ex->provider_out_words)
+				return -EINVAL;
+			if (hdr->out_words * 8 < m->resp_size)
+				return -ENOSPC;
+		} else if (hdr->out_words || ex->provider_out_words) {
+			return -EINVAL;
+		}
+		cmd->in = buf + head;
+		cmd->in_len = hdr->in_words * 8;
+		cmd->drv_in = cmd->in + cmd->in_len;
+		cmd->drv_in_len = ex->provider_in_words * 8;
+		*out_total = ex->response ?
+			(hdr->out_words + ex->provider_out_words) * 8 : 0;
+		cmd->out_cap = hdr->out_words * 8;
+	} else {
+		if (hdr->in_words * 4 != count)
+			return -EINVAL;
+		if (count < m->req_size + sizeof(*hdr))
+			return -ENOSPC;
+		if (hdr->out_words * 4 < m->resp_size)
+			return -ENOSPC;
+		cmd->in = buf + sizeof(*hdr);
+		cmd->in_len = m->req_size;
+		cmd->drv_in = cmd->in + m->req_size;
+		cmd->drv_in_len = count - sizeof(*hdr) - m->req_size;
+		*out_total = hdr->out_words * 4;
+		cmd->out_cap = m->resp_size;
+	}
+	if (*out_total > MLX4SIM_MAX_MSG - sizeof(struct mlx4sim_reply))
+		return -EINVAL;
+	memset(out, 0, *out_total);
+	cmd->out = out;
+	cmd->drv_out = out + cmd->out_cap;
+	cmd->drv_out_cap = *out_total - cmd->out_cap;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Replies                                                             */
+/* ------------------------------------------------------------------ */
+
+static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
+		      const void *data, size_t len, int fd)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov[2] = {
+		{ reply, sizeof(*reply) },
+		{ (void *)data, len },
+	};
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+
+	reply->resp_len = len;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(control, 0, sizeof(control));
+		msg.msg_control = control;
+		msg.msg_controllen = sizeof(control);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	if (sendmsg(ctx->sock, &msg, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int reply_errno(struct sim_ctx *ctx, int err)
+{
+	struct mlx4sim_reply reply = { .ret = err, .fd_offset = -1 };
+
+	return send_reply(ctx, &reply, NULL, 0, -1);
+}
+
+static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
+			uint32_t arg)
+{
+	static uint8_t out[MLX4SIM_MAX_MSG];
+	struct mlx4sim_reply reply = { .fd_offset = -1 };
+	struct sim_cmd cmd = { .ctx = ctx, .arg = arg, .pass_fd = -1 };
+	size_t out_total, len;
+	int err;
+
+	err = parse_command(&cmd, buf, count, out, &out_total);
+	if (!err && !ctx->has_ucontext &&
+	    cmd.command != IB_USER_VERBS_CMD_GET_CONTEXT)
+		err = -EINVAL;
+	if (!err)
+		err = find_method(((const struct ib_uverbs_cmd_hdr *)buf)->command)
+			->handler(&cmd);
+	if (err)
+		return reply_errno(ctx, err);
+
+	/* Extended responses are zero-filled to the size the caller gave. */
+	len = cmd.drv_out_len ? cmd.out_cap + cmd.drv_out_len :
+	      (((const struct ib_uverbs_cmd_hdr *)buf)->command &
+	       IB_USER_VERBS_CMD_FLAG_EXTENDED) ? out_total : cmd.out_len;
+	reply.ret = count;
+	if (cmd.pass_fd >= 0) {
+		reply.fd_offset = cmd.fd_offset;
+		reply.event_file = cmd.event_file;
+	}
+	return send_reply(ctx, &reply, out, len, cmd.pass_fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* mmap: the pages a context shares with the device                   */
+/* ------------------------------------------------------------------ */
+
+int ctx_map_pages(struct sim_ctx *ctx)
+{
+	size_t len = SIM_CTX_PAGES * SIM_PAGE_SIZE;
+	char name[32];
+
+	snprintf(name, sizeof(name), "mlx4sim-uar-%d", (int)ctx->pid);
+	ctx->memfd = memfd_create(name, MFD_CLOEXEC);
+	if (ctx->memfd < 0)
+		return -errno;
+	if (ftruncate(ctx->memfd, len))
+		return -errno;
+	ctx->pages = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  ctx->memfd, 0);
+	if (ctx->pages == MAP_FAILED) {
+		ctx->pages = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+struct mmap_request {
+	uint64_t length;
+	uint32_t prot;
+	uint32_t flags;
+};
+
+static int handle_mmap(struct sim_ctx *ctx, uint32_t page, const void *payload,
+		       size_t len)
+{
+	struct mlx4sim_reply reply = { .fd_offset = -1 };
+	struct mmap_request req;
+
+	if (len < sizeof(req) || !ctx->has_ucontext)
+		return reply_errno(ctx, -EINVAL);
+	memcpy(&req, payload, sizeof(req));
+	if (req.length != SIM_PAGE_SIZE || !(req.flags & MAP_SHARED))
+		return reply_errno(ctx, -EINVAL);
+	switch (page) {
+	case SIM_PAGE_UAR:
+	case SIM_PAGE_BF:
+		break;
+	case SIM_PAGE_CLOCK:
+		/* The device's clock is read-only to processes. */
+		if (req.prot & PROT_WRITE)
+			return reply_errno(ctx, -EPERM);
+		break;
+	default:
+		return reply_errno(ctx, -EINVAL);
+	}
+	reply.ret = page;
+	return send_reply(ctx, &reply, NULL, 0, ctx->memfd);
+}
+
+/* ------------------------------------------------------------------ */
+/* read() of an event file                                             */
+/* ------------------------------------------------------------------ */
+
+static int handle_event(struct sim_ctx *ctx, uint32_t id, const void *payload,
+			size_t len)
+{
+	struct sim_event_file *file = event_file_find(ctx, id);
+	struct mlx4sim_reply reply = { .fd_offset = -1 };
+	uint8_t buf[sizeof(struct ib_uverbs_async_event_desc)];
+	uint32_t count;
+
+	if (!file || len < sizeof(count))
+		return reply_errno(ctx, -EINVAL);
+	memcpy(&count, payload, sizeof(count));
+	reply.ret = event_pop(file, buf, count);
+	return send_reply(ctx, &reply, buf, reply.ret > 0 ? reply.ret : 0, -1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests                                                            */
+/* ------------------------------------------------------------------ */
+
+static int handle_open(struct sim_ctx *ctx, uint32_t index)
+{
+	struct mlx4sim_reply reply = { .fd_offset = -1 };
+
+	if (ctx->hca)
+		reply.ret = -EINVAL;
+	else if (index >= (uint32_t)sim.opt.nhcas)
+		reply.ret = -ENODEV;
+	else
+		ctx->hca = &sim.hca[index];
+	return send_reply(ctx, &reply, NULL, 0, -1);
+}
+
+/* Returns -1 when the connection is gone and the context must close. */
+int ctx_handle_request(struct sim_ctx *ctx)
+{
+	static uint8_t buf[MLX4SIM_MAX_MSG];
+	const struct mlx4sim_request *req = (const void *)buf;
+	const uint8_t *payload = buf + sizeof(*req);
+	ssize_t n;
+	size_t len;
+
+	n = recv(ctx->sock, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	if ((size_t)n < sizeof(*req))
+		return reply_errno(ctx, -EINVAL) ? -1 : 0;
+	len = n - sizeof(*req);
+	sim.work_done = true;
+	if (!ctx->hca && req->op != MLX4SIM_OP_OPEN)
+		return reply_errno(ctx, -EBADF) ? -1 : 0;
+
+	switch (req->op) {
+	case MLX4SIM_OP_OPEN:
+		n = handle_open(ctx, req->arg);
+		break;
+	case MLX4SIM_OP_WRITE:
+		n = handle_write(ctx, payload, len, req->arg);
+		break;
+	case MLX4SIM_OP_MMAP:
+		n = handle_mmap(ctx, req->arg, payload, len);
+		break;
+	case MLX4SIM_OP_EVENT:
+		n = handle_event(ctx, req->arg, payload, len);
+		break;
+	default:
+		n = reply_errno(ctx, -EINVAL);
+	}
+	return n ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifetime                                                            */
+/* ------------------------------------------------------------------ */
+
+struct sim_ctx *ctx_new(int sock, pid_t pid)
+{
+	struct sim_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return NULL;
+	ctx->sock = sock;
+	ctx->pid = pid;
+	ctx->memfd = -1;
+	list_init(&ctx->event_files);
+	list_init(&ctx->qps);
+	list_init(&ctx->cqs);
+	list_add_tail(&sim.ctxs, &ctx->link);
+	return ctx;
+}
+
+static void release_all(struct sim_ctx *ctx, enum sim_obj_type type)
+{
+	for (uint32_t h = 1; h < ctx->nhandles; h++) {
+		struct sim_uobj *uobj = ctx->handles[h];
+
+		if (!uobj || uobj->type != type)
+			continue;
+		switch (type) {
+		case SIM_OBJ_PD:	pd_release((void *)uobj); break;
+		case SIM_OBJ_XRCD:	xrcd_handle_release((void *)uobj); break;
+		case SIM_OBJ_MR:
+		case SIM_OBJ_MW:	mr_release((void *)uobj); break;
+		case SIM_OBJ_CQ:	cq_release((void *)uobj); break;
+		case SIM_OBJ_QP:	qp_release((void *)uobj); break;
+		case SIM_OBJ_QP_OPEN:	qp_open_release((void *)uobj); break;
+		case SIM_OBJ_SRQ:	srq_release((void *)uobj); break;
+		case SIM_OBJ_AH:	uobj_remove(uobj); free(uobj); break;
+		case SIM_OBJ_FLOW:	flow_release((void *)uobj); break;
+		case SIM_OBJ_WQ:	wq_release((void *)uobj); break;
+		case SIM_OBJ_IND_TBL:	ind_tbl_release((void *)uobj); break;
+		}
+	}
+}
+
+/* Everything the process created goes, users before what they use. */
+void ctx_close(struct sim_ctx *ctx)
+{
+	static const enum sim_obj_type order[] = {
+		SIM_OBJ_FLOW, SIM_OBJ_QP_OPEN, SIM_OBJ_QP, SIM_OBJ_IND_TBL,
+		SIM_OBJ_WQ, SIM_OBJ_SRQ, SIM_OBJ_CQ, SIM_OBJ_MW, SIM_OBJ_MR,
+		SIM_OBJ_AH, SIM_OBJ_PD, SIM_OBJ_XRCD,
+	};
+	struct sim_event_file *file, *tmp;
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		release_all(ctx, order[i]);
+	list_for_each_safe(&ctx->event_files, file, tmp, struct sim_event_file,
+			   link)
+		event_file_free(file);
+	if (ctx->pages)
+		munmap(ctx->pages, SIM_CTX_PAGES * SIM_PAGE_SIZE);
+	if (ctx->memfd >= 0)
+		close(ctx->memfd);
+	close(ctx->sock);
+	list_del(&ctx->link);
+	free(ctx->handles);
+	free(ctx);
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DMA: the device reads and writes the memory of the processes it serves.
+ * Everything goes through process_vm_readv/writev, so an address that is
+ * not mapped fails cleanly instead of touching anything else; whether the
+ * device may use an address at all (keys, PD, access rights) is decided by
+ * the callers before they get here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "sim.h"
+#include "wire.h"
+
+#define DMA_IOV_MAX	64
+#define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
+
+static int transfer(pid_t pid, bool write, const struct iovec *local,
+		    int nlocal, const struct iovec *remote, int nremote,
+		    size_t len)
+{
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (write)
+		n = process_vm_writev(pid, local, nlocal, remote, nremote, 0);
+	else
+		n = process_vm_readv(pid, local, nlocal, remote, nremote, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len };
+	struct iovec r = { (void *)(uintptr_t)addr, len };
+
+	return transfer(pid, false, &l, 1, &r, 1, len);
+}
+
+int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec l = { (void *)buf, len };
+	struct iovec r = { (void *)(uintptr_t)addr, len };
+
+	return transfer(pid, true, &l, 1, &r, 1, len);
+}
+
+/*
+ * The window [off, off + len) of a scatter/gather list as iovecs.
+ * Returns the number of iovecs, or -1 if the list is shorter.
+ */
+static int window(const struct dma_seg *seg, int nseg, uint64_t off,
+		  size_t len, struct iovec *iov)
+{
+	int n = 0;
+
+	for (int i = 0; i < nseg && len; i++) {
+		size_t take;
+
+		if (off >= seg[i].len) {
+			off -= seg[i].len;
+			continue;
+		}
+		take = MIN(seg[i].len - off, len);
+		if (n == DMA_IOV_MAX)
+			return -1;
+		iov[n].iov_base = (void *)(uintptr_t)(seg[i].addr + off);
+		iov[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return len ? -1 : n;
+}
+
+static size_t seg_total(const struct dma_seg *seg, int nseg)
+{
+	size_t total = 0;
+
+	for (int i = 0; i < nseg; i++)
+		total += seg[i].len;
+	return total;
+}
+
+int dma_readv(pid_t pid, const struct dma_seg *seg, int nseg, void *buf)
+{
+	struct iovec remote[DMA_IOV_MAX];
+	size_t len = seg_total(seg, nseg);
+	struct iovec local = { buf, len };
+	int n = window(seg, nseg, 0, len, remote);
+
+	if (n < 0)
+		return -EINVAL;
+	return transfer(pid, false, &local, 1, remote, n, len);
+}
+
+int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
+	       const void *buf, size_t len)
+{
+	struct iovec remote[DMA_IOV_MAX];
+	struct iovec local = { (void *)buf, len };
+	int n = window(seg, nseg, 0, len, remote);
+
+	if (n < 0)
+		return -EINVAL;
+	return transfer(pid, true, &local, 1, remote, n, len);
+}
+
+/*
+ * Copy between processes.  -EFAULT when the source cannot be read, -EIO
+ * when the destination cannot be written: the two ends answer for
+ * different errors.
+ */
+int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
+	     pid_t dst_pid, const struct dma_seg *dst, int ndst, size_t len)
+{
+	static uint8_t *bounce;
+	struct iovec siov[DMA_IOV_MAX], diov[DMA_IOV_MAX];
+
+	if (!bounce) {
+		bounce = malloc(DMA_CHUNK);
+		if (!bounce)
+			return -ENOMEM;
+	}
+	for (uint64_t off = 0; off < len; off += DMA_CHUNK) {
+		size_t n = MIN(len - off, DMA_CHUNK);
+		struct iovec local = { bounce, n };
+		int ns = window(src, nsrc, off, n, siov);
+		int nd = window(dst, ndst, off, n, diov);
+
+		if (ns < 0 || nd < 0)
+			return -EINVAL;
+		if (transfer(src_pid, false, &local, 1, siov, ns, n))
+			return -EFAULT;
+		if (transfer(dst_pid, true, &local, 1, diov, nd, n))
+			return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Whether [addr, addr + len) is mapped in the process, readable, and
+ * writable if asked: what pinning the pages at registration would check.
+ */
+bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write)
+{
+	char path[64], line[512];
+	uint64_t want = addr, end = addr + len;
+	FILE *f;
+
+	if (!len || end < addr)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (want < end && fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi,
+			   perms) != 3)
+			continue;
+		if (hi <= want)
+			continue;
+		if (lo > want)
+			break;		/* a hole */
+		if (perms[0] != 'r' || (write && perms[1] != 'w'))
+			break;
+		want = hi;
+	}
+	fclose(f);
+	return want >= end;
+}
+
+/*
+ * The part [off, off + len) of a scatter/gather list, as a list.
+ * Returns its length, or -1 if the list is shorter.
+ */
+int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
+	      struct dma_seg *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < nseg && len; i++) {
+		uint64_t take;
+
+		if (off >= seg[i].len) {
+			off -= seg[i].len;
+			continue;
+		}
+		take = MIN(seg[i].len - off, len);
+		out[n].addr = seg[i].addr + off;
+		out[n].len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return len ? -1 : n;
+}

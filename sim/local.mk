@@ -1,0 +1,29 @@
+# mlx4sim: the daemon, the preload library and the command that runs them.
+
+pkglibexec_PROGRAMS = sim/mlx4simd
+sim_mlx4simd_SOURCES = \
+	sim/sim.h sim/uverbs.h sim/wire.h sim/protocol.h sim/list.h \
+	sim/table.h sim/table.c \
+	sim/main.c sim/strict.c sim/subnet.c sim/sysfs.c sim/dma.c \
+	sim/ctx.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
+	sim/qp.c sim/srq.c sim/wq.c \
+	sim/doorbell.c sim/req.c sim/resp.c sim/comp.c
+
+pkglib_LTLIBRARIES += sim/libmlx4sim.la
+sim_libmlx4sim_la_SOURCES = sim/preload.c sim/protocol.h
+sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
+sim_libmlx4sim_la_LIBADD = -ldl -lpthread
+
+# The command finds the daemon and the library next to it in a build tree,
+# and where they are installed otherwise.
+bin_SCRIPTS += sim/mlx4sim
+sim/mlx4sim: $(srcdir)/sim/mlx4sim.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) sim && sed \
+		-e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
+		-e 's|@pkglibdir[@]|$(pkglibdir)|g' \
+		-e 's|@driverdir[@]|$(driverdir)|g' \
+		-e 's|@VERSION[@]|$(VERSION)|g' \
+		$(srcdir)/sim/mlx4sim.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += sim/mlx4sim
+EXTRA_DIST += sim/mlx4sim.in

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mlx4simd: the daemon.  It creates the run directory's sysfs tree and
+ * socket, then serves processes until SIGTERM.
+ *
+ * The loop: doorbells are memory, not interrupts, so while processes are
+ * active the daemon polls their pages; as activity stops it sleeps longer
+ * and longer between looks, and with no process attached it sleeps until
+ * a connection arrives.  The idle daemon does not keep a core busy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "sim.h"
+
+struct sim sim;
+
+/* How long the daemon looks again at once after work, then how it backs off. */
+#define SPIN_NS		(50 * 1000ULL)
+#define MAX_EVENTS	32
+
+static int listen_fd, signal_fd;
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--cqe-size 32|64] [--no-strict]\n"
+		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
+}
+
+static int parse_options(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "hcas", required_argument, NULL, 'H' },
+		{ "ports", required_argument, NULL, 'p' },
+		{ "cqe-size", required_argument, NULL, 'c' },
+		{ "no-strict", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	sim.opt.nhcas = 1;
+	sim.opt.nports = 2;
+	sim.opt.cqe_size = 64;
+	sim.opt.strict = true;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': sim.opt.dir = optarg; break;
+		case 'H': sim.opt.nhcas = atoi(optarg); break;
+		case 'p': sim.opt.nports = atoi(optarg); break;
+		case 'c': sim.opt.cqe_size = atoi(optarg); break;
+		case 'n': sim.opt.strict = false; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (!sim.opt.dir || optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	if (sim.opt.nhcas < 1 || sim.opt.nhcas > 16) {
+		fprintf(stderr, "mlx4simd: --hcas must be 1 to 16\n");
+		return -1;
+	}
+	if (sim.opt.nports < 1 || sim.opt.nports > CX3_MAX_PORTS) {
+		fprintf(stderr, "mlx4simd: --ports must be 1 or 2 (a ConnectX-3 has two)\n");
+		return -1;
+	}
+	if (sim.opt.cqe_size != 32 && sim.opt.cqe_size != 64) {
+		fprintf(stderr, "mlx4simd: --cqe-size must be 32 or 64\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int epoll_add(int ep, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int open_socket(const char *dir)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd;
+
+	if ((size_t)snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", dir,
+			     MLX4SIM_SOCKET_NAME) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "mlx4simd: run directory path too long: %s\n", dir);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (void *)&addr, sizeof(addr)) || listen(fd, 128)) {
+		fprintf(stderr, "mlx4simd: %s: %m\n", addr.sun_path);
+		return -1;
+	}
+	return fd;
+}
+
+static void accept_process(int ep)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct sim_ctx *ctx;
+	int fd;
+
+	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+		    !(ctx = ctx_new(fd, cred.pid))) {
+			close(fd);
+			continue;
+		}
+		if (epoll_add(ep, fd, ctx)) {
+			ctx_close(ctx);
+			continue;
+		}
+		sim.work_done = true;
+	}
+}
+
+/* The device's free-running clock, in each context's clock page. */
+static void tick_clocks(uint64_t now)
+{
+	uint64_t ticks = htobe64((now - sim.start_ns) * CX3_CORE_CLOCK_KHZ /
+				 1000000);
+	struct sim_ctx *ctx;
+
+	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
+		if (ctx->pages)
+			*(volatile uint64_t *)(ctx_page(ctx, SIM_PAGE_CLOCK) +
+					       SIM_CLOCK_OFFSET) = ticks;
+}
+
+static bool devices_open(void)
+{
+	struct sim_ctx *ctx;
+
+	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
+		if (ctx->pages)
+			return true;
+	return false;
+}
+
+/*
+ * How long to sleep: not at all right after work (a reply is likely
+ * near), then a little longer the longer nothing happened; until the next
+ * retry timer at the latest; indefinitely when no device is open.
+ */
+static int64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t deadline)
+{
+	uint64_t idle = now - idle_since, nap;
+
+	if (!devices_open() && deadline == UINT64_MAX)
+		return -1;
+	if (idle < SPIN_NS)
+		nap = 0;
+	else if (idle < 2000000ULL)
+		nap = 20000;
+	else if (idle < 100000000ULL)
+		nap = 100000;
+	else if (idle < 1000000000ULL)
+		nap = 1000000;
+	else
+		nap = 10000000;
+	if (deadline != UINT64_MAX)
+		nap = MIN(nap, deadline > now ? deadline - now : 0);
+	return nap;
+}
+
+static int serve(int ep)
+{
+	struct epoll_event events[MAX_EVENTS];
+	uint64_t idle_since = now_ns(), last_flush = 0;
+
+	for (;;) {
+		uint64_t now = now_ns(), deadline = UINT64_MAX;
+		struct timespec ts, *timeout = NULL;
+		int64_t nap;
+		int n;
+
+		sim.work_done = false;
+		doorbells_scan();
+		req_run_waiting(now, &deadline);
+		if (now - last_flush > 1000000ULL) {
+			resp_flush_errors();
+			last_flush = now;
+		}
+		tick_clocks(now);
+		if (sim.work_done)
+			idle_since = now;
+
+		nap = sleep_ns(now, idle_since, deadline);
+		if (nap >= 0) {
+			ts.tv_sec = nap / 1000000000;
+			ts.tv_nsec = nap % 1000000000;
+			timeout = &ts;
+		}
+		n = epoll_pwait2(ep, events, MAX_EVENTS, timeout, NULL);
+		if (n < 0 && errno != EINTR) {
+			perror("mlx4simd: epoll_pwait2");
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			void *tag = events[i].data.ptr;
+
+			if (tag == &listen_fd) {
+				accept_process(ep);
+			} else if (tag == &signal_fd) {
+				return 0;
+			} else {
+				struct sim_ctx *ctx = tag;
+
+				if (ctx_handle_request(ctx)) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, ctx->sock, NULL);
+					ctx_close(ctx);
+				}
+				idle_since = now_ns();
+			}
+		}
+	}
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char path[PATH_MAX], text[64];
+	sigset_t mask;
+	int ep;
+
+	if (parse_options(argc, argv))
+		return 2;
+	list_init(&sim.ctxs);
+	list_init(&sim.xrcds);
+	list_init(&sim.mcast);
+	list_init(&sim.waiting);
+	list_init(&sim.error_qps);
+	sim.start_ns = now_ns();
+
+	/* Wake on time: the default timer slack would add 50 us a nap. */
+	prctl(PR_SET_TIMERSLACK, 1000UL);
+	/* Ahead of busy-polling processes when there is work (if allowed). */
+	setpriority(PRIO_PROCESS, 0, -5);
+	signal(SIGPIPE, SIG_IGN);
+
+	snprintf(path, sizeof(path), "%s/%s", sim.opt.dir, MLX4SIM_SYSFS_NAME);
+	if (subnet_init() || sysfs_create(path)) {
+		fprintf(stderr, "mlx4simd: cannot create the sysfs tree in %s\n",
+			path);
+		return 1;
+	}
+	listen_fd = open_socket(sim.opt.dir);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (listen_fd < 0 || signal_fd < 0 || ep < 0 ||
+	    epoll_add(ep, listen_fd, &listen_fd) ||
+	    epoll_add(ep, signal_fd, &signal_fd)) {
+		fprintf(stderr, "mlx4simd: cannot set up: %m\n");
+		return 1;
+	}
+	snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	write_file(sim.opt.dir, "pid", text);
+	write_file(sim.opt.dir, "ready", "");
+
+	if (serve(ep))
+		return 1;
+
+	while (!list_empty(&sim.ctxs))
+		ctx_close(list_entry(sim.ctxs.next, struct sim_ctx, link));
+	/* The breaches that fail the run: none when not strict. */
+	if (!sim.opt.strict)
+		sim.breaches = 0;
+	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)sim.breaches);
+	write_file(sim.opt.dir, "breaches", text);
+	if (sim.breaches)
+		fprintf(stderr, "mlx4sim: %llu strict-mode breach%s\n",
+			(unsigned long long)sim.breaches,
+			sim.breaches == 1 ? "" : "es");
+	return sim.breaches ? 3 : 0;
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Memory regions and windows: the keys through which the device may reach
+ * process memory.  Registration checks what pinning would (the range is
+ * mapped, writable if the region may be written); every DMA checks the key,
+ * the PD, the access right and the bounds (mr_check).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "uverbs.h"
+
+#define ACCESS_KNOWN	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | \
+			 IBV_ACCESS_HUGETLB)
+/* Flags a device may ignore (relaxed ordering and its neighbours). */
+#define ACCESS_OPTIONAL	(((1u << 10) - 1) << 20)
+#define ACCESS_WRITES	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_ATOMIC)
+#define REREG_TRANS	1
+#define REREG_PD	2
+#define REREG_ACCESS	4
+
+static int check_access(uint32_t access)
+{
+	if (access & ~(ACCESS_KNOWN | ACCESS_OPTIONAL))
+		return -EINVAL;
+	/* Remote writers need local write too (IB spec o10-34). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+/* A fresh key for MPT entry @index; the low byte varies between uses. */
+static uint32_t new_key(struct sim_hca *hca, uint32_t index)
+{
+	return index << 8 | hca->key_tag++;
+}
+
+static int mpt_add(struct sim_hca *hca, struct sim_mr *mr)
+{
+	uint32_t index;
+
+	if (hca->nmrs >= CX3_MAX_MR)
+		return -ENOMEM;
+	do {
+		index = hca->next_mpt++ & 0xffffff;
+		if (index < 0x80)
+			continue;	/* reserved for the firmware */
+	} while (index < 0x80 || table_get(&hca->mrs, index));
+	if (table_put(&hca->mrs, index, mr))
+		return -ENOMEM;
+	mr->lkey = mr->rkey = new_key(hca, index);
+	mr->hca = hca;
+	hca->nmrs++;
+	return 0;
+}
+
+static void mpt_del(struct sim_mr *mr)
+{
+	table_del(&mr->hca->mrs, mr->lkey >> 8);
+	mr->hca->nmrs--;
+}
+
+static int check_range(struct sim_ctx *ctx, uint64_t start, uint64_t length,
+		       uint64_t hca_va, uint32_t access)
+{
+	if (!length || start + length < start)
+		return -EINVAL;
+	if ((start ^ hca_va) & (SIM_PAGE_SIZE - 1))
+		return -EINVAL;
+	if (!dma_range_mapped(ctx->pid, start, length, access & ACCESS_WRITES))
+		return -EFAULT;
+	return 0;
+}
+
+SIM_HANDLER(cmd_reg_mr)
+{
+	struct ib_uverbs_reg_mr req;
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct sim_pd *pd;
+	struct sim_mr *mr;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
+	if (!pd)
+		return -EINVAL;
+	err = check_access(req.access_flags);
+	if (!err)
+		err = check_range(cmd->ctx, req.start, req.length, req.hca_va,
+				  req.access_flags);
+	if (err)
+		return err;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	err = mpt_add(cmd->ctx->hca, mr);
+	if (!err && uobj_add(cmd->ctx, &mr->uobj, SIM_OBJ_MR)) {
+		mpt_del(mr);
+		err = -ENOMEM;
+	}
+	if (err) {
+		free(mr);
+		return err;
+	}
+	mr->pd = pd;
+	pd->users++;
+	mr->pid = cmd->ctx->pid;
+	mr->addr = req.start;
+	mr->iova = req.hca_va;
+	mr->length = req.length;
+	mr->access = req.access_flags;
+	resp.mr_handle = mr->uobj.handle;
+	resp.lkey = mr->lkey;
+	resp.rkey = mr->rkey;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_rereg_mr)
+{
+	struct ib_uverbs_rereg_mr req;
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct sim_pd *pd = NULL;
+	uint32_t access;
+	struct sim_mr *mr;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	mr = uobj_get(cmd->ctx, req.mr_handle, SIM_OBJ_MR);
+	if (!mr || !req.flags || (req.flags & ~(REREG_TRANS | REREG_PD |
+						REREG_ACCESS)))
+		return -EINVAL;
+	if (mr->windows)
+		return -EBUSY;
+	access = req.flags & REREG_ACCESS ? req.access_flags : mr->access;
+	err = check_access(access);
+	if (err)
+		return err;
+	if (req.flags & REREG_PD) {
+		pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
+		if (!pd)
+			return -EINVAL;
+	}
+	if (req.flags & REREG_TRANS)
+		err = check_range(cmd->ctx, req.start, req.length, req.hca_va,
+				  access);
+	else if (access & ~mr->access & ACCESS_WRITES)
+		err = check_range(cmd->ctx, mr->addr, mr->length, mr->iova,
+				  access);
+	if (err)
+		return err;
+
+	if (req.flags & REREG_TRANS) {
+		mr->addr = req.start;
+		mr->iova = req.hca_va;
+		mr->length = req.length;
+	}
+	if (pd) {
+		mr->pd->users--;
+		mr->pd = pd;
+		pd->users++;
+	}
+	mr->access = access;
+	resp.lkey = mr->lkey;
+	resp.rkey = mr->rkey;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+void mr_release(struct sim_mr *mr)
+{
+	if (mr->is_mw && mr->parent)
+		mr->parent->windows--;
+	mr->pd->users--;
+	mpt_del(mr);
+	uobj_remove(&mr->uobj);
+	free(mr);
+}
+
+SIM_HANDLER(cmd_dereg_mr)
+{
+	struct ib_uverbs_dereg_mr req;
+	struct sim_mr *mr;
+
+	cmd_in(cmd, &req, sizeof(req));
+	mr = uobj_get(cmd->ctx, req.mr_handle, SIM_OBJ_MR);
+	if (!mr)
+		return -EINVAL;
+	if (mr->windows)
+		return -EBUSY;
+	mr_release(mr);
+	return 0;
+}
+
+SIM_HANDLER(cmd_alloc_mw)
+{
+	struct ib_uverbs_alloc_mw req;
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct sim_pd *pd;
+	struct sim_mr *mw;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
+	if (!pd || (req.mw_type != IBV_MW_TYPE_1 &&
+		    req.mw_type != IBV_MW_TYPE_2))
+		return -EINVAL;
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return -ENOMEM;
+	err = mpt_add(cmd->ctx->hca, mw);
+	if (!err && uobj_add(cmd->ctx, &mw->uobj, SIM_OBJ_MW)) {
+		mpt_del(mw);
+		err = -ENOMEM;
+	}
+	if (err) {
+		free(mw);
+		return err;
+	}
+	mw->is_mw = true;
+	mw->mw_type = req.mw_type;
+	mw->pd = pd;
+	pd->users++;
+	mw->pid = cmd->ctx->pid;
+	mw->lkey = 0;			/* windows have no local key */
+	resp.mw_handle = mw->uobj.handle;
+	resp.rkey = mw->rkey;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_dealloc_mw)
+{
+	struct ib_uverbs_dealloc_mw req;
+	struct sim_mr *mw;
+
+	cmd_in(cmd, &req, sizeof(req));
+	mw = uobj_get(cmd->ctx, req.mw_handle, SIM_OBJ_MW);
+	if (!mw)
+		return -EINVAL;
+	mr_release(mw);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What the device checks on each access                               */
+/* ------------------------------------------------------------------ */
+
+static bool allows(const struct sim_mr *mr, enum mr_use use)
+{
+	switch (use) {
+	case MR_LOCAL_READ:	return !mr->is_mw;
+	case MR_LOCAL_WRITE:	return !mr->is_mw &&
+				       (mr->access & IBV_ACCESS_LOCAL_WRITE);
+	case MR_REMOTE_READ:	return mr->access & IBV_ACCESS_REMOTE_READ;
+	case MR_REMOTE_WRITE:	return mr->access & IBV_ACCESS_REMOTE_WRITE;
+	case MR_REMOTE_ATOMIC:	return mr->access & IBV_ACCESS_REMOTE_ATOMIC;
+	}
+	return false;
+}
+
+/*
+ * The region @key opens for @len bytes at @va with @use, in @pd; where
+ * those bytes are in the owner's memory goes to @addr.  NULL if the key,
+ * the PD, the right or the bounds do not allow it.
+ */
+struct sim_mr *mr_check(struct sim_hca *hca, uint32_t key, struct sim_pd *pd,
+			uint64_t va, uint64_t len, enum mr_use use,
+			uint64_t *addr)
+{
+	struct sim_mr *mr = table_get(&hca->mrs, key >> 8);
+	bool remote = use >= MR_REMOTE_READ;
+
+	if (!mr || (remote ? mr->rkey : mr->lkey) != key)
+		return NULL;
+	if (mr->pd != pd || !allows(mr, use))
+		return NULL;
+	if (mr->is_mw && !mr->bound)
+		return NULL;
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	*addr = mr->addr + (va - mr->iova);
+	return mr;
+}
+
+/*
+ * Bind a window to a region (a BIND_MW work request).  The window is named
+ * by the index of its new key; type 1 windows keep their key tag as the
+ * provider chose it.  Returns 0 or a CQE syndrome.
+ */
+int mw_bind(struct sim_qp *qp, uint32_t mw_rkey, uint32_t new_rkey,
+	    uint32_t mr_lkey, uint64_t va, uint64_t len, uint32_t access)
+{
+	struct sim_hca *hca = qp->hca;
+	struct sim_mr *mw = table_get(&hca->mrs, new_rkey >> 8);
+	struct sim_mr *mr;
+	uint64_t addr;
+
+	(void)mw_rkey;
+	if (!mw || !mw->is_mw || mw->pd != qp->pd)
+		return MLX4_CQE_SYNDROME_MW_BIND_ERR;
+	if (mw->mw_type == IBV_MW_TYPE_2 && mw->bound)
+		return MLX4_CQE_SYNDROME_MW_BIND_ERR;
+	if (len) {
+		mr = mr_check(hca, mr_lkey, qp->pd, va, len, MR_LOCAL_READ,
+			      &addr);
+		if (!mr || !(mr->access & IBV_ACCESS_MW_BIND))
+			return MLX4_CQE_SYNDROME_MW_BIND_ERR;
+		if ((access & (IBV_ACCESS_REMOTE_WRITE |
+			       IBV_ACCESS_REMOTE_ATOMIC)) &&
+		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+			return MLX4_CQE_SYNDROME_MW_BIND_ERR;
+	} else {
+		mr = NULL;
+		addr = 0;
+	}
+	if (mw->parent)
+		mw->parent->windows--;
+	mw->parent = mr;
+	if (mr)
+		mr->windows++;
+	mw->rkey = new_rkey;
+	mw->iova = access & IBV_ACCESS_ZERO_BASED ? 0 : va;
+	mw->addr = addr;
+	mw->length = len;
+	mw->pid = mr ? mr->pid : mw->pid;
+	mw->access = access;
+	mw->bound = len != 0;
+	return 0;
+}
+
+/* Invalidate a type 2 window (LOCAL_INV, SEND_WITH_INV). 0 or syndrome. */
+int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey)
+{
+	struct sim_mr *mw = table_get(&hca->mrs, rkey >> 8);
+
+	if (!mw || !mw->is_mw || mw->rkey != rkey || mw->pd != pd ||
+	    mw->mw_type != IBV_MW_TYPE_2)
+		return MLX4_CQE_SYNDROME_MW_BIND_ERR;
+	if (mw->parent)
+		mw->parent->windows--;
+	mw->parent = NULL;
+	mw->bound = false;
+	return 0;
+}

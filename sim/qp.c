@@ -1,0 +1,934 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Queue pairs: creation with the mlx4_ib sizing rules for user QPs, the
+ * verbs state machine with its attribute rules, queries, multicast
+ * attachment, and destruction.  What the device does with the queues is
+ * in req.c (send queue), resp.c (receive side) and comp.c (completions).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "uverbs.h"
+
+#define QPN_MASK	0xffffff
+#define PSN_MASK	0xffffff
+
+struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
+{
+	return table_get(&hca->qps, qpn & QPN_MASK);
+}
+
+uint32_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+bool qp_can_send(const struct sim_qp *qp)
+{
+	return qp->state == IBV_QPS_RTS;
+}
+
+bool qp_can_receive(const struct sim_qp *qp)
+{
+	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+	       qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
+}
+
+static bool has_rq(enum ibv_qp_type type, bool is_srq)
+{
+	return type != IBV_QPT_XRC_SEND && type != IBV_QPT_XRC_RECV && !is_srq;
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation                                                            */
+/* ------------------------------------------------------------------ */
+
+struct qp_params {
+	uint64_t user_handle;
+	uint32_t pd_handle, send_cq_handle, recv_cq_handle, srq_handle;
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+	uint8_t sq_sig_all, qp_type, is_srq;
+	uint32_t create_flags;
+};
+
+/* The RQ as mlx4_ib sizes it for a user QP (set_rq_size). */
+static int size_rq(struct sim_qp *qp, const struct qp_params *p,
+		   const struct mlx4_ib_create_qp *drv)
+{
+	if (p->max_recv_wr > CX3_MAX_QP_WR || p->max_recv_sge > CX3_MAX_SGE)
+		return -EINVAL;
+	if (drv->inl_recv_sz)
+		return -EINVAL;		/* no inline receive here */
+	if (!has_rq(p->qp_type, p->is_srq)) {
+		if (p->max_recv_wr)
+			return -EINVAL;
+		return 0;
+	}
+	/* The hardware needs at least one entry with one gather entry. */
+	if (!p->max_recv_wr || !p->max_recv_sge)
+		return -EINVAL;
+	qp->rq.wqe_cnt = roundup_pow2(p->max_recv_wr);
+	qp->rq.max_gs = roundup_pow2(p->max_recv_sge);
+	qp->rq.wqe_shift = ilog2_u32(qp->rq.max_gs *
+				     sizeof(struct mlx4_wqe_data_seg));
+	qp->cap.max_recv_wr = qp->rq.wqe_cnt;
+	qp->cap.max_recv_sge = qp->rq.max_gs;
+	return 0;
+}
+
+/* The SQ as the driver laid it out (set_user_sq_size). */
+static int size_sq(struct sim_qp *qp, const struct qp_params *p,
+		   const struct mlx4_ib_create_qp *drv)
+{
+	if (p->max_send_wr > CX3_MAX_QP_WR || p->max_send_sge > CX3_MAX_SGE ||
+	    p->max_inline_data > CX3_MAX_SQ_DESC)
+		return -EINVAL;
+	if (drv->log_sq_bb_count > 14 ||
+	    (1u << drv->log_sq_bb_count) > CX3_MAX_WQES ||
+	    drv->log_sq_stride > CX3_MAX_SQ_STRIDE_LOG ||
+	    drv->log_sq_stride < CX3_MIN_SQ_STRIDE_LOG)
+		return -EINVAL;
+	qp->sq.wqe_cnt = 1u << drv->log_sq_bb_count;
+	qp->sq.wqe_shift = drv->log_sq_stride;
+	qp->cap.max_send_wr = p->max_send_wr;
+	qp->cap.max_send_sge = p->max_send_sge;
+	qp->cap.max_inline_data = p->max_inline_data;
+	return 0;
+}
+
+/* Where the queues are in the buffer: the larger stride goes first. */
+static uint64_t place_queues(struct sim_qp *qp)
+{
+	uint64_t rq_size = (uint64_t)qp->rq.wqe_cnt << qp->rq.wqe_shift;
+	uint64_t sq_size = (uint64_t)qp->sq.wqe_cnt << qp->sq.wqe_shift;
+
+	if (qp->rq.wqe_shift > qp->sq.wqe_shift) {
+		qp->rq.offset = 0;
+		qp->sq.offset = rq_size;
+	} else {
+		qp->rq.offset = sq_size;
+		qp->sq.offset = 0;
+	}
+	return rq_size + sq_size;
+}
+
+static int alloc_qpn(struct sim_hca *hca, struct sim_qp *qp)
+{
+	uint32_t flag = qp->type == IBV_QPT_XRC_RECV ? CX3_QPN_XRC_BIT : 0;
+
+	if (hca->nqps >= CX3_MAX_QP)
+		return -ENOMEM;
+	do {
+		qp->qpn = (hca->next_qpn++ & (CX3_QPN_XRC_BIT - 1)) | flag;
+	} while (qp->qpn < 0x48 || table_get(&hca->qps, qp->qpn));
+	if (table_put(&hca->qps, qp->qpn, qp))
+		return -ENOMEM;
+	hca->nqps++;
+	return 0;
+}
+
+/* Look up and check the objects a new QP uses. */
+static int qp_bind_objects(struct sim_ctx *ctx, struct sim_qp *qp,
+			   const struct qp_params *p)
+{
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		struct sim_xrcd_handle *x = uobj_get(ctx, p->pd_handle,
+						     SIM_OBJ_XRCD);
+
+		if (!x)
+			return -EINVAL;
+		qp->xrcd = x->xrcd;
+		return 0;
+	}
+	qp->pd = uobj_get(ctx, p->pd_handle, SIM_OBJ_PD);
+	qp->send_cq = uobj_get(ctx, p->send_cq_handle, SIM_OBJ_CQ);
+	if (!qp->pd || !qp->send_cq)
+		return -EINVAL;
+	if (qp->type != IBV_QPT_XRC_SEND) {
+		qp->recv_cq = uobj_get(ctx, p->recv_cq_handle, SIM_OBJ_CQ);
+		if (!qp->recv_cq)
+			return -EINVAL;
+	}
+	if (p->is_srq) {
+		if (qp->type == IBV_QPT_XRC_SEND)
+			return -EINVAL;
+		qp->srq = uobj_get(ctx, p->srq_handle, SIM_OBJ_SRQ);
+		if (!qp->srq || qp->srq->type != IBV_SRQT_BASIC)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void qp_hold_objects(struct sim_qp *qp)
+{
+	if (qp->pd)
+		qp->pd->users++;
+	if (qp->send_cq)
+		qp->send_cq->users++;
+	if (qp->recv_cq)
+		qp->recv_cq->users++;
+	if (qp->srq)
+		qp->srq->users++;
+	if (qp->xrcd)
+		xrcd_get(qp->xrcd);
+}
+
+static void qp_drop_objects(struct sim_qp *qp)
+{
+	if (qp->pd)
+		qp->pd->users--;
+	if (qp->send_cq)
+		qp->send_cq->users--;
+	if (qp->recv_cq)
+		qp->recv_cq->users--;
+	if (qp->srq)
+		qp->srq->users--;
+	if (qp->xrcd)
+		xrcd_put(qp->xrcd);
+}
+
+static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
+		     struct ib_uverbs_create_qp_resp *resp)
+{
+	struct sim_ctx *ctx = cmd->ctx;
+	struct mlx4_ib_create_qp drv;
+	struct sim_qp *qp;
+	uint64_t size;
+	int err;
+
+	switch (p->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		break;
+	default:
+		/* Raw Ethernet QPs need an Ethernet port; these are IB. */
+		return -EINVAL;
+	}
+	/* Multicast loopback blocking is the only creation flag here. */
+	if (p->create_flags & ~IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
+		return -EINVAL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->type = p->qp_type;
+	err = qp_bind_objects(ctx, qp, p);
+	if (err)
+		goto fail;
+
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		if (cmd->drv_in_len < offsetofend(struct mlx4_ib_create_qp,
+						  reserved)) {
+			err = -EINVAL;
+			goto fail;
+		}
+		cmd_drv_in(cmd, &drv, sizeof(drv));
+		err = size_rq(qp, p, &drv);
+		if (!err)
+			err = size_sq(qp, p, &drv);
+		if (err)
+			goto fail;
+		size = place_queues(qp);
+		err = -EFAULT;
+		if (!drv.buf_addr ||
+		    !dma_range_mapped(ctx->pid, drv.buf_addr, size, true))
+			goto fail;
+		if (qp->rq.wqe_cnt &&
+		    (!drv.db_addr ||
+		     !dma_range_mapped(ctx->pid, drv.db_addr, 4, true)))
+			goto fail;
+		qp->buf = drv.buf_addr;
+		qp->db = drv.db_addr;
+	}
+	err = alloc_qpn(ctx->hca, qp);
+	if (err)
+		goto fail;
+	if (uobj_add(ctx, &qp->uobj, SIM_OBJ_QP)) {
+		table_del(&ctx->hca->qps, qp->qpn);
+		ctx->hca->nqps--;
+		err = -ENOMEM;
+		goto fail;
+	}
+	qp->uobj.user_handle = p->user_handle;
+	qp->hca = ctx->hca;
+	qp->ctx = ctx;
+	qp->state = IBV_QPS_RESET;
+	qp->sq_sig_all = p->sq_sig_all;
+	qp->port = 1;
+	qp->mtu = IBV_MTU_4096;
+	list_add_tail(&ctx->qps, &qp->ctx_link);
+	list_init(&qp->wait_link);
+	qp_hold_objects(qp);
+
+	resp->qp_handle = qp->uobj.handle;
+	resp->qpn = qp->qpn;
+	resp->max_send_wr = qp->cap.max_send_wr;
+	resp->max_recv_wr = qp->cap.max_recv_wr;
+	resp->max_send_sge = qp->cap.max_send_sge;
+	resp->max_recv_sge = qp->cap.max_recv_sge;
+	resp->max_inline_data = qp->cap.max_inline_data;
+	return 0;
+fail:
+	free(qp);
+	return err;
+}
+
+SIM_HANDLER(cmd_create_qp)
+{
+	struct ib_uverbs_create_qp req;
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct qp_params p;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	p = (struct qp_params){
+		req.user_handle, req.pd_handle, req.send_cq_handle,
+		req.recv_cq_handle, req.srq_handle, req.max_send_wr,
+		req.max_recv_wr, req.max_send_sge, req.max_recv_sge,
+		req.max_inline_data, req.sq_sig_all, req.qp_type, req.is_srq, 0
+	};
+	err = create_qp(cmd, &p, &resp);
+	if (!err)
+		cmd_out(cmd, &resp, sizeof(resp));
+	return err;
+}
+
+SIM_HANDLER(cmd_ex_create_qp)
+{
+	struct ib_uverbs_ex_create_qp req;
+	struct ib_uverbs_ex_create_qp_resp resp = {};
+	struct qp_params p;
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	/* RSS QPs spread Ethernet traffic; there is none on IB ports. */
+	if (req.comp_mask || req.reserved)
+		return -EINVAL;
+	p = (struct qp_params){
+		req.user_handle, req.pd_handle, req.send_cq_handle,
+		req.recv_cq_handle, req.srq_handle, req.max_send_wr,
+		req.max_recv_wr, req.max_send_sge, req.max_recv_sge,
+		req.max_inline_data, req.sq_sig_all, req.qp_type, req.is_srq,
+		req.create_flags
+	};
+	err = create_qp(cmd, &p, &resp.base);
+	if (err)
+		return err;
+	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_open_qp)
+{
+	struct ib_uverbs_open_qp req;
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct sim_xrcd_handle *x;
+	struct sim_qp_open *open;
+	struct sim_qp *qp;
+
+	cmd_in(cmd, &req, sizeof(req));
+	x = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_XRCD);
+	if (!x || req.qp_type != IBV_QPT_XRC_RECV)
+		return -EINVAL;
+	qp = qp_by_num(cmd->ctx->hca, req.qpn);
+	if (!qp || qp->type != IBV_QPT_XRC_RECV || qp->xrcd != x->xrcd)
+		return -EINVAL;
+	open = calloc(1, sizeof(*open));
+	if (!open)
+		return -ENOMEM;
+	if (uobj_add(cmd->ctx, &open->uobj, SIM_OBJ_QP_OPEN)) {
+		free(open);
+		return -ENOMEM;
+	}
+	open->uobj.user_handle = req.user_handle;
+	open->qp = qp;
+	qp->opens++;
+	resp.qp_handle = open->uobj.handle;
+	resp.qpn = qp->qpn;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+/* The QP behind a handle, whether the caller created or opened it. */
+static struct sim_qp *qp_get(struct sim_ctx *ctx, uint32_t handle)
+{
+	struct sim_qp_open *open;
+	struct sim_qp *qp = uobj_get(ctx, handle, SIM_OBJ_QP);
+
+	if (qp)
+		return qp;
+	open = uobj_get(ctx, handle, SIM_OBJ_QP_OPEN);
+	return open ? open->qp : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The state machine                                                   */
+/* ------------------------------------------------------------------ */
+
+enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_COUNT };
+
+struct transition {
+	bool valid;
+	uint32_t req[T_COUNT];
+	uint32_t opt[T_COUNT];
+};
+
+#define S(x) IBV_QPS_##x
+#define A(x) IBV_QP_##x
+
+/* The IB specification's table of transitions and their attributes. */
+static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[S(RESET)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(INIT)] = { .valid = true, .req = {
+			[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+		} },
+	},
+	[S(INIT)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(INIT)] = { .valid = true, .opt = {
+			[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+		} },
+		[S(RTR)] = { .valid = true, .req = {
+			[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+			[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+				 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+			[T_XI] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+			[T_XT] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+				 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+		}, .opt = {
+			[T_UD] = A(PKEY_INDEX) | A(QKEY),
+			[T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+			[T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+			[T_XI] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+			[T_XT] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+		} },
+	},
+	[S(RTR)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(RTS)] = { .valid = true, .req = {
+			[T_UD] = A(SQ_PSN),
+			[T_UC] = A(SQ_PSN),
+			[T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+				 A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+			[T_XI] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+				 A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+			[T_XT] = A(TIMEOUT) | A(SQ_PSN),
+		}, .opt = {
+			[T_UD] = A(CUR_STATE) | A(QKEY),
+			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(PATH_MIG_STATE),
+			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+			[T_XI] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(PATH_MIG_STATE),
+			[T_XT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+		} },
+	},
+	[S(RTS)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(RTS)] = { .valid = true, .opt = {
+			[T_UD] = A(CUR_STATE) | A(QKEY),
+			[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+				 A(PATH_MIG_STATE),
+			[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+				 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+			[T_XI] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+				 A(PATH_MIG_STATE),
+			[T_XT] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+				 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+		} },
+		[S(SQD)] = { .valid = true, .opt = {
+			[T_UD] = A(EN_SQD_ASYNC_NOTIFY),
+			[T_UC] = A(EN_SQD_ASYNC_NOTIFY),
+			[T_RC] = A(EN_SQD_ASYNC_NOTIFY),
+			[T_XI] = A(EN_SQD_ASYNC_NOTIFY),
+			[T_XT] = A(EN_SQD_ASYNC_NOTIFY),
+		} },
+	},
+	[S(SQD)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(RTS)] = { .valid = true, .opt = {
+			[T_UD] = A(CUR_STATE) | A(QKEY),
+			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(PATH_MIG_STATE),
+			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+			[T_XI] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(PATH_MIG_STATE),
+			[T_XT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+		} },
+		[S(SQD)] = { .valid = true, .opt = {
+			[T_UD] = A(PKEY_INDEX) | A(QKEY),
+			[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				 A(PKEY_INDEX) | A(PATH_MIG_STATE),
+			[T_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+				 A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+				 A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+				 A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+			[T_XI] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+				 A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+				 A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+				 A(PATH_MIG_STATE),
+			[T_XT] = A(PORT) | A(AV) | A(TIMEOUT) |
+				 A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+				 A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+		} },
+	},
+	[S(SQE)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+		[S(RTS)] = { .valid = true, .opt = {
+			[T_UD] = A(CUR_STATE) | A(QKEY),
+			[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+		} },
+	},
+	[S(ERR)] = {
+		[S(RESET)] = { .valid = true },
+		[S(ERR)] = { .valid = true },
+	},
+};
+
+static int type_index(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UD:	return T_UD;
+	case IBV_QPT_UC:	return T_UC;
+	case IBV_QPT_RC:	return T_RC;
+	case IBV_QPT_XRC_SEND:	return T_XI;
+	default:		return T_XT;
+	}
+}
+
+static bool transition_ok(enum ibv_qp_type type, enum ibv_qp_state cur,
+			  enum ibv_qp_state next, uint32_t mask)
+{
+	const struct transition *t;
+	uint32_t req, opt;
+
+	if (cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
+		return false;
+	if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR &&
+	    cur != IBV_QPS_RTS && cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
+		return false;
+	t = &transitions[cur][next];
+	if (!t->valid)
+		return false;
+	req = t->req[type_index(type)];
+	opt = t->opt[type_index(type)];
+	return (mask & req) == req && !(mask & ~(req | opt | IBV_QP_STATE));
+}
+
+static void path_from_dest(struct sim_path *path,
+			   const struct ib_uverbs_qp_dest *d)
+{
+	path->dlid = d->dlid;
+	path->sl = d->sl;
+	path->src_path_bits = d->src_path_bits;
+	path->static_rate = d->static_rate;
+	path->is_global = d->is_global;
+	path->port_num = d->port_num;
+	path->sgid_index = d->sgid_index;
+	path->hop_limit = d->hop_limit;
+	path->traffic_class = d->traffic_class;
+	path->flow_label = d->flow_label;
+	memcpy(path->dgid, d->dgid, 16);
+}
+
+static void dest_from_path(struct ib_uverbs_qp_dest *d,
+			   const struct sim_path *path)
+{
+	d->dlid = path->dlid;
+	d->sl = path->sl;
+	d->src_path_bits = path->src_path_bits;
+	d->static_rate = path->static_rate;
+	d->is_global = path->is_global;
+	d->port_num = path->port_num;
+	d->sgid_index = path->sgid_index;
+	d->hop_limit = path->hop_limit;
+	d->traffic_class = path->traffic_class;
+	d->flow_label = path->flow_label;
+	memcpy(d->dgid, path->dgid, 16);
+}
+
+/* The values mlx4_ib checks beyond the transition table. */
+static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
+{
+	uint32_t mask = m->attr_mask;
+	uint8_t port = mask & IBV_QP_PORT ? m->port_num : qp->port;
+	const uint32_t access_ok = IBV_ACCESS_LOCAL_WRITE |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
+
+	if ((mask & IBV_QP_PORT) && !hca_port(qp->hca, m->port_num))
+		return -EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && m->pkey_index >= CX3_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IBV_QP_ALT_PATH) &&
+	    (!hca_port(qp->hca, m->alt_port_num) ||
+	     m->alt_pkey_index >= CX3_PKEY_TBL_LEN || m->alt_timeout > 31))
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    m->max_rd_atomic > CX3_MAX_QP_INIT_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    m->max_dest_rd_atomic > CX3_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (m->path_mtu < IBV_MTU_256 || m->path_mtu > IBV_MTU_4096))
+		return -EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && m->timeout > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && m->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && m->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && m->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (m->qp_access_flags & ~access_ok))
+		return -EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && m->dest_qp_num > QPN_MASK)
+		return -EINVAL;
+	if ((mask & IBV_QP_AV) && m->dest.is_global &&
+	    m->dest.sgid_index >= CX3_GID_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) && m->path_mig_state > IBV_MIG_ARMED)
+		return -EINVAL;
+	(void)port;
+	return 0;
+}
+
+static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
+{
+	uint32_t mask = m->attr_mask;
+
+	if (mask & IBV_QP_PORT)
+		qp->port = m->port_num;
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->pkey_index = m->pkey_index;
+	if (mask & IBV_QP_QKEY)
+		qp->qkey = m->qkey;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = m->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		path_from_dest(&qp->path, &m->dest);
+	if (mask & IBV_QP_ALT_PATH) {
+		path_from_dest(&qp->alt_path, &m->alt_dest);
+		qp->alt_pkey_index = m->alt_pkey_index;
+		qp->alt_port = m->alt_port_num;
+		qp->alt_timeout = m->alt_timeout;
+	}
+	if (mask & IBV_QP_PATH_MTU)
+		qp->mtu = m->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		qp->dest_qpn = m->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		qp->rq_psn = m->rq_psn & PSN_MASK;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = m->sq_psn & PSN_MASK;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->timeout = m->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = m->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = m->rnr_retry;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = m->min_rnr_timer;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = m->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = m->max_dest_rd_atomic;
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		qp->mig_state = m->path_mig_state;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->en_sqd_async_notify = m->en_sqd_async_notify;
+}
+
+/* Back to RESET: the queues are empty again and start from index 0. */
+static void qp_reset(struct sim_qp *qp)
+{
+	req_stop_waiting(qp);
+	if (qp->state == IBV_QPS_ERR)
+		list_del(&qp->wait_link);
+	qp->sq.head = 0;
+	qp->rq.head = 0;
+	qp->rq_posted = 0;
+	qp->comm_established = false;
+}
+
+void qp_to_error(struct sim_qp *qp)
+{
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	req_stop_waiting(qp);
+	qp->state = IBV_QPS_ERR;
+	comp_flush_sq(qp);
+	comp_flush_rq(qp);
+	/* Receives posted later are flushed too: keep an eye on the RQ. */
+	list_add_tail(&sim.error_qps, &qp->wait_link);
+	if (qp->srq)
+		event_post_async(qp->uobj.ctx, qp->uobj.user_handle,
+				 IBV_EVENT_QP_LAST_WQE_REACHED,
+				 &qp->events_reported, qp);
+}
+
+static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
+{
+	struct sim_qp *qp = qp_get(cmd->ctx, m->qp_handle);
+	enum ibv_qp_state cur, next;
+	int err;
+
+	if (!qp)
+		return -EINVAL;
+	cur = m->attr_mask & IBV_QP_CUR_STATE ? m->cur_qp_state : qp->state;
+	next = m->attr_mask & IBV_QP_STATE ? m->qp_state : cur;
+	if (cur != qp->state)
+		return -EINVAL;
+	if (!transition_ok(qp->type, cur, next, m->attr_mask))
+		return -EINVAL;
+	err = check_values(qp, m);
+	if (err)
+		return err;
+	apply(qp, m);
+
+	if (next == qp->state)
+		return 0;
+	if (next == IBV_QPS_ERR) {
+		qp_to_error(qp);
+		return 0;
+	}
+	if (next == IBV_QPS_RESET)
+		qp_reset(qp);
+	qp->state = next;
+	if (next == IBV_QPS_RTS)
+		req_run(qp);		/* WQEs posted before RTS start now */
+	if (next == IBV_QPS_SQD && qp->en_sqd_async_notify)
+		event_post_async(qp->uobj.ctx, qp->uobj.user_handle,
+				 IBV_EVENT_SQ_DRAINED, &qp->events_reported, qp);
+	return 0;
+}
+
+SIM_HANDLER(cmd_modify_qp)
+{
+	struct ib_uverbs_modify_qp req;
+
+	cmd_in(cmd, &req, sizeof(req));
+	return modify_qp(cmd, &req);
+}
+
+SIM_HANDLER(cmd_ex_modify_qp)
+{
+	struct ib_uverbs_ex_modify_qp req;
+	struct ib_uverbs_ex_modify_qp_resp resp = {};
+	int err;
+
+	cmd_in(cmd, &req, sizeof(req));
+	/* Rate limiting is for Ethernet packet pacing. */
+	if ((req.base.attr_mask & IBV_QP_RATE_LIMIT) || req.reserved)
+		return -EOPNOTSUPP;
+	err = modify_qp(cmd, &req.base);
+	if (err)
+		return err;
+	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+SIM_HANDLER(cmd_query_qp)
+{
+	struct ib_uverbs_query_qp req;
+	struct ib_uverbs_query_qp_resp resp = {};
+	struct sim_qp *qp;
+
+	cmd_in(cmd, &req, sizeof(req));
+	qp = qp_get(cmd->ctx, req.qp_handle);
+	if (!qp)
+		return -EINVAL;
+	dest_from_path(&resp.dest, &qp->path);
+	dest_from_path(&resp.alt_dest, &qp->alt_path);
+	resp.max_send_wr = qp->cap.max_send_wr;
+	resp.max_recv_wr = qp->cap.max_recv_wr;
+	resp.max_send_sge = qp->cap.max_send_sge;
+	resp.max_recv_sge = qp->cap.max_recv_sge;
+	resp.max_inline_data = qp->cap.max_inline_data;
+	resp.qkey = qp->qkey;
+	resp.rq_psn = qp->rq_psn;
+	resp.sq_psn = qp->sq_psn;
+	resp.dest_qp_num = qp->dest_qpn;
+	resp.qp_access_flags = qp->access;
+	resp.pkey_index = qp->pkey_index;
+	resp.alt_pkey_index = qp->alt_pkey_index;
+	resp.qp_state = qp->state;
+	resp.cur_qp_state = qp->state;
+	resp.path_mtu = qp->mtu;
+	resp.path_mig_state = qp->mig_state;
+	resp.sq_draining = 0;
+	resp.max_rd_atomic = qp->max_rd_atomic;
+	resp.max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	resp.min_rnr_timer = qp->min_rnr_timer;
+	resp.port_num = qp->port;
+	resp.timeout = qp->timeout;
+	resp.retry_cnt = qp->retry_cnt;
+	resp.rnr_retry = qp->rnr_retry;
+	resp.alt_port_num = qp->alt_port;
+	resp.alt_timeout = qp->alt_timeout;
+	resp.sq_sig_all = qp->sq_sig_all;
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Multicast                                                           */
+/* ------------------------------------------------------------------ */
+
+static struct sim_mcast *mcast_find(const uint8_t gid[16], struct sim_qp *qp)
+{
+	struct sim_mcast *m;
+
+	list_for_each(&sim.mcast, m, struct sim_mcast, link)
+		if (m->qp == qp && !memcmp(m->gid, gid, 16))
+			return m;
+	return NULL;
+}
+
+static int group_size(const uint8_t gid[16])
+{
+	struct sim_mcast *m;
+	int n = 0;
+
+	list_for_each(&sim.mcast, m, struct sim_mcast, link)
+		n += !memcmp(m->gid, gid, 16);
+	return n;
+}
+
+SIM_HANDLER(cmd_attach_mcast)
+{
+	struct ib_uverbs_attach_mcast req;
+	struct sim_mcast *m;
+	struct sim_qp *qp;
+
+	cmd_in(cmd, &req, sizeof(req));
+	qp = qp_get(cmd->ctx, req.qp_handle);
+	if (!qp || qp->type != IBV_QPT_UD || req.gid[0] != 0xff)
+		return -EINVAL;
+	if (mcast_find(req.gid, qp))
+		return 0;
+	if (group_size(req.gid) >= CX3_MAX_MCAST_QP_ATTACH)
+		return -ENOMEM;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	memcpy(m->gid, req.gid, 16);
+	m->mlid = req.mlid;
+	m->qp = qp;
+	list_add_tail(&sim.mcast, &m->link);
+	return 0;
+}
+
+SIM_HANDLER(cmd_detach_mcast)
+{
+	struct ib_uverbs_detach_mcast req;
+	struct sim_mcast *m;
+	struct sim_qp *qp;
+
+	cmd_in(cmd, &req, sizeof(req));
+	qp = qp_get(cmd->ctx, req.qp_handle);
+	m = qp ? mcast_find(req.gid, qp) : NULL;
+	if (!m)
+		return -EINVAL;
+	list_del(&m->link);
+	free(m);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Destruction                                                         */
+/* ------------------------------------------------------------------ */
+
+static void qp_free(struct sim_qp *qp)
+{
+	struct sim_mcast *m, *tmp;
+
+	list_for_each_safe(&sim.mcast, m, tmp, struct sim_mcast, link) {
+		if (m->qp == qp) {
+			list_del(&m->link);
+			free(m);
+		}
+	}
+	req_stop_waiting(qp);
+	if (qp->state == IBV_QPS_ERR)
+		list_del(&qp->wait_link);
+	table_del(&qp->hca->qps, qp->qpn);
+	qp->hca->nqps--;
+	qp_drop_objects(qp);
+	free(qp);
+}
+
+/*
+ * An XRC target QP outlives its creator's handle while others have it
+ * open, as it belongs to the XRC domain.
+ */
+void qp_release(struct sim_qp *qp)
+{
+	event_forget(qp->uobj.ctx, qp);
+	list_del(&qp->ctx_link);
+	list_init(&qp->ctx_link);
+	uobj_remove(&qp->uobj);
+	if (!qp->opens)
+		qp_free(qp);
+}
+
+void qp_open_release(struct sim_qp_open *open)
+{
+	struct sim_qp *qp = open->qp;
+
+	event_forget(open->uobj.ctx, qp);
+	uobj_remove(&open->uobj);
+	free(open);
+	if (!--qp->opens && !qp->uobj.ctx)
+		qp_free(qp);
+}
+
+SIM_HANDLER(cmd_destroy_qp)
+{
+	struct ib_uverbs_destroy_qp req;
+	struct ib_uverbs_destroy_qp_resp resp = {};
+	struct sim_qp_open *open;
+	struct sim_qp *qp;
+
+	cmd_in(cmd, &req, sizeof(req));
+	qp = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP);
+	if (qp) {
+		resp.events_reported = qp->events_reported;
+		qp_release(qp);
+	} else {
+		open = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP_OPEN);
+		if (!open)
+			return -EINVAL;
+		resp.events_reported = open->events_reported;
+		qp_open_release(open);
+	}
+	cmd_out(cmd, &resp, sizeof(resp));
+	return 0;
+}

@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The requester: executing a QP's send queue.
+ *
+ * The device takes send WQEs in order from its head counter.  A WQE is
+ * the driver's when its owner bit (bit 31 of the control segment's first
+ * dword) equals the pass parity of its index; the driver writes the
+ * WQE, then that bit.  So the device reads the owner words first and the
+ * WQEs after, in two transfers: what the first shows handed over, the
+ * second reads complete.
+ *
+ * Each WQE is parsed (malformed ones are strict-mode breaches), its local
+ * memory checked, and the message delivered to the responder at once;
+ * the answer completes the WQE, or leaves it at the head to retry after a
+ * receiver-not-ready or ACK timeout, or moves the QP to the error state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "sim.h"
+#include "wire.h"
+
+#define SQ_BATCH	16
+#define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)
+#define PSN_MASK	0xffffff
+#define CTRL_CQ_UPDATE	(3u << 2)
+#define CTRL_SOLICIT	(1u << 1)
+#define CTRL_FENCE	0x40
+#define CTRL_DS_MASK	0x3f
+
+/* A send WQE, parsed. */
+struct sim_wqe {
+	uint32_t index;
+	uint8_t opcode;
+	bool signaled, solicited;
+	uint32_t imm;
+	uint32_t remote_srqn;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	struct mlx4_wqe_datagram_seg dgram;
+	struct mlx4_wqe_bind_seg bind;
+	uint32_t inval_key;
+	int nsge;
+	struct {
+		uint32_t lkey;
+		uint64_t addr;
+		uint32_t len;
+	} sge[CX3_MAX_SGE];
+	bool is_inline;
+	uint32_t length;
+	uint8_t inline_data[CX3_MAX_SQ_DESC];
+};
+
+enum exec_result {
+	EXEC_DONE,
+	EXEC_WAIT,		/* stays at the head for a retry */
+	EXEC_ERROR,		/* completed in error, QP now in ERROR */
+};
+
+static uint64_t wqe_addr(const struct sim_qp *qp, uint32_t index)
+{
+	return qp->buf + qp->sq.offset +
+	       ((uint64_t)(index & (qp->sq.wqe_cnt - 1)) << qp->sq.wqe_shift);
+}
+
+/* How many WQEs from the head the driver has handed over (up to max). */
+int sq_ready(struct sim_qp *qp, int max)
+{
+	struct iovec local[SQ_BATCH * 4], remote[SQ_BATCH * 4];
+	uint32_t owner[SQ_BATCH * 4];
+	int n;
+
+	max = MIN(max, (int)ARRAY_SIZE(owner));
+	max = MIN(max, (int)qp->sq.wqe_cnt);
+	if (max <= 0)
+		return 0;
+	for (int i = 0; i < max; i++) {
+		local[i] = (struct iovec){ &owner[i], sizeof(owner[i]) };
+		remote[i] = (struct iovec){
+			(void *)(uintptr_t)wqe_addr(qp, qp->sq.head + i), 4 };
+	}
+	if (process_vm_readv(qp->ctx->pid, local, max, remote, max, 0) !=
+	    (ssize_t)(max * sizeof(uint32_t))) {
+		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
+		       qp->qpn, (unsigned long long)qp->buf);
+		return 0;
+	}
+	for (n = 0; n < max; n++) {
+		bool pass = (qp->sq.head + n) & qp->sq.wqe_cnt;
+
+		if (!!(be32toh(owner[n]) >> 31) != pass)
+			break;
+	}
+	return n;
+}
+
+/* Read @n handed-over WQEs from the head into @raw, one stride each. */
+static int sq_read(struct sim_qp *qp, int n, uint8_t *raw)
+{
+	struct iovec local[SQ_BATCH], remote[SQ_BATCH];
+	size_t stride = 1u << qp->sq.wqe_shift;
+
+	for (int i = 0; i < n; i++) {
+		local[i] = (struct iovec){ raw + i * MAX_STRIDE, stride };
+		remote[i] = (struct iovec){
+			(void *)(uintptr_t)wqe_addr(qp, qp->sq.head + i), stride };
+	}
+	if (process_vm_readv(qp->ctx->pid, local, n, remote, n, 0) !=
+	    (ssize_t)(n * stride))
+		return -EFAULT;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+/* ------------------------------------------------------------------ */
+
+static bool opcode_allowed(enum ibv_qp_type type, uint8_t opcode)
+{
+	switch (opcode) {
+	case MLX4_OPCODE_NOP:
+	case MLX4_OPCODE_SEND:
+	case MLX4_OPCODE_SEND_IMM:
+		return true;
+	case MLX4_OPCODE_RDMA_WRITE:
+	case MLX4_OPCODE_RDMA_WRITE_IMM:
+	case MLX4_OPCODE_SEND_INVAL:
+	case MLX4_OPCODE_BIND_MW:
+	case MLX4_OPCODE_LOCAL_INVAL:
+		return type != IBV_QPT_UD;
+	case MLX4_OPCODE_RDMA_READ:
+	case MLX4_OPCODE_ATOMIC_CS:
+	case MLX4_OPCODE_ATOMIC_FA:
+		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	default:
+		return false;
+	}
+}
+
+/* Bytes of opcode-specific segments between control and data. */
+static size_t middle_size(enum ibv_qp_type type, uint8_t opcode)
+{
+	if (type == IBV_QPT_UD)
+		return sizeof(struct mlx4_wqe_datagram_seg);
+	switch (opcode) {
+	case MLX4_OPCODE_RDMA_WRITE:
+	case MLX4_OPCODE_RDMA_WRITE_IMM:
+	case MLX4_OPCODE_RDMA_READ:
+		return sizeof(struct mlx4_wqe_raddr_seg);
+	case MLX4_OPCODE_ATOMIC_CS:
+	case MLX4_OPCODE_ATOMIC_FA:
+		return sizeof(struct mlx4_wqe_raddr_seg) +
+		       sizeof(struct mlx4_wqe_atomic_seg);
+	case MLX4_OPCODE_BIND_MW:
+		return sizeof(struct mlx4_wqe_bind_seg);
+	case MLX4_OPCODE_LOCAL_INVAL:
+		return sizeof(struct mlx4_wqe_local_inval_seg);
+	default:
+		return 0;
+	}
+}
+
+static void parse_middle(struct sim_qp *qp, const uint8_t *seg,
+			 struct sim_wqe *w)
+{
+	const struct mlx4_wqe_raddr_seg *raddr = (const void *)seg;
+	const struct mlx4_wqe_atomic_seg *atomic = (const void *)(raddr + 1);
+
+	if (qp->type == IBV_QPT_UD) {
+		memcpy(&w->dgram, seg, sizeof(w->dgram));
+		return;
+	}
+	switch (w->opcode) {
+	case MLX4_OPCODE_ATOMIC_CS:
+	case MLX4_OPCODE_ATOMIC_FA:
+		w->swap_add = be64toh(atomic->swap_add);
+		w->compare = be64toh(atomic->compare);
+		/* fall through */
+	case MLX4_OPCODE_RDMA_WRITE:
+	case MLX4_OPCODE_RDMA_WRITE_IMM:
+	case MLX4_OPCODE_RDMA_READ:
+		w->raddr = be64toh(raddr->raddr);
+		w->rkey = be32toh(raddr->rkey);
+		break;
+	case MLX4_OPCODE_BIND_MW:
+		memcpy(&w->bind, seg, sizeof(w->bind));
+		break;
+	case MLX4_OPCODE_LOCAL_INVAL:
+		w->inval_key = be32toh(((const struct mlx4_wqe_local_inval_seg *)
+					seg)->mem_key);
+		break;
+	}
+}
+
+/*
+ * Data segments, or inline segments: an inline segment is a byte count
+ * with bit 31 set, then the data, and never crosses a 64-byte boundary
+ * of the WQE; a stamp (0xffffffff) inside the WQE fails that test.
+ */
+static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
+		      size_t end, struct sim_wqe *w)
+{
+	bool seen_gather = false;
+
+	while (off < end) {
+		uint32_t word = be32toh(*(const uint32_t *)(wqe + off));
+
+		if (word & MLX4_INLINE_SEG) {
+			uint32_t len = word & ~MLX4_INLINE_SEG;
+
+			if ((off & 63) + 4 + len > 64 || off + 4 + len > end) {
+				breach(qp->ctx, "QP 0x%x WQE 0x%x: inline segment of %u bytes at offset %zu crosses a 64-byte boundary or the WQE",
+				       qp->qpn, w->index, len, off);
+				return -EINVAL;
+			}
+			memcpy(w->inline_data + w->length, wqe + off + 4, len);
+			w->length += len;
+			w->is_inline = true;
+			off += (4 + len + 15) & ~15u;
+			continue;
+		}
+		if (w->nsge == CX3_MAX_SGE || off + 16 > end) {
+			breach(qp->ctx, "QP 0x%x WQE 0x%x: more data segments than fit",
+			       qp->qpn, w->index);
+			return -EINVAL;
+		}
+		const struct mlx4_wqe_data_seg *d = (const void *)(wqe + off);
+
+		w->sge[w->nsge].len = word;
+		w->sge[w->nsge].lkey = be32toh(d->lkey);
+		w->sge[w->nsge].addr = be64toh(d->addr);
+		w->length += word;
+		w->nsge++;
+		seen_gather = true;
+		off += 16;
+	}
+	if (seen_gather && w->is_inline) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: inline and gather segments mixed",
+		       qp->qpn, w->index);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0, or -EINVAL for a WQE the device cannot execute (a breach). */
+static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
+{
+	const struct mlx4_wqe_ctrl_seg *ctrl = (const void *)raw;
+	uint32_t flags = be32toh(ctrl->srcrb_flags);
+	size_t size = (ctrl->fence_size & CTRL_DS_MASK) * 16;
+	size_t middle;
+
+	w->opcode = be32toh(ctrl->owner_opcode) & 0x1f;
+	w->imm = ctrl->imm;
+	w->signaled = (flags & CTRL_CQ_UPDATE) == CTRL_CQ_UPDATE;
+	w->solicited = flags & CTRL_SOLICIT;
+	w->remote_srqn = flags >> 8;
+	w->nsge = 0;
+	w->length = 0;
+	w->is_inline = false;
+
+	if (size < 16 || size > (1u << qp->sq.wqe_shift)) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: size %zu bytes, stride %u",
+		       qp->qpn, w->index, size, 1u << qp->sq.wqe_shift);
+		return -EINVAL;
+	}
+	if ((flags & CTRL_CQ_UPDATE) && (flags & CTRL_CQ_UPDATE) != CTRL_CQ_UPDATE) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: reserved completion mode %u",
+		       qp->qpn, w->index, (flags >> 2) & 3);
+		return -EINVAL;
+	}
+	if (!opcode_allowed(qp->type, w->opcode))
+		return 0;	/* completes with a local QP operation error */
+	middle = middle_size(qp->type, w->opcode);
+	if (16 + middle > size) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: %zu bytes too short for opcode 0x%x",
+		       qp->qpn, w->index, size, w->opcode);
+		return -EINVAL;
+	}
+	parse_middle(qp, raw + 16, w);
+	return parse_data(qp, raw, 16 + middle, size, w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Execution                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The WQE's local memory as the device may reach it. */
+static int local_segs(struct sim_qp *qp, const struct sim_wqe *w,
+		      enum mr_use use, struct dma_seg *seg, int *nseg)
+{
+	*nseg = 0;
+	for (int i = 0; i < w->nsge; i++) {
+		uint64_t addr;
+
+		if (!w->sge[i].len)
+			continue;
+		if (!mr_check(qp->hca, w->sge[i].lkey, qp->pd, w->sge[i].addr,
+			      w->sge[i].len, use, &addr))
+			return -EACCES;
+		seg[*nseg].addr = addr;
+		seg[*nseg].len = w->sge[i].len;
+		(*nseg)++;
+	}
+	return 0;
+}
+
+static uint32_t packets(uint32_t len, enum ibv_mtu mtu)
+{
+	uint32_t bytes = mtu_bytes(mtu);
+
+	return len ? (len + bytes - 1) / bytes : 1;
+}
+
+/* The IB RNR timer encoding, in microseconds. */
+static uint64_t rnr_timer_us(uint8_t code)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520,
+	};
+
+	return us[code & 31];
+}
+
+static void wait_for(struct sim_qp *qp, uint64_t ns)
+{
+	qp->waiting = true;
+	qp->wait_until = now_ns() + ns;
+	list_add_tail(&sim.waiting, &qp->wait_link);
+}
+
+void req_stop_waiting(struct sim_qp *qp)
+{
+	if (!qp->waiting)
+		return;
+	list_del(&qp->wait_link);
+	qp->waiting = false;
+}
+
+static enum exec_result fail(struct sim_qp *qp, const struct sim_wqe *w,
+			     uint8_t syndrome)
+{
+	comp_send_error(qp, w->index & 0xffff, syndrome);
+	qp->sq.head++;
+	qp->retry_armed = false;
+	qp_to_error(qp);
+	return EXEC_ERROR;
+}
+
+static enum exec_result done(struct sim_qp *qp, const struct sim_wqe *w,
+			     uint32_t byte_len)
+{
+	if (w->signaled)
+		comp_send(qp, w->index & 0xffff, w->opcode, byte_len);
+	qp->sq.head++;
+	qp->retry_armed = false;
+	return EXEC_DONE;
+}
+
+/* What an RC requester does with the responder's answer. */
+static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
+			       const struct sim_message *msg,
+			       enum resp_status st)
+{
+	bool reliable = qp->type != IBV_QPT_UC;
+
+	if (!qp->retry_armed) {
+		qp->retries_left = qp->retry_cnt;
+		qp->rnr_retries_left = qp->rnr_retry;
+		qp->retry_armed = true;
+	}
+	switch (st) {
+	case RESP_ACK:
+		qp->sq_psn = (qp->sq_psn + msg->npkts) & PSN_MASK;
+		return EXEC_DONE;
+	case RESP_DROP:
+		if (!reliable) {
+			qp->sq_psn = (qp->sq_psn + msg->npkts) & PSN_MASK;
+			return EXEC_DONE;
+		}
+		/* No ACK: retransmit after the local ACK timeout. */
+		if (qp->timeout == 0) {
+			wait_for(qp, 100 * 1000000ULL);	/* "infinite" */
+			return EXEC_WAIT;
+		}
+		if (!qp->retries_left)
+			return fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		qp->retries_left--;
+		wait_for(qp, 4096ULL << qp->timeout);
+		return EXEC_WAIT;
+	case RESP_RNR:
+		if (qp->rnr_retry != 7) {
+			if (!qp->rnr_retries_left)
+				return fail(qp, w, MLX4_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
+			qp->rnr_retries_left--;
+		}
+		wait_for(qp, rnr_timer_us(msg->min_rnr_timer) * 1000);
+		return EXEC_WAIT;
+	case RESP_NAK_INV_REQ:
+		return fail(qp, w, MLX4_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+	case RESP_NAK_ACCESS:
+		return fail(qp, w, MLX4_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	case RESP_NAK_OP:
+		return fail(qp, w, MLX4_CQE_SYNDROME_REMOTE_OP_ERR);
+	}
+	return EXEC_ERROR;
+}
+
+static void sender(struct sim_qp *qp, struct sim_message *msg)
+{
+	struct sim_port *port = hca_port(qp->hca, qp->port);
+
+	msg->src_qpn = qp->qpn;
+	msg->slid = port ? port->lid : 0;
+}
+
+/* The results of a READ or an atomic, into the WQE's local buffers. */
+static int land_results(struct sim_qp *qp, const struct sim_wqe *w,
+			const struct dma_seg *seg, int nseg,
+			const struct sim_message *msg)
+{
+	if (w->opcode == MLX4_OPCODE_RDMA_READ) {
+		struct dma_seg remote = { msg->read_addr, w->length };
+
+		return dma_copy(msg->read_pid, &remote, 1, qp->ctx->pid, seg,
+				nseg, w->length);
+	}
+	if (opcode_is_atomic(w->opcode)) {
+		uint64_t orig = htobe64(msg->atomic_orig);
+
+		return dma_writev(qp->ctx->pid, seg, nseg, &orig, sizeof(orig));
+	}
+	return 0;
+}
+
+static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
+{
+	struct dma_seg seg[CX3_MAX_SGE];
+	struct sim_message msg = {};
+	bool writes_local = w->opcode == MLX4_OPCODE_RDMA_READ ||
+			    opcode_is_atomic(w->opcode);
+	struct sim_port *port;
+	struct sim_qp *dst;
+	enum exec_result r;
+	int nseg;
+
+	if (w->length > CX3_MAX_MSG_SZ)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (opcode_is_atomic(w->opcode) && w->length != 8)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (!w->is_inline &&
+	    local_segs(qp, w, writes_local ? MR_LOCAL_WRITE : MR_LOCAL_READ,
+		       seg, &nseg))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+
+	msg.opcode = w->opcode;
+	msg.solicited = w->solicited;
+	msg.imm = w->imm;
+	msg.length = w->length;
+	msg.psn = qp->sq_psn;
+	msg.npkts = opcode_is_atomic(w->opcode) ? 1 : packets(w->length, qp->mtu);
+	msg.inline_data = w->is_inline ? w->inline_data : NULL;
+	msg.src_pid = qp->ctx->pid;
+	msg.src = seg;
+	msg.nsrc = w->is_inline ? 0 : nseg;
+	msg.raddr = w->raddr;
+	msg.rkey = w->rkey;
+	msg.swap_add = w->swap_add;
+	msg.compare = w->compare;
+	msg.sl = qp->path.sl;
+	msg.path_bits = qp->path.src_path_bits;
+	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
+	sender(qp, &msg);
+
+	port = port_by_lid(qp->path.dlid);
+	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
+	r = answer(qp, w, &msg,
+		   dst ? resp_deliver(qp, dst, &msg) : RESP_DROP);
+	if (r != EXEC_DONE)
+		return r;
+	if (land_results(qp, w, seg, nseg, &msg))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	return done(qp, w, w->length);
+}
+
+/* Fill the GRH a UD message carries, as the receiver will see it. */
+static void build_grh(struct sim_qp *qp, const struct mlx4_av *av,
+		      uint32_t len, uint8_t grh[GRH_LEN])
+{
+	struct sim_port *port = hca_port(qp->hca, qp->port);
+	uint32_t tclass_flow = be32toh(av->sl_tclass_flowlabel) & 0x0fffffff;
+	uint32_t word0 = 6u << 28 | tclass_flow;
+	uint16_t paylen = htobe16(len + 4 /* ICRC */ + 8 /* BTH */ + 8 /* DETH */);
+
+	memset(grh, 0, GRH_LEN);
+	word0 = htobe32(word0);
+	memcpy(grh, &word0, 4);
+	memcpy(grh + 4, &paylen, 2);
+	grh[6] = 0x1b;			/* next header: IBA transport */
+	grh[7] = av->hop_limit;
+	port_gid(port, av->gid_index, grh + 8);
+	memcpy(grh + 24, av->dgid, 16);
+}
+
+static bool group_member(const struct sim_mcast *m, const uint8_t *dgid)
+{
+	return !memcmp(m->gid, dgid, 16);
+}
+
+static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
+{
+	const struct mlx4_av *av = &w->dgram.av;
+	uint32_t port_pd = be32toh(av->port_pd);
+	uint16_t dlid = be16toh(av->dlid);
+	struct dma_seg seg[CX3_MAX_SGE];
+	struct sim_message msg = {};
+	int nseg = 0;
+
+	if ((port_pd & 0xffffff) != qp->pd->pdn || (port_pd >> 24) != qp->port)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	if (w->length > mtu_bytes(IBV_MTU_4096))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (!w->is_inline && local_segs(qp, w, MR_LOCAL_READ, seg, &nseg))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+
+	msg.opcode = w->opcode;
+	msg.solicited = w->solicited;
+	msg.imm = w->imm;
+	msg.length = w->length;
+	msg.inline_data = w->is_inline ? w->inline_data : NULL;
+	msg.src_pid = qp->ctx->pid;
+	msg.src = seg;
+	msg.nsrc = nseg;
+	msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
+	msg.path_bits = av->g_slid & 0x7f;
+	msg.qkey = be32toh(w->dgram.qkey);
+	/* A Q_Key with the high bit set means "the QP's own". */
+	if (msg.qkey & 0x80000000)
+		msg.qkey = qp->qkey;
+	msg.has_grh = av->g_slid & 0x80;
+	if (msg.has_grh)
+		build_grh(qp, av, w->length, msg.grh);
+	sender(qp, &msg);
+
+	if (lid_is_multicast(dlid)) {
+		struct sim_mcast *m;
+
+		if (msg.has_grh)
+			list_for_each(&sim.mcast, m, struct sim_mcast, link)
+				if (group_member(m, av->dgid))
+					resp_deliver(qp, m->qp, &msg);
+	} else {
+		struct sim_port *port = port_by_lid(dlid);
+		struct sim_qp *dst = port ?
+			qp_by_num(port->hca, be32toh(w->dgram.dqpn)) : NULL;
+
+		if (dst)
+			resp_deliver(qp, dst, &msg);
+	}
+	/* Datagrams are not acknowledged: sent is done. */
+	return done(qp, w, w->length);
+}
+
+static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
+{
+	uint32_t access = 0, flags1 = be32toh(w->bind.flags1);
+	uint8_t syndrome;
+
+	if (w->opcode == MLX4_OPCODE_NOP)
+		return done(qp, w, 0);
+	if (w->opcode == MLX4_OPCODE_LOCAL_INVAL) {
+		syndrome = mw_invalidate(qp->hca, qp->pd, w->inval_key);
+		return syndrome ? fail(qp, w, syndrome) : done(qp, w, 0);
+	}
+	if (flags1 & MLX4_WQE_MW_REMOTE_READ)
+		access |= IBV_ACCESS_REMOTE_READ;
+	if (flags1 & MLX4_WQE_MW_REMOTE_WRITE)
+		access |= IBV_ACCESS_REMOTE_WRITE;
+	if (flags1 & MLX4_WQE_MW_ATOMIC)
+		access |= IBV_ACCESS_REMOTE_ATOMIC;
+	if (be32toh(w->bind.flags2) & MLX4_WQE_BIND_ZERO_BASED)
+		access |= IBV_ACCESS_ZERO_BASED;
+	syndrome = mw_bind(qp, 0, be32toh(w->bind.new_rkey),
+			   be32toh(w->bind.lkey), be64toh(w->bind.addr),
+			   be64toh(w->bind.length), access);
+	return syndrome ? fail(qp, w, syndrome) : done(qp, w, 0);
+}
+
+static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
+{
+	if (!opcode_allowed(qp->type, w->opcode))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+	switch (w->opcode) {
+	case MLX4_OPCODE_NOP:
+	case MLX4_OPCODE_BIND_MW:
+	case MLX4_OPCODE_LOCAL_INVAL:
+		return exec_local(qp, w);
+	}
+	if (qp->type == IBV_QPT_UD)
+		return exec_ud(qp, w);
+	return exec_connected(qp, w);
+}
+
+/*
+ * Run the send queue until it is empty, blocked for a retry, or the QP
+ * leaves RTS.  In ERROR, what the driver posts is flushed.
+ */
+void req_run(struct sim_qp *qp)
+{
+	static uint8_t raw[SQ_BATCH * MAX_STRIDE];
+	static struct sim_wqe w;
+	int n;
+
+	if (!qp->sq.wqe_cnt)
+		return;
+	if (qp->state == IBV_QPS_ERR) {
+		comp_flush_sq(qp);
+		return;
+	}
+	while (qp_can_send(qp) && !qp->waiting &&
+	       (n = sq_ready(qp, SQ_BATCH)) > 0) {
+		if (sq_read(qp, n, raw)) {
+			breach(qp->ctx, "QP 0x%x: send queue unreadable", qp->qpn);
+			return;
+		}
+		sim.work_done = true;
+		for (int i = 0; i < n && qp_can_send(qp); i++) {
+			w.index = qp->sq.head;
+			if (parse_wqe(qp, raw + i * MAX_STRIDE, &w)) {
+				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+				return;
+			}
+			if (execute(qp, &w) != EXEC_DONE)
+				return;
+		}
+	}
+}
+
+/*
+ * Retry what waited long enough.  Running one QP may take others off the
+ * list (a responder that fails), so each expired QP is looked up afresh.
+ */
+void req_run_waiting(uint64_t now, uint64_t *next_deadline)
+{
+	struct sim_qp *qp, *expired;
+
+	do {
+		expired = NULL;
+		list_for_each(&sim.waiting, qp, struct sim_qp, wait_link) {
+			if (qp->wait_until <= now) {
+				expired = qp;
+				break;
+			}
+		}
+		if (expired) {
+			req_stop_waiting(expired);
+			req_run(expired);
+		}
+	} while (expired);
+	list_for_each(&sim.waiting, qp, struct sim_qp, wait_link)
+		*next_deadline = MIN(*next_deadline, qp->wait_until);
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The responder: a message arrives at a QP.
+ *
+ * It checks what the IB specification has a responder check (state,
+ * connection, PSN, Q_Key, access rights, keys and bounds), takes a receive
+ * WQE where the message consumes one (from the QP's RQ, its SRQ or, for
+ * XRC, the SRQ the message names), places the data, completes the WQE and
+ * answers the requester.  Errors a responder detects move it to the error
+ * state with the async event the specification names; errors in its own
+ * receive WQE complete that WQE in error.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sim.h"
+#include "wire.h"
+
+#define PSN_MASK	0xffffff
+
+/* A receive WQE, taken from its queue. */
+struct sim_recv {
+	struct sim_cq *cq;
+	uint32_t qpn;			/* for the CQE */
+	uint32_t wqe_index;
+	struct sim_pd *pd;
+	int nseg;
+	struct dma_seg seg[CX3_MAX_SGE];	/* translated, in the owner */
+	pid_t pid;
+	uint64_t total;
+	bool bad_key;			/* a scatter entry the key does not open */
+};
+
+/* The scatter list of a receive WQE, checked against the keys. */
+static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
+			  uint32_t max, struct sim_recv *r)
+{
+	const struct mlx4_wqe_data_seg *d = (const void *)wqe;
+
+	r->nseg = 0;
+	r->total = 0;
+	r->pid = 0;
+	r->bad_key = false;
+	for (uint32_t i = 0; i < max; i++) {
+		uint32_t lkey = be32toh(d[i].lkey);
+		uint32_t len = be32toh(d[i].byte_count);
+		uint64_t addr;
+		struct sim_mr *mr;
+
+		if (lkey == CX3_INVALID_LKEY)
+			break;
+		if (!len)
+			continue;
+		mr = mr_check(hca, lkey, r->pd, be64toh(d[i].addr), len,
+			      MR_LOCAL_WRITE, &addr);
+		if (!mr) {
+			r->bad_key = true;
+			continue;
+		}
+		r->pid = mr->pid;
+		r->seg[r->nseg].addr = addr;
+		r->seg[r->nseg].len = len;
+		r->nseg++;
+		r->total += len;
+	}
+}
+
+static int rq_take(struct sim_qp *qp, struct sim_recv *r)
+{
+	uint8_t wqe[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	size_t stride = 1u << qp->rq.wqe_shift;
+	uint32_t db;
+
+	if ((uint16_t)qp->rq.head == qp->rq_posted) {
+		if (dma_read(qp->ctx->pid, qp->db, &db, sizeof(db))) {
+			breach(qp->ctx, "QP 0x%x: receive doorbell record unreadable",
+			       qp->qpn);
+			return -EAGAIN;
+		}
+		qp->rq_posted = be32toh(db);
+		if ((uint16_t)(qp->rq_posted - qp->rq.head) > qp->rq.wqe_cnt) {
+			breach(qp->ctx, "QP 0x%x: receive doorbell 0x%x beyond the ring (head 0x%x, %u entries)",
+			       qp->qpn, qp->rq_posted, qp->rq.head & 0xffff,
+			       qp->rq.wqe_cnt);
+			qp->rq_posted = qp->rq.head;
+			return -EAGAIN;
+		}
+		if ((uint16_t)qp->rq.head == qp->rq_posted)
+			return -EAGAIN;
+	}
+	if (dma_read(qp->ctx->pid, qp->buf + qp->rq.offset +
+		     ((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift),
+		     wqe, stride)) {
+		breach(qp->ctx, "QP 0x%x: receive queue unreadable", qp->qpn);
+		return -EAGAIN;
+	}
+	r->wqe_index = qp->rq.head & 0xffff;
+	qp->rq.head++;
+	parse_scatter(qp->hca, wqe, qp->rq.max_gs, r);
+	return 0;
+}
+
+static int srq_take(struct sim_srq *srq, struct sim_recv *r)
+{
+	uint8_t wqe[16 + CX3_MAX_SRQ_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	size_t stride = 1u << srq->wqe_shift;
+	uint32_t db;
+	uint16_t next;
+
+	if (srq->consumed == srq->posted) {
+		if (dma_read(srq->ctx->pid, srq->db, &db, sizeof(db))) {
+			breach(srq->ctx, "SRQ 0x%x: doorbell record unreadable",
+			       srq->srqn);
+			return -EAGAIN;
+		}
+		srq->posted = be32toh(db);
+		if ((uint16_t)(srq->posted - srq->consumed) >= srq->wqe_cnt) {
+			breach(srq->ctx, "SRQ 0x%x: counter 0x%x beyond the ring (taken 0x%x, %u entries)",
+			       srq->srqn, srq->posted, srq->consumed,
+			       srq->wqe_cnt);
+			srq->posted = srq->consumed;
+			return -EAGAIN;
+		}
+		if (srq->consumed == srq->posted)
+			return -EAGAIN;
+	}
+	if (dma_read(srq->ctx->pid, srq->buf +
+		     ((uint64_t)srq->next_wqe << srq->wqe_shift),
+		     wqe, MIN(stride, sizeof(wqe)))) {
+		breach(srq->ctx, "SRQ 0x%x: buffer unreadable", srq->srqn);
+		return -EAGAIN;
+	}
+	next = be16toh(((struct mlx4_wqe_srq_next_seg *)wqe)->next_wqe_index);
+	if (next >= srq->wqe_cnt) {
+		breach(srq->ctx, "SRQ 0x%x WQE 0x%x: next index 0x%x out of the ring",
+		       srq->srqn, srq->next_wqe, next);
+		return -EAGAIN;
+	}
+	r->wqe_index = srq->next_wqe;
+	srq->next_wqe = next;
+	srq->consumed++;
+	parse_scatter(srq->hca, wqe + 16, srq->max_gs, r);
+	srq_check_limit(srq);
+	return 0;
+}
+
+/*
+ * Where a message to @dst finds its receive WQE.  For XRC the message
+ * names the SRQ, which must belong to the target QP's XRC domain.
+ */
+static int recv_queue(struct sim_qp *dst, const struct sim_message *msg,
+		      struct sim_srq **srq, struct sim_recv *r)
+{
+	*srq = NULL;
+	r->qpn = dst->qpn;
+	if (dst->type == IBV_QPT_XRC_RECV) {
+		*srq = srq_by_num(dst->hca, msg->xrc_srqn);
+		if (!*srq || (*srq)->type != IBV_SRQT_XRC ||
+		    (*srq)->xrcd != dst->xrcd)
+			return -EINVAL;
+		r->cq = (*srq)->cq;
+		r->pd = (*srq)->pd;
+		return 0;
+	}
+	*srq = dst->srq;
+	r->cq = dst->recv_cq;
+	r->pd = *srq ? (*srq)->pd : dst->pd;
+	return 0;
+}
+
+static int take_recv(struct sim_qp *dst, const struct sim_message *msg,
+		     struct sim_recv *r)
+{
+	struct sim_srq *srq;
+	int err = recv_queue(dst, msg, &srq, r);
+
+	if (err)
+		return err;
+	return srq ? srq_take(srq, r) : rq_take(dst, r);
+}
+
+/* The responder's own failure, as it reports it. */
+static enum resp_status responder_error(struct sim_qp *dst, uint32_t event,
+					enum resp_status st)
+{
+	if (dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC)
+		return RESP_DROP;	/* unacknowledged: silently dropped */
+	event_post_async(dst->uobj.ctx ? dst->uobj.ctx : dst->ctx,
+			 dst->uobj.user_handle, event, &dst->events_reported,
+			 dst);
+	qp_to_error(dst);
+	return st;
+}
+
+/* A receive WQE that cannot take the message completes in error. */
+static enum resp_status recv_error(struct sim_qp *dst, struct sim_recv *r,
+				   uint8_t syndrome)
+{
+	comp_recv_error(r->cq, r->qpn, r->wqe_index, syndrome);
+	qp_to_error(dst);
+	if (dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC)
+		return RESP_DROP;
+	return syndrome == MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR ?
+	       RESP_NAK_INV_REQ : RESP_NAK_OP;
+}
+
+/*
+ * Move the payload into @seg, in the memory of @pid: -EFAULT when the
+ * sender's memory failed, -EIO when the receiver's did.
+ */
+static int place(const struct sim_message *msg, pid_t pid,
+		 const struct dma_seg *seg, int nseg)
+{
+	if (!msg->length)
+		return 0;
+	if (msg->inline_data)
+		return dma_writev(pid, seg, nseg, msg->inline_data,
+				  msg->length) ? -EIO : 0;
+	return dma_copy(msg->src_pid, msg->src, msg->nsrc, pid, seg, nseg,
+			msg->length);
+}
+
+static uint8_t recv_opcode(uint8_t send_opcode)
+{
+	switch (send_opcode) {
+	case MLX4_OPCODE_SEND_IMM:	return MLX4_RECV_OPCODE_SEND_IMM;
+	case MLX4_OPCODE_SEND_INVAL:	return MLX4_RECV_OPCODE_SEND_INVAL;
+	case MLX4_OPCODE_RDMA_WRITE_IMM: return MLX4_RECV_OPCODE_RDMA_WRITE_IMM;
+	default:			return MLX4_RECV_OPCODE_SEND;
+	}
+}
+
+static enum resp_status do_send(struct sim_qp *dst,
+				const struct sim_message *msg)
+{
+	uint32_t grh = dst->type == IBV_QPT_UD ? GRH_LEN : 0;
+	struct dma_seg slice[CX3_MAX_SGE + 1];
+	struct sim_recv r;
+	int err, n;
+
+	err = take_recv(dst, msg, &r);
+	if (err == -EAGAIN)
+		return dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC ?
+		       RESP_DROP : RESP_RNR;
+	if (err)
+		return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+				       RESP_NAK_INV_REQ);
+	if (r.bad_key)
+		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	if (grh + (uint64_t)msg->length > r.total)
+		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+
+	if (grh && msg->has_grh) {
+		n = dma_slice(r.seg, r.nseg, 0, GRH_LEN, slice);
+		if (n < 0 || dma_writev(r.pid, slice, n, msg->grh, GRH_LEN))
+			return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	}
+	n = dma_slice(r.seg, r.nseg, grh, msg->length, slice);
+	err = n < 0 ? -EINVAL : place(msg, r.pid, slice, n);
+	if (err == -EFAULT && msg->length)
+		return RESP_NAK_OP;	/* the sender's memory went away */
+	if (err)
+		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	if (msg->opcode == MLX4_OPCODE_SEND_INVAL)
+		mw_invalidate(dst->hca, r.pd, be32toh(msg->imm));
+	comp_recv(r.cq, r.qpn, r.wqe_index, msg, recv_opcode(msg->opcode),
+		  grh + msg->length, dst->pkey_index, msg->solicited);
+	return RESP_ACK;
+}
+
+/* The PD that remote keys of this message must belong to. */
+static struct sim_pd *target_pd(struct sim_qp *dst,
+				const struct sim_message *msg)
+{
+	struct sim_srq *srq;
+
+	if (dst->type != IBV_QPT_XRC_RECV)
+		return dst->pd;
+	srq = srq_by_num(dst->hca, msg->xrc_srqn);
+	return srq && srq->type == IBV_SRQT_XRC && srq->xrcd == dst->xrcd ?
+	       srq->pd : NULL;
+}
+
+static enum resp_status do_write(struct sim_qp *dst,
+				 const struct sim_message *msg)
+{
+	struct sim_pd *pd = target_pd(dst, msg);
+	struct dma_seg target;
+	struct sim_recv r;
+	struct sim_mr *mr = NULL;
+	int err;
+
+	if (!(dst->access & IBV_ACCESS_REMOTE_WRITE) || !pd)
+		return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+				       RESP_NAK_INV_REQ);
+	if (msg->length) {
+		mr = mr_check(dst->hca, msg->rkey, pd, msg->raddr, msg->length,
+			      MR_REMOTE_WRITE, &target.addr);
+		if (!mr)
+			return responder_error(dst, IBV_EVENT_QP_ACCESS_ERR,
+					       RESP_NAK_ACCESS);
+		target.len = msg->length;
+	}
+	/* The immediate needs a receive WQE before any data lands. */
+	if (msg->opcode == MLX4_OPCODE_RDMA_WRITE_IMM) {
+		err = take_recv(dst, msg, &r);
+		if (err == -EAGAIN)
+			return dst->type == IBV_QPT_UC ? RESP_DROP : RESP_RNR;
+		if (err)
+			return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+					       RESP_NAK_INV_REQ);
+	}
+	if (mr) {
+		err = place(msg, mr->pid, &target, 1);
+		if (err == -EFAULT)
+			return RESP_NAK_OP;
+		if (err)
+			return responder_error(dst, IBV_EVENT_QP_ACCESS_ERR,
+					       RESP_NAK_ACCESS);
+	}
+	if (msg->opcode == MLX4_OPCODE_RDMA_WRITE_IMM)
+		comp_recv(r.cq, r.qpn, r.wqe_index, msg,
+			  MLX4_RECV_OPCODE_RDMA_WRITE_IMM, msg->length,
+			  dst->pkey_index, msg->solicited);
+	return RESP_ACK;
+}
+
+static enum resp_status do_read(struct sim_qp *dst, struct sim_message *msg)
+{
+	struct sim_pd *pd = target_pd(dst, msg);
+	struct sim_mr *mr;
+
+	if (!(dst->access & IBV_ACCESS_REMOTE_READ) || !pd)
+		return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+				       RESP_NAK_INV_REQ);
+	if (!msg->length)
+		return RESP_ACK;
+	mr = mr_check(dst->hca, msg->rkey, pd, msg->raddr, msg->length,
+		      MR_REMOTE_READ, &msg->read_addr);
+	if (!mr)
+		return responder_error(dst, IBV_EVENT_QP_ACCESS_ERR,
+				       RESP_NAK_ACCESS);
+	msg->read_pid = mr->pid;
+	return RESP_ACK;
+}
+
+/*
+ * Atomics act on the 64-bit value at the target as big-endian, as a
+ * ConnectX-3 does, and return the value they found.  The device runs one
+ * operation at a time, so each is atomic with respect to the others.
+ */
+static enum resp_status do_atomic(struct sim_qp *dst, struct sim_message *msg)
+{
+	struct sim_pd *pd = target_pd(dst, msg);
+	uint64_t addr, old, new;
+	struct sim_mr *mr;
+
+	if (!(dst->access & IBV_ACCESS_REMOTE_ATOMIC) || !pd ||
+	    (msg->raddr & 7))
+		return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+				       RESP_NAK_INV_REQ);
+	mr = mr_check(dst->hca, msg->rkey, pd, msg->raddr, 8,
+		      MR_REMOTE_ATOMIC, &addr);
+	if (!mr)
+		return responder_error(dst, IBV_EVENT_QP_ACCESS_ERR,
+				       RESP_NAK_ACCESS);
+	if (dma_read(mr->pid, addr, &old, 8))
+		return RESP_NAK_OP;
+	old = be64toh(old);
+	if (msg->opcode == MLX4_OPCODE_ATOMIC_CS)
+		new = old == msg->compare ? msg->swap_add : old;
+	else
+		new = old + msg->swap_add;
+	new = htobe64(new);
+	if (dma_write(mr->pid, addr, &new, 8))
+		return RESP_NAK_OP;
+	msg->atomic_orig = old;
+	return RESP_ACK;
+}
+
+/* Whether a message from @src is for @dst at all; else it is dropped. */
+static bool accepts(struct sim_qp *src, struct sim_qp *dst,
+		    const struct sim_message *msg)
+{
+	if (!qp_can_receive(dst))
+		return false;
+	switch (src->type) {
+	case IBV_QPT_UD:
+		if (dst->type != IBV_QPT_UD)
+			return false;
+		if (msg->qkey != dst->qkey) {
+			struct sim_port *port = hca_port(dst->hca, dst->port);
+
+			if (port)
+				port->qkey_violations++;
+			return false;
+		}
+		return true;
+	case IBV_QPT_XRC_SEND:
+		if (dst->type != IBV_QPT_XRC_RECV)
+			return false;
+		break;
+	default:
+		if (dst->type != src->type)
+			return false;
+	}
+	return dst->dest_qpn == src->qpn;
+}
+
+/* The PSN must be the one expected: else the packet is out of sequence. */
+static bool in_sequence(struct sim_qp *dst, const struct sim_message *msg)
+{
+	if (msg->psn == dst->rq_psn)
+		return true;
+	if (dst->type == IBV_QPT_UC) {
+		dst->rq_psn = msg->psn;		/* UC resynchronises */
+		return true;
+	}
+	return false;
+}
+
+int resp_deliver(struct sim_qp *src, struct sim_qp *dst,
+		 const struct sim_message *in)
+{
+	struct sim_message *msg = (struct sim_message *)in;
+	enum resp_status st;
+
+	sim.work_done = true;
+	if (!accepts(src, dst, msg))
+		return RESP_DROP;
+	if (dst->type != IBV_QPT_UD && !in_sequence(dst, msg))
+		return RESP_DROP;
+	msg->min_rnr_timer = dst->min_rnr_timer;
+
+	switch (msg->opcode) {
+	case MLX4_OPCODE_RDMA_WRITE:
+	case MLX4_OPCODE_RDMA_WRITE_IMM:
+		st = do_write(dst, msg);
+		break;
+	case MLX4_OPCODE_RDMA_READ:
+		st = do_read(dst, msg);
+		break;
+	case MLX4_OPCODE_ATOMIC_CS:
+	case MLX4_OPCODE_ATOMIC_FA:
+		st = do_atomic(dst, msg);
+		break;
+	default:
+		st = do_send(dst, msg);
+	}
+	if (st == RESP_ACK && dst->type != IBV_QPT_UD) {
+		dst->rq_psn = (dst->rq_psn + msg->npkts) & PSN_MASK;
+		if (!dst->comm_established) {
+			dst->comm_established = true;
+			if (dst->state == IBV_QPS_RTR)
+				event_post_async(dst->uobj.ctx, dst->uobj.user_handle,
+						 IBV_EVENT_COMM_EST,
+						 &dst->events_reported, dst);
+		}
+	}
+	return st;
+}
+
+/* Receives posted to a QP in the error state are flushed. */
+void resp_flush_errors(void)
+{
+	struct sim_qp *qp;
+
+	list_for_each(&sim.error_qps, qp, struct sim_qp, wait_link)
+		comp_flush_rq(qp);
+}

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mlx4sim: one daemon models one InfiniBand subnet: a switch with its
+ * subnet manager, and ConnectX-3 adapters whose mlx4_ib kernel driver it
+ * also plays.  Processes reach it through the preload library (preload.c);
+ * this header is the daemon's state, object by object, in the order a
+ * process meets them: adapter and port, context, then the verbs objects.
+ *
+ * The hardware formats (WQEs, CQEs, doorbells) are those of the installed
+ * <infiniband/mlx4dv.h>: the simulator's independent definition of the
+ * device, deliberately not the provider's copy.
+ */
+#ifndef MLX4SIM_SIM_H
+#define MLX4SIM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <endian.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx4dv.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx4-abi.h>
+
+#include "list.h"
+#include "table.h"
+
+#define SIM_PAGE_SIZE		4096
+
+/* ------------------------------------------------------------------ */
+/* What a ConnectX-3 (MT4099, firmware 2.42.5000) reports and enforces */
+/* ------------------------------------------------------------------ */
+#define CX3_VENDOR_ID		0x15b3
+#define CX3_VENDOR_PART_ID	4099
+#define CX3_PCI_DEVICE		0x1003
+#define CX3_HW_VER		0x1
+#define CX3_FW_VER		((2ULL << 32) | (42ULL << 16) | 5000)
+#define CX3_FW_VER_STR		"2.42.5000"
+#define CX3_BOARD_ID		"MT_1090120019"
+#define CX3_MAX_PORTS		2
+#define CX3_MAX_WQES		16384	/* per work queue, spares included */
+#define CX3_SQ_MAX_SPARE	33	/* headroom the driver keeps */
+#define CX3_MAX_QP_WR		(CX3_MAX_WQES - CX3_SQ_MAX_SPARE)
+#define CX3_MAX_SGE		32
+#define CX3_MAX_SGE_RD		30
+#define CX3_MAX_SQ_DESC		1008	/* bytes in one send WQE */
+#define CX3_MIN_SQ_STRIDE_LOG	6
+#define CX3_MAX_SQ_STRIDE_LOG	10
+#define CX3_MAX_QP		393144
+#define CX3_MAX_CQ		65408
+#define CX3_MAX_CQE		4194303
+#define CX3_MAX_MR		524032
+#define CX3_MAX_PD		32764
+#define CX3_MAX_QP_RD_ATOM	16
+#define CX3_MAX_RES_RD_ATOM	6290304
+#define CX3_MAX_QP_INIT_RD_ATOM	128
+#define CX3_MAX_MCAST_GRP	8192
+#define CX3_MAX_MCAST_QP_ATTACH	248
+#define CX3_MAX_SRQ		65472
+#define CX3_MAX_SRQ_WQES	16384
+#define CX3_MAX_SRQ_SGE		31
+#define CX3_MAX_MW		524032
+#define CX3_PKEY_TBL_LEN	128
+#define CX3_GID_TBL_LEN		128
+#define CX3_MAX_MSG_SZ		0x40000000
+#define CX3_LOCAL_ACK_DELAY	15
+#define CX3_PORT_CAP_FLAGS	0x02514868
+#define CX3_CORE_CLOCK_KHZ	427000
+#define CX3_BF_REG_SIZE		512
+#define CX3_BF_REGS_PER_PAGE	8
+#define CX3_QPN_XRC_BIT		(1u << 23)	/* set in XRC target QPNs */
+#define CX3_INVALID_LKEY	0x100
+
+/* Pages of a context's device file, by mmap page offset. */
+enum sim_page {
+	SIM_PAGE_UAR	= 0,
+	SIM_PAGE_BF	= 1,
+	SIM_PAGE_CLOCK	= 3,
+	SIM_CTX_PAGES	= 4,
+};
+#define SIM_CLOCK_OFFSET	0	/* of the counter in the clock page */
+
+/* ------------------------------------------------------------------ */
+/* The subnet                                                          */
+/* ------------------------------------------------------------------ */
+struct sim_hca;
+
+struct sim_port {
+	struct sim_hca *hca;
+	uint8_t num;
+	uint16_t lid;
+	uint64_t guid;
+	uint32_t qkey_violations;
+};
+
+struct sim_hca {
+	int index;			/* mlx4_<index>, uverbs<index> */
+	char name[16];
+	uint64_t node_guid;
+	uint64_t sys_image_guid;
+	int nports;
+	struct sim_port port[CX3_MAX_PORTS];
+	struct sim_table qps;		/* QPN -> struct sim_qp */
+	struct sim_table cqs;		/* CQN -> struct sim_cq */
+	struct sim_table srqs;		/* SRQN -> struct sim_srq */
+	struct sim_table mrs;		/* MPT index (key >> 8) -> sim_mr */
+	uint32_t next_qpn, next_cqn, next_srqn, next_pdn, next_mpt;
+	uint8_t key_tag;
+	uint32_t nqps, ncqs, nsrqs, nmrs, npds;
+};
+
+#define SIM_SM_LID		1	/* the switch, where the SM runs */
+#define SIM_SUBNET_PREFIX	0xfe80000000000000ULL
+
+/* ------------------------------------------------------------------ */
+/* Contexts: one per open of /dev/infiniband/uverbsN                   */
+/* ------------------------------------------------------------------ */
+struct sim_event_file;
+
+struct sim_ctx {
+	struct list_node link;		/* in sim.ctxs */
+	int sock;
+	pid_t pid;			/* whose memory the device reaches */
+	struct sim_hca *hca;
+	bool has_ucontext;		/* GET_CONTEXT done */
+	int memfd;			/* the pages processes mmap */
+	uint8_t *pages;			/* the same, mapped here */
+	struct sim_uobj **handles;
+	uint32_t nhandles;
+	struct sim_event_file *async;
+	struct list_node event_files;
+	struct list_node qps;		/* QPs whose doorbells ring here */
+	struct list_node cqs;		/* CQs armed through this UAR */
+};
+
+static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
+{
+	return ctx->pages + p * SIM_PAGE_SIZE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Verbs objects                                                       */
+/* ------------------------------------------------------------------ */
+enum sim_obj_type {
+	SIM_OBJ_PD = 1,
+	SIM_OBJ_MR,
+	SIM_OBJ_MW,
+	SIM_OBJ_CQ,
+	SIM_OBJ_QP,
+	SIM_OBJ_QP_OPEN,		/* a handle on another's XRC target QP */
+	SIM_OBJ_SRQ,
+	SIM_OBJ_AH,
+	SIM_OBJ_XRCD,
+	SIM_OBJ_FLOW,
+	SIM_OBJ_WQ,
+	SIM_OBJ_IND_TBL,
+};
+
+/* What every handle-named object starts with. */
+struct sim_uobj {
+	enum sim_obj_type type;
+	uint32_t handle;
+	uint64_t user_handle;
+	struct sim_ctx *ctx;
+};
+
+struct sim_pd {
+	struct sim_uobj uobj;
+	struct sim_hca *hca;
+	uint32_t pdn;
+	int users;
+};
+
+/* An XRC domain: shared by every process that opens the same file. */
+struct sim_xrcd {
+	struct list_node link;		/* in sim.xrcds */
+	dev_t dev;
+	ino_t ino;
+	bool has_inode;
+	uint32_t xrcdn;
+	int refs;			/* handles and objects */
+};
+
+struct sim_xrcd_handle {
+	struct sim_uobj uobj;
+	struct sim_xrcd *xrcd;
+};
+
+/* Memory regions and windows share the key space (the MPT). */
+struct sim_mr {
+	struct sim_uobj uobj;
+	struct sim_hca *hca;
+	struct sim_pd *pd;
+	pid_t pid;
+	uint64_t iova;			/* what keys address */
+	uint64_t addr;			/* where it is in the process */
+	uint64_t length;
+	uint32_t access;		/* IBV_ACCESS_* */
+	uint32_t lkey, rkey;
+	bool is_mw;
+	uint8_t mw_type;
+	bool bound;			/* windows: open to remote access */
+	struct sim_mr *parent;		/* windows: the region bound to */
+	int windows;			/* regions: windows bound to it */
+};
+
+enum sim_cq_arm {
+	CQ_DISARMED,
+	CQ_ARMED_SOLICITED,
+	CQ_ARMED_NEXT,
+};
+
+struct sim_cq {
+	struct sim_uobj uobj;
+	struct list_node ctx_link;
+	struct sim_hca *hca;
+	struct sim_ctx *ctx;
+	uint32_t cqn;
+	uint32_t nent;			/* power of two */
+	uint32_t cqe_size;		/* 32 or 64 */
+	uint64_t buf;			/* in the owner's memory */
+	uint64_t db;			/* set_ci_db, then arm_db */
+	uint32_t prod;			/* CQEs produced */
+	uint32_t ci;			/* consumer index last read */
+	struct sim_event_file *channel;
+	enum sim_cq_arm arm;
+	uint32_t armed_db;		/* arm_db record last acted on */
+	bool overrun;
+	bool timestamped;		/* CQEs carry completion times */
+	uint32_t comp_events_reported;
+	uint32_t async_events_reported;
+	int users;
+};
+
+struct sim_srq {
+	struct sim_uobj uobj;
+	struct sim_hca *hca;
+	struct sim_ctx *ctx;
+	struct sim_pd *pd;
+	uint32_t srqn;
+	enum ibv_srq_type type;
+	struct sim_xrcd *xrcd;
+	struct sim_cq *cq;
+	uint64_t buf, db;
+	uint32_t wqe_cnt, wqe_shift, max_gs;
+	uint32_t limit;
+	uint16_t next_wqe;		/* index the device takes next */
+	uint16_t consumed;		/* WQEs taken, against the counter */
+	uint16_t posted;		/* doorbell counter last read */
+	bool error;
+	uint32_t events_reported;
+	int users;
+};
+
+/* An address vector as the device uses it, from modify_qp or a UD WQE. */
+struct sim_path {
+	uint16_t dlid;
+	uint8_t sl;
+	uint8_t src_path_bits;
+	uint8_t static_rate;
+	uint8_t is_global;
+	uint8_t port_num;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+	uint8_t dgid[16];
+};
+
+/* A work queue inside a QP buffer, and how far the device has taken it. */
+struct sim_wq {
+	uint32_t wqe_cnt;
+	uint32_t wqe_shift;
+	uint32_t offset;
+	uint32_t max_gs;
+	uint32_t head;			/* WQE counter the device takes next */
+};
+
+struct sim_qp {
+	struct sim_uobj uobj;
+	struct list_node ctx_link;
+	struct sim_hca *hca;
+	struct sim_ctx *ctx;
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	struct sim_pd *pd;
+	struct sim_cq *send_cq, *recv_cq;
+	struct sim_srq *srq;
+	struct sim_xrcd *xrcd;
+	uint64_t buf, db;
+	bool sq_sig_all;
+	struct sim_wq sq, rq;
+	uint16_t rq_posted;		/* doorbell record last read */
+	struct ibv_qp_cap cap;		/* as the create reply reported */
+
+	/* attributes set by modify_qp */
+	uint8_t port;
+	uint16_t pkey_index;
+	uint32_t qkey;
+	uint32_t access;
+	uint32_t dest_qpn;
+	uint32_t sq_psn;		/* next PSN the requester sends */
+	uint32_t rq_psn;		/* next PSN the responder expects */
+	enum ibv_mtu mtu;
+	struct sim_path path, alt_path;
+	uint16_t alt_pkey_index;
+	uint8_t alt_port, alt_timeout;
+	enum ibv_mig_state mig_state;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint8_t en_sqd_async_notify;
+
+	/* requester: a WQE waiting for an RNR or ack-timeout retry */
+	struct list_node wait_link;	/* in sim.waiting */
+	bool waiting;
+	uint64_t wait_until;		/* monotonic ns */
+	uint8_t retries_left, rnr_retries_left;
+	bool retry_armed;		/* counters loaded for the head WQE */
+
+	uint32_t events_reported;
+	int opens;			/* open_qp handles on it */
+	bool comm_established;
+};
+
+struct sim_qp_open {
+	struct sim_uobj uobj;
+	struct sim_qp *qp;
+	uint32_t events_reported;
+};
+
+struct sim_ah {
+	struct sim_uobj uobj;
+	struct sim_pd *pd;
+	struct sim_path path;
+};
+
+/* A QP attached to a multicast group. */
+struct sim_mcast {
+	struct list_node link;		/* in sim.mcast */
+	uint8_t gid[16];
+	uint16_t mlid;
+	struct sim_qp *qp;
+};
+
+/* Objects the mlx4 device accepts and keeps, with no data path here. */
+struct sim_flow {
+	struct sim_uobj uobj;
+	struct sim_qp *qp;
+};
+
+struct sim_wq_obj {
+	struct sim_uobj uobj;
+	struct sim_pd *pd;
+	struct sim_cq *cq;
+	uint32_t wqn;
+	enum ibv_wq_state state;
+	uint32_t events_reported;
+	int users;
+};
+
+struct sim_ind_tbl {
+	struct sim_uobj uobj;
+	uint32_t num;
+	uint32_t size;
+	struct sim_wq_obj **wqs;
+};
+
+/* ------------------------------------------------------------------ */
+/* Event files: the async file of a context, and completion channels   */
+/* ------------------------------------------------------------------ */
+struct sim_event {
+	struct list_node link;
+	struct ib_uverbs_async_event_desc desc;	/* comp: cq_handle only */
+	uint32_t *reported;		/* bumped when the process reads it */
+	const void *about;		/* the object, to drop it on destroy */
+};
+
+struct sim_event_file {
+	struct list_node link;		/* in ctx->event_files */
+	struct sim_ctx *ctx;
+	uint32_t id;
+	bool async;
+	int efd;			/* eventfd: one count per queued event */
+	struct list_node events;
+};
+
+/* ------------------------------------------------------------------ */
+/* The daemon                                                          */
+/* ------------------------------------------------------------------ */
+struct sim_options {
+	int nhcas;
+	int nports;
+	uint32_t cqe_size;
+	bool strict;
+	const char *dir;
+};
+
+struct sim {
+	struct sim_options opt;
+	struct sim_hca *hca;
+	struct list_node ctxs;
+	struct list_node xrcds;
+	struct list_node mcast;
+	struct list_node waiting;	/* QPs with a retry timer */
+	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
+	uint64_t breaches;
+	uint32_t next_event_file;
+	uint32_t next_xrcdn;
+	uint64_t start_ns;
+	bool work_done;			/* the loop's "something happened" */
+};
+
+extern struct sim sim;
+
+/* main.c */
+uint64_t now_ns(void);
+
+/* strict.c: breaches of the hardware protocol by a driver */
+void breach(struct sim_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* subnet.c */
+int subnet_init(void);
+struct sim_port *port_by_lid(uint16_t lid);
+struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
+void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
+bool lid_is_multicast(uint16_t lid);
+
+/* sysfs.c */
+int sysfs_create(const char *root);
+
+/* ctx.c: connections, handles, process teardown */
+struct sim_ctx *ctx_new(int sock, pid_t pid);
+void ctx_close(struct sim_ctx *ctx);
+int ctx_handle_request(struct sim_ctx *ctx);
+int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
+void uobj_remove(struct sim_uobj *uobj);
+void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
+int ctx_map_pages(struct sim_ctx *ctx);
+
+/* dma.c: the device's reach into process memory */
+struct dma_seg {
+	uint64_t addr;
+	uint32_t len;
+};
+int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+int dma_readv(pid_t pid, const struct dma_seg *seg, int nseg, void *buf);
+int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
+	       const void *buf, size_t len);
+int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
+	     pid_t dst_pid, const struct dma_seg *dst, int ndst, size_t len);
+bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write);
+
+/* event.c */
+struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async);
+void event_file_free(struct sim_event_file *file);
+struct sim_event_file *event_file_find(struct sim_ctx *ctx, uint32_t id);
+void event_post_async(struct sim_ctx *ctx, uint64_t element, uint32_t type,
+		      uint32_t *reported, const void *about);
+void event_post_comp(struct sim_cq *cq);
+int event_pop(struct sim_event_file *file, void *buf, size_t len);
+void event_forget(struct sim_ctx *ctx, const void *about);
+
+/* Command handlers (device.c, pd.c, mr.c, cq.c, qp.c, srq.c, wq.c) */
+struct sim_cmd;
+#define SIM_HANDLER(name) int name(struct sim_cmd *cmd)
+SIM_HANDLER(cmd_get_context);
+SIM_HANDLER(cmd_query_device);
+SIM_HANDLER(cmd_ex_query_device);
+SIM_HANDLER(cmd_query_port);
+SIM_HANDLER(cmd_alloc_pd);
+SIM_HANDLER(cmd_dealloc_pd);
+SIM_HANDLER(cmd_open_xrcd);
+SIM_HANDLER(cmd_close_xrcd);
+SIM_HANDLER(cmd_create_ah);
+SIM_HANDLER(cmd_destroy_ah);
+SIM_HANDLER(cmd_reg_mr);
+SIM_HANDLER(cmd_rereg_mr);
+SIM_HANDLER(cmd_dereg_mr);
+SIM_HANDLER(cmd_alloc_mw);
+SIM_HANDLER(cmd_dealloc_mw);
+SIM_HANDLER(cmd_create_comp_channel);
+SIM_HANDLER(cmd_create_cq);
+SIM_HANDLER(cmd_ex_create_cq);
+SIM_HANDLER(cmd_resize_cq);
+SIM_HANDLER(cmd_destroy_cq);
+SIM_HANDLER(cmd_ex_modify_cq);
+SIM_HANDLER(cmd_req_notify_cq);
+SIM_HANDLER(cmd_create_qp);
+SIM_HANDLER(cmd_ex_create_qp);
+SIM_HANDLER(cmd_open_qp);
+SIM_HANDLER(cmd_query_qp);
+SIM_HANDLER(cmd_modify_qp);
+SIM_HANDLER(cmd_ex_modify_qp);
+SIM_HANDLER(cmd_destroy_qp);
+SIM_HANDLER(cmd_attach_mcast);
+SIM_HANDLER(cmd_detach_mcast);
+SIM_HANDLER(cmd_create_srq);
+SIM_HANDLER(cmd_create_xsrq);
+SIM_HANDLER(cmd_modify_srq);
+SIM_HANDLER(cmd_query_srq);
+SIM_HANDLER(cmd_destroy_srq);
+SIM_HANDLER(cmd_ex_create_flow);
+SIM_HANDLER(cmd_ex_destroy_flow);
+SIM_HANDLER(cmd_ex_create_wq);
+SIM_HANDLER(cmd_ex_modify_wq);
+SIM_HANDLER(cmd_ex_destroy_wq);
+SIM_HANDLER(cmd_ex_create_ind_tbl);
+SIM_HANDLER(cmd_ex_destroy_ind_tbl);
+
+/* Teardown of objects when their process goes (ctx.c calls these). */
+void pd_release(struct sim_pd *pd);
+void xrcd_handle_release(struct sim_xrcd_handle *h);
+void mr_release(struct sim_mr *mr);
+void cq_release(struct sim_cq *cq);
+void qp_release(struct sim_qp *qp);
+void qp_open_release(struct sim_qp_open *open);
+void srq_release(struct sim_srq *srq);
+void flow_release(struct sim_flow *flow);
+void wq_release(struct sim_wq_obj *wq);
+void ind_tbl_release(struct sim_ind_tbl *tbl);
+
+/* mr.c: key checks, as the device makes them on each access */
+enum mr_use {
+	MR_LOCAL_READ,		/* gather for a send or write */
+	MR_LOCAL_WRITE,		/* scatter a receive or a read response */
+	MR_REMOTE_READ,
+	MR_REMOTE_WRITE,
+	MR_REMOTE_ATOMIC,
+};
+struct sim_mr *mr_check(struct sim_hca *hca, uint32_t key, struct sim_pd *pd,
+			uint64_t va, uint64_t len, enum mr_use use,
+			uint64_t *addr);
+int mw_bind(struct sim_qp *qp, uint32_t mw_rkey, uint32_t new_rkey,
+	    uint32_t mr_lkey, uint64_t va, uint64_t len, uint32_t access);
+int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
+struct sim_xrcd *xrcd_get(struct sim_xrcd *xrcd);
+void xrcd_put(struct sim_xrcd *xrcd);
+
+/* cq.c: the device side of a CQ */
+void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);
+void cq_doorbell(struct sim_ctx *ctx, uint32_t word0, uint32_t word1);
+void cq_error(struct sim_cq *cq);
+
+/* qp.c */
+struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
+void qp_to_error(struct sim_qp *qp);
+bool qp_can_send(const struct sim_qp *qp);
+bool qp_can_receive(const struct sim_qp *qp);
+uint32_t mtu_bytes(enum ibv_mtu mtu);
+
+/* srq.c */
+struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn);
+void srq_check_limit(struct sim_srq *srq);
+
+/* doorbell.c */
+void doorbells_scan(void);
+
+/* req.c: the requester, executing a QP's send queue */
+void req_run(struct sim_qp *qp);
+void req_run_waiting(uint64_t now, uint64_t *next_deadline);
+void req_stop_waiting(struct sim_qp *qp);
+
+/* resp.c: the responder, and the receive queues it consumes */
+struct sim_recv_wqe;
+struct sim_message;
+int resp_deliver(struct sim_qp *src, struct sim_qp *dst,
+		 const struct sim_message *msg);
+void resp_flush_errors(void);
+
+/* comp.c: completions and flushes */
+void comp_send(struct sim_qp *qp, uint32_t wqe_index, uint8_t opcode,
+	       uint32_t byte_len);
+void comp_send_error(struct sim_qp *qp, uint32_t wqe_index, uint8_t syndrome);
+void comp_flush_sq(struct sim_qp *qp);
+void comp_flush_rq(struct sim_qp *qp);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+static inline uint32_t ilog2_u32(uint32_t v)
+{
+	uint32_t r = 0;
+
+	while (v >>= 1)
+		r++;
+	return r;
+}
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The subnet: one switch, where the subnet manager runs (LID 1), and the
+ * adapters cabled to it.  The SM has swept the fabric before any process
+ * looks: every port is ACTIVE with a LID, GID 0 is the default subnet
+ * prefix and the port GUID, and the P_Key table holds the default
+ * partition.  LIDs and GUIDs are fixed by adapter and port number, so runs
+ * are repeatable.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define NODE_GUID_BASE	0x0002c90300a1b200ULL	/* Mellanox OUI 00:02:c9 */
+#define FIRST_LID	2
+#define FIRST_QPN	0x48
+#define FIRST_MPT	0x80
+
+static struct sim_port **port_of_lid;
+static uint16_t lid_count;
+
+int subnet_init(void)
+{
+	int nhcas = sim.opt.nhcas, nports = sim.opt.nports;
+	uint16_t lid = FIRST_LID;
+
+	sim.hca = calloc(nhcas, sizeof(*sim.hca));
+	lid_count = FIRST_LID + nhcas * nports;
+	port_of_lid = calloc(lid_count, sizeof(*port_of_lid));
+	if (!sim.hca || !port_of_lid)
+		return -ENOMEM;
+
+	for (int h = 0; h < nhcas; h++) {
+		struct sim_hca *hca = &sim.hca[h];
+
+		hca->index = h;
+		snprintf(hca->name, sizeof(hca->name), "mlx4_%d", h);
+		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4);
+		hca->sys_image_guid = hca->node_guid + 3;
+		hca->nports = nports;
+		/*
+		 * Resource numbers start where a ConnectX-3's reserved ones
+		 * end, and differ between adapters to make mix-ups visible.
+		 */
+		hca->next_qpn = FIRST_QPN + h * 0x1000;
+		hca->next_cqn = 0x80 + h * 0x100;
+		hca->next_srqn = 0x40 + h * 0x100;
+		hca->next_pdn = 1;
+		hca->next_mpt = FIRST_MPT;
+		hca->key_tag = 0x5a + h;
+		for (int p = 0; p < nports; p++) {
+			struct sim_port *port = &hca->port[p];
+
+			port->hca = hca;
+			port->num = p + 1;
+			port->lid = lid;
+			port->guid = hca->node_guid + 1 + p;
+			port_of_lid[lid++] = port;
+		}
+	}
+	return 0;
+}
+
+struct sim_port *port_by_lid(uint16_t lid)
+{
+	return lid < lid_count ? port_of_lid[lid] : NULL;
+}
+
+struct sim_port *hca_port(struct sim_hca *hca, uint8_t num)
+{
+	if (num < 1 || num > hca->nports)
+		return NULL;
+	return &hca->port[num - 1];
+}
+
+/* Only GID 0 is populated, as on an IB port with no alias GUIDs. */
+void port_gid(const struct sim_port *port, int index, uint8_t gid[16])
+{
+	uint64_t prefix = htobe64(SIM_SUBNET_PREFIX);
+	uint64_t guid = htobe64(port->guid);
+
+	if (index != 0) {
+		memset(gid, 0, 16);
+		return;
+	}
+	memcpy(gid, &prefix, 8);
+	memcpy(gid + 8, &guid, 8);
+}
+
+bool lid_is_multicast(uint16_t lid)
+{
+	return lid >= 0xc000 && lid != 0xffff;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The sysfs tree a host with these adapters would show: what libibverbs
+ * reads to find devices and match providers (class/infiniband_verbs), and
+ * what it and the diagnostic tools read about adapters and ports
+ * (class/infiniband).  Processes see it through SYSFS_PATH.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+/* A path in @buf (PATH_MAX bytes); -ENAMETOOLONG if it does not fit. */
+static int pathf(char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int pathf(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, PATH_MAX, fmt, ap);
+	va_end(ap);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int put(const char *dir, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int put(const char *dir, const char *name, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	FILE *f;
+
+	if (pathf(path, "%s/%s", dir, name))
+		return -ENAMETOOLONG;
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	return fclose(f) ? -errno : 0;
+}
+
+static void guid_str(uint64_t guid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%04x:%04x:%04x:%04x",
+		 (unsigned)(guid >> 48) & 0xffff, (unsigned)(guid >> 32) & 0xffff,
+		 (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
+}
+
+static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir,
+		      size_t len)
+{
+	int err;
+
+	(void)len;
+	err = pathf(pci_dir, "%s/devices/pci0000:00/0000:%02x:00.0", root,
+		    hca->index + 1);
+	if (!err)
+		err = mkdir_p(pci_dir);
+	if (err)
+		return err;
+	put(pci_dir, "vendor", "0x%04x\n", CX3_VENDOR_ID);
+	put(pci_dir, "device", "0x%04x\n", CX3_PCI_DEVICE);
+	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_VENDOR_ID);
+	put(pci_dir, "subsystem_device", "0x0051\n");
+	put(pci_dir, "class", "0x020700\n");
+	put(pci_dir, "numa_node", "-1\n");
+	put(pci_dir, "local_cpulist", "0-%ld\n", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	return put(pci_dir, "modalias",
+		   "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
+		   CX3_VENDOR_ID, CX3_PCI_DEVICE, CX3_VENDOR_ID);
+}
+
+static int port_dir(const char *ibdev, struct sim_port *port)
+{
+	char dir[PATH_MAX], sub[PATH_MAX], name[16], gid_text[64];
+	uint8_t gid[16];
+	int err;
+
+	err = pathf(dir, "%s/ports/%d", ibdev, port->num);
+	if (!err)
+		err = pathf(sub, "%s/gids", dir);
+	if (!err)
+		err = mkdir_p(sub);
+	if (err)
+		return err;
+	for (int i = 0; i < CX3_GID_TBL_LEN; i++) {
+		port_gid(port, i, gid);
+		snprintf(name, sizeof(name), "%d", i);
+		snprintf(gid_text, sizeof(gid_text),
+			 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+			 gid[0], gid[1], gid[2], gid[3], gid[4], gid[5], gid[6],
+			 gid[7], gid[8], gid[9], gid[10], gid[11], gid[12],
+			 gid[13], gid[14], gid[15]);
+		put(sub, name, "%s\n", gid_text);
+	}
+	err = pathf(sub, "%s/pkeys", dir);
+	if (!err)
+		err = mkdir_p(sub);
+	if (err)
+		return err;
+	for (int i = 0; i < CX3_PKEY_TBL_LEN; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		put(sub, name, "0x%04x\n", i == 0 ? 0xffff : 0);
+	}
+	put(dir, "lid", "0x%x\n", port->lid);
+	put(dir, "lid_mask_count", "0\n");
+	put(dir, "sm_lid", "0x%x\n", SIM_SM_LID);
+	put(dir, "sm_sl", "0\n");
+	put(dir, "state", "4: ACTIVE\n");
+	put(dir, "phys_state", "5: LinkUp\n");
+	put(dir, "rate", "56 Gb/sec (4X FDR)\n");
+	put(dir, "cap_mask", "0x%08x\n", CX3_PORT_CAP_FLAGS);
+	return put(dir, "link_layer", "InfiniBand\n");
+}
+
+static int ib_device(const char *root, struct sim_hca *hca, const char *pci_dir)
+{
+	char dir[PATH_MAX], link[PATH_MAX], guid[32];
+	int err;
+
+	err = pathf(dir, "%s/class/infiniband/%s", root, hca->name);
+	if (!err)
+		err = mkdir_p(dir);
+	if (err)
+		return err;
+	guid_str(hca->node_guid, guid, sizeof(guid));
+	put(dir, "node_guid", "%s\n", guid);
+	guid_str(hca->sys_image_guid, guid, sizeof(guid));
+	put(dir, "sys_image_guid", "%s\n", guid);
+	put(dir, "node_type", "1: CA\n");
+	put(dir, "node_desc", "mlx4sim %s\n", hca->name);
+	put(dir, "fw_ver", "%s\n", CX3_FW_VER_STR);
+	put(dir, "hw_rev", "0\n");
+	put(dir, "hca_type", "MT%d\n", CX3_VENDOR_PART_ID);
+	put(dir, "board_id", "%s\n", CX3_BOARD_ID);
+	if (pathf(link, "%s/device", dir))
+		return -ENAMETOOLONG;
+	if (symlink(pci_dir, link) && errno != EEXIST)
+		return -errno;
+	for (int p = 0; p < hca->nports; p++) {
+		err = port_dir(dir, &hca->port[p]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int uverbs_device(const char *root, struct sim_hca *hca,
+			 const char *pci_dir)
+{
+	char dir[PATH_MAX], link[PATH_MAX];
+	int err;
+
+	err = pathf(dir, "%s/class/infiniband_verbs/uverbs%d", root,
+		    hca->index);
+	if (!err)
+		err = mkdir_p(dir);
+	if (err)
+		return err;
+	put(dir, "ibdev", "%s\n", hca->name);
+	put(dir, "abi_version", "%d\n", MLX4_IB_UVERBS_ABI_VERSION);
+	put(dir, "dev", "%d:%d\n", 231, 192 + hca->index);
+	if (pathf(link, "%s/device", dir))
+		return -ENAMETOOLONG;
+	if (symlink(pci_dir, link) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int sysfs_create(const char *root)
+{
+	char dir[PATH_MAX], pci_dir[PATH_MAX];
+	int err;
+
+	err = pathf(dir, "%s/class/infiniband_verbs", root);
+	if (!err)
+		err = mkdir_p(dir);
+	if (err)
+		return err;
+	/* The uverbs ABI of the kernel's core; libibverbs wants 3 to 6. */
+	put(dir, "abi_version", "6\n");
+	for (int h = 0; h < sim.opt.nhcas; h++) {
+		struct sim_hca *hca = &sim.hca[h];
+
+		err = pci_device(root, hca, pci_dir, sizeof(pci_dir));
+		if (!err)
+			err = ib_device(root, hca, pci_dir);
+		if (!err)
+			err = uverbs_device(root, hca, pci_dir);
+		if (err)
+			return err;
+	}
+	return 0;
+}

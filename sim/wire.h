@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What crosses the simulated wire: a message from a requester QP to a
+ * responder QP, with everything the responder needs and the answer it
+ * gives back (the ACK or NAK of an RC connection, the read data's place,
+ * the original value of an atomic).
+ */
+#ifndef MLX4SIM_WIRE_H
+#define MLX4SIM_WIRE_H
+
+#include "sim.h"
+
+#define GRH_LEN		40
+
+enum resp_status {
+	RESP_ACK,		/* executed */
+	RESP_DROP,		/* never arrived or silently discarded */
+	RESP_RNR,		/* receiver not ready: no receive WQE */
+	RESP_NAK_INV_REQ,	/* invalid request */
+	RESP_NAK_ACCESS,	/* remote access error */
+	RESP_NAK_OP,		/* remote operation error */
+};
+
+struct sim_message {
+	uint8_t opcode;			/* MLX4_OPCODE_* of the send WQE */
+	bool solicited;
+	uint32_t imm;			/* as the WQE carries it (big-endian) */
+	uint32_t length;
+	uint32_t psn;
+	uint32_t npkts;			/* PSNs the message takes */
+
+	/* The payload: inline bytes, or gathered from the sender. */
+	const uint8_t *inline_data;
+	pid_t src_pid;
+	const struct dma_seg *src;
+	int nsrc;
+
+	/* RDMA and atomics */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+
+	/* Who sent it, for the receive CQE */
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t path_bits;		/* of the destination LID */
+	uint32_t src_qpn;
+
+	/* UD */
+	uint32_t qkey;
+	bool has_grh;
+	uint8_t grh[GRH_LEN];
+
+	/* XRC: the SRQ at the target */
+	uint32_t xrc_srqn;
+
+	/* Answers */
+	uint8_t min_rnr_timer;		/* with RESP_RNR */
+	pid_t read_pid;			/* RDMA READ: where the data is */
+	uint64_t read_addr;
+	uint64_t atomic_orig;		/* atomics: the value before */
+};
+
+static inline bool opcode_has_imm(uint8_t opcode)
+{
+	return opcode == MLX4_OPCODE_SEND_IMM ||
+	       opcode == MLX4_OPCODE_RDMA_WRITE_IMM;
+}
+
+static inline bool opcode_is_atomic(uint8_t opcode)
+{
+	return opcode == MLX4_OPCODE_ATOMIC_CS ||
+	       opcode == MLX4_OPCODE_ATOMIC_FA;
+}
+
+static inline bool opcode_is_send(uint8_t opcode)
+{
+	return opcode == MLX4_OPCODE_SEND || opcode == MLX4_OPCODE_SEND_IMM ||
+	       opcode == MLX4_OPCODE_SEND_INVAL;
+}
+
+int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
+	      struct dma_seg *out);
+
+/* comp.c: receive completions */
+void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
+	       const struct sim_message *msg, uint8_t recv_opcode,
+	       uint32_t byte_len, uint16_t pkey_index, bool solicited);
+void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
+		     uint8_t syndrome);
+
+/* req.c: how many WQEs from the SQ head the driver has handed over */
+int sq_ready(struct sim_qp *qp, int max);
+
+#endif

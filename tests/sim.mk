@@ -1,0 +1,1 @@
+# Tests of the simulator (filled in below as they come).
