@@ -468,7 +468,7 @@ enum {
 				     IBV_WC_EX_WITH_DLID_PATH_BITS,
 };
 
-static void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
+void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 

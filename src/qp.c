@@ -49,6 +49,7 @@ static const struct mlx4_send_op {
 	uint8_t imm;		/* IMM_*: what goes into ctrl->imm */
 	uint8_t inline_ok;	/* carries a payload that may go inline */
 	uint8_t max_sge;	/* below the QP's own limit, if any */
+	/* segs >= SEG_BIND_MW: no data segments follow */
 } send_ops[] = {
 	[IBV_WR_RDMA_WRITE] = {
 		MLX4_OPCODE_RDMA_WRITE, QPT_WRITABLE, SEG_RADDR, IMM_NONE, 1, 0xff },
@@ -65,10 +66,11 @@ static const struct mlx4_send_op {
 		MLX4_OPCODE_ATOMIC_CS, QPT_CONNECTED, SEG_ATOMIC, IMM_NONE, 0, 1 },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = {
 		MLX4_OPCODE_ATOMIC_FA, QPT_CONNECTED, SEG_ATOMIC, IMM_NONE, 0, 1 },
+	/* No payload: the gather list is not looked at. */
 	[IBV_WR_LOCAL_INV] = {
-		MLX4_OPCODE_LOCAL_INVAL, QPT_CONNECTED, SEG_LOCAL_INV, IMM_NONE, 0, 0 },
+		MLX4_OPCODE_LOCAL_INVAL, QPT_CONNECTED, SEG_LOCAL_INV, IMM_NONE, 0, 0xff },
 	[IBV_WR_BIND_MW] = {
-		MLX4_OPCODE_BIND_MW, QPT_CONNECTED, SEG_BIND_MW, IMM_NONE, 0, 0 },
+		MLX4_OPCODE_BIND_MW, QPT_CONNECTED, SEG_BIND_MW, IMM_NONE, 0, 0xff },
 	[IBV_WR_SEND_WITH_INV] = {
 		MLX4_OPCODE_SEND_INVAL, QPT_CONNECTED, SEG_NONE, IMM_INVAL_RKEY, 1, 0xff },
 };
@@ -532,7 +534,7 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		if (inl) {
 			seg = set_inline_data(seg, wr);
 			size = ((char *)seg - (char *)ctrl + 15) / 16;
-		} else if (op->max_sge) {
+		} else if (op->segs < SEG_BIND_MW) {
 			struct mlx4_wqe_data_seg *dseg = seg;
 			int i;
 

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Tests of the provider: ABI layout, exported symbols, WQE and CQE unit tests.
+
+# Every row of libibverbs' measured provider-interface layout, checked
+# against src/driver.h by a program generated from the table.
+check_PROGRAMS += tests/abi/layout-check
+nodist_tests_abi_layout_check_SOURCES = tests/abi/layout-check.c
+TESTS += tests/abi/layout-check
+CLEANFILES += tests/abi/layout-check.c
+EXTRA_DIST += tests/abi/pabi34-layout.tsv tests/abi/gen-layout-check.sh
+
+tests/abi/layout-check.c: $(srcdir)/tests/abi/pabi34-layout.tsv \
+		$(srcdir)/tests/abi/gen-layout-check.sh
+	$(MKDIR_P) tests/abi
+	$(SHELL) $(srcdir)/tests/abi/gen-layout-check.sh \
+		$(srcdir)/tests/abi/pabi34-layout.tsv > $@.tmp && mv $@.tmp $@
+
+# The library exports the MLX4_1.0 direct verbs and nothing else.
+TESTS += tests/provider-symbols.sh
+EXTRA_DIST += tests/provider-symbols.sh
+
+# Unit tests link the provider's sources with a device-less context.
+MLX4_UNIT_SOURCES = $(MLX4_PROVIDER_SOURCES) \
+	tests/provider-fake.c tests/provider-fake.h
+MLX4_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+MLX4_UNIT_LIBS = -libverbs -lpthread
+
+check_PROGRAMS += tests/unit-post tests/unit-poll
+TESTS += tests/unit-post tests/unit-poll
+
+tests_unit_post_SOURCES = tests/unit-post.c $(MLX4_UNIT_SOURCES)
+tests_unit_post_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
+tests_unit_post_LDADD = $(MLX4_UNIT_LIBS)
+
+tests_unit_poll_SOURCES = tests/unit-poll.c $(MLX4_UNIT_SOURCES)
+tests_unit_poll_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
+tests_unit_poll_LDADD = $(MLX4_UNIT_LIBS)
+

@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Work queue entries as the provider writes them, compared byte by byte
+ * with WQEs worked out by hand from the ConnectX-3 formats: send opcodes
+ * on each transport, inline data split at 64-byte boundaries, owner bits
+ * on later passes, stamping, BlueFlame, doorbells, receive and SRQ WQEs,
+ * and the work requests that must be refused without touching the ring.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider-fake.h"
+
+static struct fake_env env;
+static struct mlx4_cq *cq;
+
+static uint8_t *send_wqe(struct mlx4_qp *qp, unsigned int n)
+{
+	return (uint8_t *)qp->sq.buf + ((n & qp->sq.mask) << qp->sq.wqe_shift);
+}
+
+static uint8_t *recv_wqe(struct mlx4_qp *qp, unsigned int n)
+{
+	return (uint8_t *)qp->rq.buf + ((n & qp->rq.mask) << qp->rq.wqe_shift);
+}
+
+static uint32_t uar_send_doorbell(void)
+{
+	uint32_t v;
+
+	memcpy(&v, env.uar + MLX4_SEND_DOORBELL, 4);
+	return v;
+}
+
+static void clear_doorbells(void)
+{
+	memset(env.uar, 0, 4096);
+	if (env.bf)
+		memset(env.bf, 0, 4096);
+}
+
+static struct mlx4_qp *rc_qp(uint32_t qpn, uint32_t max_sge, uint32_t max_inline)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = max_sge, .max_recv_sge = 1,
+		.max_inline_data = max_inline,
+	};
+
+	return fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, qpn, 0);
+}
+
+static int post1(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret = mlx4_post_send(&qp->verbs_qp.qp, wr, &bad);
+
+	CHECK(ret || !bad, "bad_wr set on success");
+	return ret;
+}
+
+static void test_rc_send(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct ibv_sge sge = { 0x1122334455667788ULL, 100, 0xabcd };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1111, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct mlx4_qp *qp;
+
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x12345, 0);
+
+	/* 64-byte stride: 33 spare WQEs, a ring of 64, 31 usable. */
+	CHECK_EQ(qp->sq.wqe_shift, 6);
+	CHECK_EQ(qp->sq.wqe_cnt, 64);
+	CHECK_EQ(qp->sq_spare_wqes, 33);
+	CHECK_EQ(cap.max_send_wr, 31);
+	CHECK_EQ(cap.max_send_sge, 2);
+	CHECK_EQ(cap.max_inline_data, 28);
+	CHECK_EQ(cap.max_recv_wr, 4);
+	CHECK_EQ(cap.max_recv_sge, 1);
+	/* SQ stride 64 > RQ stride 16: the SQ comes first. */
+	CHECK_EQ(qp->sq.offset, 0);
+	CHECK_EQ(qp->rq.offset, 64 * 64);
+	CHECK_EQ(qp->rq.wqe_shift, 4);
+
+	/* Before the first pass: owner bit set, i.e. not valid yet. */
+	CHECK_BYTES(send_wqe(qp, 0), "80000000 00000000");
+	CHECK_BYTES(send_wqe(qp, 63), "80000000 00000000");
+
+	clear_doorbells();
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "0000000a 00000002 0000000c 00000000"
+		    "00000064 0000abcd 11223344 55667788"
+		    "00000000 00000000 00000000 00000000"
+		    "00000000 00000000 00000000 00000000");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "01234500");
+	CHECK_BYTES(env.bf, "00000000 00000000");	/* not inline: no BlueFlame */
+	CHECK_EQ(qp->sq.head, 1);
+	CHECK_EQ(qp->sq.wrid[0], 0x1111);
+
+	/* Second pass over the ring: the owner bit is now 1. */
+	qp->sq.head = qp->sq.tail = 64;
+	wr.send_flags = 0;
+	wr.wr_id = 0x2222;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "8000000a 00000002 00000000 00000000"
+		    "00000064 0000abcd 11223344 55667788");
+	CHECK_EQ(qp->sq.wrid[0], 0x2222);
+
+	/* The counter runs past 16 bits: parity comes from bit 6 still. */
+	qp->sq.head = qp->sq.tail = 0xffff;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 63), "8000000a 00000002");
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002");
+	CHECK_EQ(qp->sq.head, 0x10001);
+
+	fake_qp_free(qp);
+}
+
+static void test_rc_opcodes(void)
+{
+	struct ibv_sge sge = { 0x1000, 8, 0x42 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct mlx4_qp *qp = rc_qp(0x12345, 1, 0);
+
+	/* RDMA write with immediate, solicited, fenced. */
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htobe32(0xdeadbeef);
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE;
+	wr.wr.rdma.remote_addr = 0x0102030405060708ULL;
+	wr.wr.rdma.rkey = 0x99887766;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "00000009 00000043 0000000e deadbeef"
+		    "01020304 05060708 99887766 00000000"
+		    "00000008 00000042 00000000 00001000");
+
+	/* Plain RDMA write: imm must not leak from the previous WQE. */
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 1),
+		    "00000008 00000003 00000000 00000000"
+		    "01020304 05060708 99887766 00000000"
+		    "00000008 00000042 00000000 00001000");
+
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 2),
+		    "00000010 00000003 0000000c 00000000"
+		    "01020304 05060708 99887766 00000000"
+		    "00000008 00000042 00000000 00001000");
+
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.remote_addr = 0xa0a0b0b0c0c0d0d0ULL;
+	wr.wr.atomic.rkey = 0x1234;
+	wr.wr.atomic.compare_add = 0x5555666677778888ULL;
+	wr.wr.atomic.swap = 0x1111222233334444ULL;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 3),
+		    "00000011 00000004 0000000c 00000000"
+		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
+		    "11112222 33334444 55556666 77778888"
+		    "00000008 00000042 00000000 00001000");
+
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.compare_add = 0x10;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 4),
+		    "00000012 00000004 0000000c 00000000"
+		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
+		    "00000000 00000010 00000000 00000000"
+		    "00000008 00000042 00000000 00001000");
+
+	/* Send with invalidate: the rkey goes big-endian into imm. */
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = 0x00c0ffee;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 5),
+		    "00000001 00000002 0000000c 00c0ffee"
+		    "00000008 00000042 00000000 00001000");
+
+	/* Local invalidate: no data, the key in the second dword pair. */
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = 0x00abcdef;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 6),
+		    "0000001b 00000003 0000000c 00000000"
+		    "00000000 00000000 00abcdef 00000000"
+		    "00000000 00000000 00000000 00000000");
+
+	/* A zero-length SGE is the inline bit with no bytes. */
+	sge.length = 0;
+	wr.opcode = IBV_WR_SEND;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 7) + 16, "80000000 00000042 00000000 00001000");
+	CHECK_EQ(qp->sq.head, 8);
+
+	fake_qp_free(qp);
+}
+
+static void test_inline_and_blueflame(void)
+{
+	uint8_t payload[64], small[4] = { 0xa1, 0xa2, 0xa3, 0xa4 };
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)payload, 30, 0 },
+		{ (uintptr_t)(payload + 30), 34, 0 },
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = sge, .num_sge = 2, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+	};
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_send_sge = 1, .max_inline_data = 64,
+	};
+	struct ibv_send_wr wr2;
+	struct mlx4_qp *qp;
+	char expect[600];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		payload[i] = i;
+
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x102, 0);
+
+	/* 64 inline bytes need two blocks: a 128-byte stride. */
+	CHECK_EQ(qp->sq.wqe_shift, 7);
+	CHECK_EQ(qp->sq_spare_wqes, 17);
+	CHECK_EQ(qp->sq.wqe_cnt, 32);
+	CHECK_EQ(cap.max_send_wr, 15);
+	CHECK_EQ(cap.max_inline_data, 88);
+	CHECK_EQ(cap.max_send_sge, 6);
+	/* First pass: the second block of every WQE is stamped. */
+	CHECK_BYTES(send_wqe(qp, 5), "80000000 00000000");
+	CHECK_BYTES(send_wqe(qp, 5) + 64, "ffffffff");
+
+	clear_doorbells();
+	env.ctx->bf_offset = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+
+	/*
+	 * 44 bytes fit behind the first header (bytes 20..63), the other 20
+	 * go behind a second header at the 64-byte boundary: 88 bytes, six
+	 * 16-byte units.  BlueFlame put the QPN in bytes 4..6.
+	 */
+	strcpy(expect, "0000000a 00010206 0000000c 00000000 8000002c");
+	for (i = 0; i < 44; i++)
+		sprintf(expect + strlen(expect), "%02x", i);
+	strcat(expect, "80000014");
+	for (i = 44; i < 64; i++)
+		sprintf(expect + strlen(expect), "%02x", i);
+	strcat(expect, "00000000 00000000 00000000 00000000 00000000"
+		       "00000000 00000000 00000000 00000000 00000000");
+	CHECK_BYTES(send_wqe(qp, 0), expect);
+	/* The same 128 bytes went to the BlueFlame register... */
+	CHECK(!memcmp(env.bf, send_wqe(qp, 0), 128), "BlueFlame copy differs");
+	CHECK_EQ(env.ctx->bf_offset, 256);
+	/* ... which rang instead of the UAR doorbell. */
+	CHECK_EQ(uar_send_doorbell(), 0);
+	CHECK_EQ(qp->sq.head, 1);
+
+	/* Next BlueFlame WQE: the other half, the WQE counter in bits 8..23. */
+	sge[0].addr = (uintptr_t)small;
+	sge[0].length = 4;
+	wr.num_sge = 1;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 1),
+		    "0000010a 00010202 0000000c 00000000 80000004 a1a2a3a4");
+	CHECK(!memcmp(env.bf + 256, send_wqe(qp, 1), 64), "second BlueFlame copy");
+	CHECK_BYTES(env.bf + 256 + 64, "00000000");	/* 64 bytes only */
+	CHECK_EQ(env.ctx->bf_offset, 0);
+	CHECK_EQ(uar_send_doorbell(), 0);
+
+	/* Two WQEs in one call: ring copies, then one UAR doorbell. */
+	memset(env.bf, 0, 4096);
+	wr2 = wr;
+	wr.next = &wr2;
+	CHECK_EQ(post1(qp, &wr), 0);
+	wr.next = NULL;
+	CHECK_BYTES(send_wqe(qp, 2), "0000000a 00000002");
+	CHECK_BYTES(send_wqe(qp, 3), "0000000a 00000002");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
+	CHECK_BYTES(env.bf, "00000000");
+	CHECK_EQ(env.ctx->bf_offset, 0);
+
+	/* Inline with no bytes at all: no inline segment. */
+	wr.num_sge = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 4), "0000040a 00010201 0000000c 00000000");
+
+	fake_qp_free(qp);
+}
+
+static void test_stamping(void)
+{
+	struct ibv_sge sge = { 0x1000, 8, 0x42 };
+	struct ibv_send_wr wr2 = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	};
+	struct ibv_send_wr wr1 = wr2;
+	struct mlx4_qp *qp = rc_qp(0x400, 4, 0);	/* 96 bytes: stride 128 */
+	int slot;
+
+	wr1.next = &wr2;
+	CHECK_EQ(qp->sq.wqe_shift, 7);
+
+	/* Pretend slots 17..19 hold 128-byte WQEs of an earlier pass. */
+	for (slot = 17; slot <= 19; slot++) {
+		send_wqe(qp, slot)[7] = 8;
+		memcpy(send_wqe(qp, slot) + 64, "\x12\x34\x56\x78", 4);
+	}
+
+	CHECK_EQ(post1(qp, &wr1), 0);
+	/* WQE 0 stamps slot 0 + 17, WQE 1 slot 18; 19 is left alone. */
+	CHECK_BYTES(send_wqe(qp, 17) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 18) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 19) + 64, "12345678");
+	/* The posted WQEs themselves are 16 + 16 bytes: block 2 untouched. */
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002");
+	CHECK_BYTES(send_wqe(qp, 0) + 64, "ffffffff");
+
+	fake_qp_free(qp);
+}
+
+static void test_ud_send(void)
+{
+	struct ibv_ah_attr ah_attr = {
+		.grh = {
+			.dgid.raw = { 0xfe, 0x80, [15] = 0x01 },
+			.flow_label = 0x34567, .sgid_index = 2,
+			.hop_limit = 64, .traffic_class = 0x12,
+		},
+		.dlid = 0x1234, .sl = 5, .src_path_bits = 3,
+		.is_global = 1, .port_num = 1,
+	};
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct ibv_sge sge = { 0x2000, 16, 0x55 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0x01020304),
+	};
+	struct mlx4_qp *qp;
+	struct ibv_ah *ah;
+
+	qp = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x200, 0);
+	CHECK_EQ(qp->sq.wqe_shift, 7);		/* 16 + 48 + 16 bytes */
+	CHECK_EQ(cap.max_inline_data, 60);
+
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
+	CHECK(ah != NULL, "create_ah");
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xabcde;
+	wr.wr.ud.remote_qkey = 0x11111111;
+
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "0000000b 00000005 0000000c 01020304"
+		    "01000077 00831234 00020040 51234567"
+		    "fe800000 00000000 00000000 00000001"
+		    "000abcde 11111111 00000000 00000000"
+		    "00000010 00000055 00000000 00002000");
+
+	/* No address handle: refused before anything is written. */
+	wr.wr.ud.ah = NULL;
+	{
+		struct ibv_send_wr *bad = NULL;
+
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		CHECK(bad == &wr, "bad_wr");
+		CHECK_BYTES(send_wqe(qp, 1), "80000000");
+		CHECK_EQ(qp->sq.head, 1);
+	}
+
+	mlx4_destroy_ah(ah);
+	fake_qp_free(qp);
+}
+
+static void test_xrc_and_sig_all(void)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1 };
+	struct ibv_sge sge = { 0x3000, 4, 0x66 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	};
+	struct mlx4_qp *qp;
+
+	/* XRC: the remote SRQ number rides in srcrb_flags' top 24 bits. */
+	qp = fake_qp(&env, IBV_QPT_XRC_SEND, &cap, cq, NULL, NULL, 0x300, 0);
+	CHECK(qp->db == NULL, "XRC_SEND has no receive queue");
+	CHECK_EQ(cap.max_recv_wr, 0);
+	wr.qp_type.xrc.remote_srqn = 0xabcd;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002 00abcd0c 00000000");
+	fake_qp_free(qp);
+
+	/* sq_sig_all: every WQE asks for a completion. */
+	qp = fake_qp(&env, IBV_QPT_UC, &cap, cq, cq, NULL, 0x301, 1);
+	wr.send_flags = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002 0000000c 00000000");
+	fake_qp_free(qp);
+}
+
+/* A refused work request leaves the ring and the counters as they were. */
+static void check_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr *expect_bad, int expect_err,
+			  unsigned int expect_posted)
+{
+	size_t ring = (size_t)qp->sq.wqe_cnt << qp->sq.wqe_shift;
+	unsigned int head = qp->sq.head;
+	struct ibv_send_wr *bad = NULL;
+	uint8_t *before = malloc(ring);
+	uint32_t db_before;
+	unsigned int n;
+	int ret;
+
+	clear_doorbells();
+	db_before = uar_send_doorbell();
+	memcpy(before, qp->sq.buf, ring);
+
+	ret = mlx4_post_send(&qp->verbs_qp.qp, wr, &bad);
+	CHECK_EQ(ret, expect_err);
+	CHECK(bad == expect_bad, "bad_wr %p, expected %p", (void *)bad,
+	      (void *)expect_bad);
+	CHECK_EQ(qp->sq.head, head + expect_posted);
+
+	/* Only the WQEs before the bad one changed. */
+	for (n = 0; n < qp->sq.wqe_cnt; n++) {
+		size_t off = (size_t)((head + n) & qp->sq.mask) << qp->sq.wqe_shift;
+		int changed = memcmp(before + off, (uint8_t *)qp->sq.buf + off,
+				     1 << qp->sq.wqe_shift) != 0;
+
+		if (n < expect_posted)
+			CHECK(changed, "WQE %u not written", n);
+		else if (n >= expect_posted + qp->sq_spare_wqes || !qp->sq_stamp)
+			CHECK(!changed, "WQE %u written", n);
+	}
+	if (expect_posted) {
+		static const uint8_t zero[64];
+
+		CHECK(uar_send_doorbell() == qp->doorbell_qpn ||
+		      memcmp(env.bf, zero, 64) || memcmp(env.bf + 256, zero, 64),
+		      "no doorbell");
+	} else {
+		CHECK_EQ(uar_send_doorbell(), db_before);
+	}
+	free(before);
+}
+
+static void test_send_errors(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	uint8_t data[64] = { 0 };
+	struct ibv_sge sges[3] = {
+		{ (uintptr_t)data, 8, 1 }, { (uintptr_t)data, 8, 1 },
+		{ (uintptr_t)data, 13, 1 },
+	};
+	struct ibv_send_wr wrs[40];
+	struct mlx4_qp *rc = rc_qp(0x500, 1, 0), *ud, *uc;
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].wr_id = i;
+		wrs[i].sg_list = sges;
+		wrs[i].num_sge = 1;
+		wrs[i].opcode = IBV_WR_SEND;
+		wrs[i].next = i < 39 ? &wrs[i + 1] : NULL;
+	}
+
+	/* Too many SGEs (the stride holds 2): the first WR still goes. */
+	wrs[1].num_sge = 3;
+	wrs[1].next = NULL;
+	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	wrs[1].num_sge = 1;
+
+	/* Inline beyond max_inline_data (28 bytes). */
+	wrs[0].next = NULL;
+	wrs[0].send_flags = IBV_SEND_INLINE;
+	wrs[0].num_sge = 2;
+	wrs[0].sg_list = sges + 1;	/* 8 + 21 = 29 */
+	sges[2].length = 21;
+	check_refused(rc, &wrs[0], &wrs[0], ENOMEM, 0);
+	sges[2].length = 20;		/* 28: fits */
+	check_refused(rc, &wrs[0], NULL, 0, 1);
+	wrs[0].sg_list = sges;
+	wrs[0].send_flags = 0;
+	wrs[0].num_sge = 1;
+
+	/* Opcodes the hardware has no WQE for. */
+	wrs[0].opcode = 99;
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_TSO;
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+
+	/* An atomic returns into exactly one buffer. */
+	wrs[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wrs[0].num_sge = 2;
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].num_sge = 1;
+
+	/* Opcodes the QP type does not allow. */
+	ud = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x501, 0);
+	uc = fake_qp(&env, IBV_QPT_UC, &cap, cq, cq, NULL, 0x502, 0);
+	wrs[0].opcode = IBV_WR_RDMA_WRITE;
+	check_refused(ud, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_RDMA_READ;
+	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_SEND_WITH_INV;
+	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	check_refused(uc, &wrs[0], NULL, 0, 1);
+	wrs[0].opcode = IBV_WR_SEND;
+	fake_qp_free(ud);
+	fake_qp_free(uc);
+
+	/* A full queue: 31 of a chain of 32 go, the 32nd comes back. */
+	fake_qp_free(rc);
+	rc = rc_qp(0x503, 1, 0);
+	wrs[0].next = &wrs[1];
+	wrs[1].next = &wrs[2];
+	wrs[31].next = NULL;
+	check_refused(rc, &wrs[0], &wrs[31], ENOMEM, 31);
+	/* Completions free room again. */
+	rc->sq.tail = 10;
+	check_refused(rc, &wrs[31], NULL, 0, 1);
+	fake_qp_free(rc);
+}
+
+static void test_post_recv(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 1, .max_recv_wr = 3,
+		.max_send_sge = 1, .max_recv_sge = 2,
+	};
+	struct ibv_sge sge[3] = {
+		{ 0x3000, 0x40, 0x11 }, { 0x4000, 0x80, 0x22 }, { 0, 0, 0 },
+	};
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct mlx4_qp *qp;
+	int i;
+
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x600, 0);
+	CHECK_EQ(qp->rq.wqe_cnt, 4);
+	CHECK_EQ(qp->rq.max_gs, 2);
+	CHECK_EQ(qp->rq.wqe_shift, 5);
+	CHECK_EQ(cap.max_recv_wr, 4);
+	CHECK_EQ(cap.max_recv_sge, 2);
+
+	/* One SGE of two: an invalid-lkey entry ends the list. */
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), 0);
+	CHECK_BYTES(recv_wqe(qp, 0),
+		    "00000040 00000011 00000000 00003000"
+		    "00000000 00000100 00000000 00000000");
+	CHECK_BYTES(qp->db, "00000001");
+	CHECK_EQ(qp->rq.wrid[0], 7);
+
+	wr.num_sge = 2;
+	wr.wr_id = 8;
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), 0);
+	CHECK_BYTES(recv_wqe(qp, 1),
+		    "00000040 00000011 00000000 00003000"
+		    "00000080 00000022 00000000 00004000");
+	CHECK_BYTES(qp->db, "00000002");
+
+	/* Too many SGEs. */
+	wr.num_sge = 3;
+	bad = NULL;
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+	CHECK(bad == &wr, "bad_wr");
+	CHECK_EQ(qp->rq.head, 2);
+	CHECK_BYTES(recv_wqe(qp, 2), "00000000 00000000 00000000 00000000");
+
+	/* Two more fill the ring of 4; a fifth does not fit. */
+	wr.num_sge = 1;
+	for (i = 0; i < 2; i++)
+		CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), 0);
+	bad = NULL;
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), ENOMEM);
+	CHECK(bad == &wr, "bad_wr");
+	CHECK_BYTES(qp->db, "00000004");
+
+	/* The doorbell record carries the counter's low 16 bits. */
+	qp->rq.head = qp->rq.tail = 0xffff;
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), 0);
+	CHECK_BYTES(qp->db, "00000000");
+	CHECK_EQ(qp->rq.head, 0x10000);
+
+	fake_qp_free(qp);
+}
+
+static void test_srq(void)
+{
+	struct ibv_sge sge[2] = { { 0x5000, 0x100, 0x33 }, { 0x6000, 8, 0x34 } };
+	struct ibv_recv_wr wr[5];
+	struct ibv_recv_wr *bad;
+	struct mlx4_srq *srq;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = 100 + i;
+		wr[i].sg_list = sge;
+		wr[i].num_sge = 1;
+		wr[i].next = i < 4 ? &wr[i + 1] : NULL;
+	}
+
+	/* max_wr 3 + one spare: 4 WQEs of 32 bytes, one SGE each. */
+	srq = fake_srq(&env, 3, 1, 0x70, 0, NULL);
+	CHECK_EQ(srq->max, 4);
+	CHECK_EQ(srq->wqe_shift, 5);
+	CHECK_EQ(srq->max_gs, 1);
+	CHECK_EQ(srq->head, 0);
+	CHECK_EQ(srq->tail, 3);
+	/* The free list links each WQE to the next, the last to WQE 0. */
+	CHECK_BYTES(srq->buf.buf, "00000001");
+	CHECK_BYTES((uint8_t *)srq->buf.buf + 3 * 32, "00000000");
+
+	/* Three go in, the fourth finds only the spare left. */
+	bad = NULL;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), ENOMEM);
+	CHECK(bad == &wr[3], "bad_wr");
+	CHECK_BYTES(srq->buf.buf,
+		    "00000001 00000000 00000000 00000000"
+		    "00000100 00000033 00000000 00005000");
+	CHECK_BYTES(srq->db, "00000003");
+	CHECK_EQ(srq->wrid[2], 102);
+	CHECK_EQ(srq->head, 3);
+
+	/* WQE 1 completes: it goes behind the tail, and room opens. */
+	mlx4_free_srq_wqe(srq, 1);
+	CHECK_EQ(srq->tail, 1);
+	CHECK_BYTES((uint8_t *)srq->buf.buf + 3 * 32, "00000001");
+	wr[3].next = NULL;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[3], &bad), 0);
+	CHECK_EQ(srq->wrid[3], 103);
+	CHECK_EQ(srq->head, 1);
+	CHECK_BYTES(srq->db, "00000004");
+	bad = NULL;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[4], &bad), ENOMEM);
+	CHECK(bad == &wr[4], "bad_wr");
+	fake_srq_free(&env, srq);
+
+	/* Two SGEs asked: 64-byte WQEs hold three; one used, then the end. */
+	srq = fake_srq(&env, 3, 2, 0x71, 0, NULL);
+	CHECK_EQ(srq->wqe_shift, 6);
+	CHECK_EQ(srq->max_gs, 3);
+	wr[0].next = NULL;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), 0);
+	CHECK_BYTES(srq->buf.buf,
+		    "00000001 00000000 00000000 00000000"
+		    "00000100 00000033 00000000 00005000"
+		    "00000000 00000100 00000000 00000000");
+	wr[0].num_sge = 3;
+	bad = NULL;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), 0);
+	wr[0].num_sge = 4;
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), EINVAL);
+	CHECK(bad == &wr[0], "bad_wr");
+	fake_srq_free(&env, srq);
+}
+
+static void test_create_limits(void)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 16351, .max_recv_wr = 16351,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct mlx4_qp *qp;
+
+	/* The largest queue: 16351 + 33 spare = 16384 WQEs. */
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x700, 0);
+	CHECK(qp != NULL, "max_qp_wr");
+	if (qp) {
+		CHECK_EQ(qp->sq.wqe_cnt, 16384);
+		fake_qp_free(qp);
+	}
+
+	cap.max_send_wr = 16352;
+	CHECK(!fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x701, 0),
+	      "max_send_wr beyond the device");
+	cap.max_send_wr = 1;
+	cap.max_recv_wr = 16352;
+	CHECK(!fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x702, 0),
+	      "max_recv_wr beyond the device");
+	cap.max_recv_wr = 1;
+	cap.max_send_sge = 33;
+	CHECK(!fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x703, 0),
+	      "max_send_sge beyond the device");
+	cap.max_send_sge = 1;
+	cap.max_inline_data = 913;	/* 1008-byte WQE: 912 inline at most */
+	CHECK(!fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x704, 0),
+	      "max_inline_data beyond a WQE");
+	cap.max_inline_data = 912;
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x705, 0);
+	CHECK(qp != NULL, "912 inline bytes");
+	if (qp) {
+		CHECK_EQ(qp->sq.wqe_shift, 10);
+		CHECK_EQ(qp->sq_spare_wqes, 3);
+		fake_qp_free(qp);
+	}
+
+	/* No receive queue without RQ: SRQ users send 0/0 to the kernel. */
+	{
+		struct mlx4_srq *srq = fake_srq(&env, 16, 1, 0x72, 0, NULL);
+
+		cap.max_inline_data = 0;
+		cap.max_recv_wr = 100;
+		qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, srq, 0x706, 0);
+		CHECK(qp && !qp->db && qp->rq.wqe_cnt == 0, "no RQ with an SRQ");
+		CHECK_EQ(cap.max_recv_wr, 0);
+		if (qp)
+			fake_qp_free(qp);
+		fake_srq_free(&env, srq);
+	}
+}
+
+int main(void)
+{
+	fake_env_init(&env, 32, 512);
+	cq = fake_cq(&env, 256, 0x45);
+
+	test_rc_send();
+	test_rc_opcodes();
+	test_inline_and_blueflame();
+	test_stamping();
+	test_ud_send();
+	test_xrc_and_sig_all();
+	test_send_errors();
+	test_post_recv();
+	test_srq();
+	test_create_limits();
+
+	fake_cq_free(cq);
+	fake_env_cleanup(&env);
+	return tests_report();
+}
