@@ -345,6 +345,11 @@ static void check_arm_record(struct sim_cq *cq)
 	if (v == cq->armed_db)
 		return;
 	cq->armed_db = v;
+	if (((cq->prod - v) & CI_MASK) > cq->nent) {
+		breach(cq->ctx, "CQ 0x%x: arm with consumer index 0x%x ahead of producer 0x%x",
+		       cq->cqn, v & CI_MASK, cq->prod & CI_MASK);
+		return;
+	}
 	switch (ARM_CMD(v)) {
 	case ARM_CMD_SOL:
 		arm(cq, CQ_ARMED_SOLICITED, v & CI_MASK);

@@ -169,6 +169,61 @@ static bool devices_open(void)
 }
 
 /*
+ * What the daemon holds, for tests that check processes leave nothing
+ * behind (SIGUSR1 writes it to the run directory's "stats").
+ */
+static void write_stats(void)
+{
+	unsigned long long qps = 0, cqs = 0, srqs = 0, mrs = 0, pds = 0;
+	unsigned long long ctxs = 0, xrcds = 0, mcast = 0;
+	char path[PATH_MAX], final[PATH_MAX];
+	struct sim_xrcd *xrcd;
+	struct sim_mcast *m;
+	struct sim_ctx *ctx;
+	FILE *f;
+
+	for (int h = 0; h < sim.opt.nhcas; h++) {
+		qps += sim.hca[h].nqps;
+		cqs += sim.hca[h].ncqs;
+		srqs += sim.hca[h].nsrqs;
+		mrs += sim.hca[h].nmrs;
+		pds += sim.hca[h].npds;
+	}
+	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
+		ctxs++;
+	list_for_each(&sim.xrcds, xrcd, struct sim_xrcd, link)
+		xrcds++;
+	list_for_each(&sim.mcast, m, struct sim_mcast, link)
+		mcast++;
+	snprintf(path, sizeof(path), "%s/stats.tmp", sim.opt.dir);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fprintf(f, "contexts %llu\npds %llu\nmrs %llu\ncqs %llu\nqps %llu\n"
+		"srqs %llu\nxrcds %llu\nmcast %llu\nbreaches %llu\n",
+		ctxs, pds, mrs, cqs, qps, srqs, xrcds, mcast,
+		(unsigned long long)sim.breaches);
+	fclose(f);
+	/* Readers see the old file or the new one, never half of one. */
+	snprintf(final, sizeof(final), "%s/stats", sim.opt.dir);
+	rename(path, final);
+}
+
+/* SIGUSR1 asks for stats; SIGTERM and SIGINT end the daemon. */
+static bool take_signal(void)
+{
+	struct signalfd_siginfo si;
+
+	if (read(signal_fd, &si, sizeof(si)) != sizeof(si))
+		return true;
+	if (si.ssi_signo == SIGUSR1) {
+		write_stats();
+		return true;
+	}
+	return false;
+}
+
+/*
  * How long to sleep: not at all right after work (a reply is likely
  * near), then a little longer the longer nothing happened; until the next
  * retry timer at the latest; indefinitely when no device is open.
@@ -233,7 +288,8 @@ static int serve(int ep)
 			if (tag == &listen_fd) {
 				accept_process(ep);
 			} else if (tag == &signal_fd) {
-				return 0;
+				if (!take_signal())
+					return 0;
 			} else {
 				struct sim_ctx *ctx = tag;
 
@@ -291,6 +347,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);

@@ -208,6 +208,11 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 	while (off < end) {
 		uint32_t word = be32toh(*(const uint32_t *)(wqe + off));
 
+		if (word == 0xffffffff) {
+			breach(qp->ctx, "QP 0x%x WQE 0x%x: stamp 0xffffffff at offset %zu, inside the WQE's %zu bytes",
+			       qp->qpn, w->index, off, end);
+			return -EINVAL;
+		}
 		if (word & MLX4_INLINE_SEG) {
 			uint32_t len = word & ~MLX4_INLINE_SEG;
 

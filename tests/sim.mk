@@ -1,1 +1,35 @@
-# Tests of the simulator (filled in below as they come).
+# Tests that run programs on mlx4sim: the simulator with the distribution's
+# provider (it must run Debian's mlx4 unmodified), our provider on it, and
+# the two together.  They speak TAP; see tests/lib.sh.
+
+TEST_EXTENSIONS = .tap
+TAP_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) \
+	$(top_srcdir)/build-aux/tap-driver.sh
+AM_TESTS_ENVIRONMENT = \
+	top_builddir='$(abs_top_builddir)'; top_srcdir='$(abs_top_srcdir)'; \
+	export top_builddir top_srcdir;
+
+check_PROGRAMS += tests/rdma-semantics tests/sim-strict
+tests_rdma_semantics_LDADD = -libverbs
+# sim-strict reaches under the distribution's provider through its mlx4dv.
+tests_sim_strict_LDADD = -libverbs -lmlx4
+
+SIM_TESTS = \
+	tests/devinfo-system.tap \
+	tests/pingpong-system.tap \
+	tests/pingpong-cqe32-system.tap \
+	tests/perftest-system.tap \
+	tests/semantics-system.tap \
+	tests/strict.tap \
+	tests/cleanup.tap \
+	tests/devinfo-project.tap \
+	tests/pingpong-project.tap \
+	tests/pingpong-cqe32-project.tap \
+	tests/perftest-project.tap \
+	tests/semantics-project.tap \
+	tests/interop.tap \
+	tests/fabric.tap
+TESTS += $(SIM_TESTS)
+
+EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
+	tests/perftest.sh tests/semantics.sh

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Helpers for the TAP test scripts that run programs on mlx4sim.
+# A script sources this, calls sim_start, runs its cases and ends with
+# finish.  Each case prints one TAP line; a failing case shows the logs
+# of the programs it ran as TAP comments.
+
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+MLX4SIM=$top_builddir/sim/mlx4sim
+TESTS_BIN=$top_builddir/tests
+
+test_count=0
+failures=0
+work=$(mktemp -d "${TMPDIR:-/tmp}/mlx4sim-test.XXXXXX")
+sim_running=
+
+cleanup() {
+	[ -n "$sim_running" ] && "$MLX4SIM" stop >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+ok() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $*"
+}
+
+not_ok() {
+	test_count=$((test_count + 1))
+	failures=$((failures + 1))
+	echo "not ok $test_count - $*"
+}
+
+skip() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - # SKIP $*"
+}
+
+# Show a file as TAP comments.
+show() {
+	[ -f "$1" ] && sed 's/^/# /' "$1"
+}
+
+# check DESCRIPTION COMMAND...: one case, passing when COMMAND does.
+check() {
+	desc=$1
+	shift
+	if "$@" >"$work/check.log" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		show "$work/check.log"
+	fi
+}
+
+finish() {
+	echo "1..$test_count"
+	[ $failures -eq 0 ]
+	exit $?
+}
+
+# sim_start [mlx4sim options]: a simulator for this script, its
+# environment exported here.
+sim_start() {
+	env_file=$work/env
+	if ! "$MLX4SIM" start "$@" >"$env_file" 2>"$work/start.log"; then
+		echo "Bail out! mlx4sim start failed"
+		show "$work/start.log"
+		exit 1
+	fi
+	. "$env_file"
+	sim_running=1
+}
+
+# sim_stop: end the simulator; fails if it saw a strict-mode breach.
+sim_stop() {
+	sim_running=
+	"$MLX4SIM" stop 2>"$work/stop.log"
+	status=$?
+	[ $status -eq 0 ] || show "$work/stop.log"
+	return $status
+}
+
+# A TCP port for a server and its clients, different for each pair and
+# each test script running at the same time.
+next_port=$(( ($$ * 37) % 20000 + 30000 ))
+new_port() {
+	next_port=$((next_port + 1))
+	port=$next_port
+}
+
+# run_client LOG CMD...: a client, retried while its server is not yet
+# listening (the servers start in the background).
+run_client() {
+	log=$1
+	shift
+	tries=0
+	while :; do
+		timeout 120 "$@" >"$log" 2>&1
+		status=$?
+		grep -qi "couldn't connect\|unable to connect\|connection refused" "$log" || return $status
+		tries=$((tries + 1))
+		[ $tries -lt 50 ] || return $status
+		sleep 0.1
+	done
+}
+
+# pair NAME SERVER_ENV CLIENT_ENV TOOL ARGS...: TOOL as server and as client
+# (to localhost) on the running simulator; passes if both exit 0.  The
+# *_ENV arguments are prefixes for env(1), e.g. "-u RDMAV_DRIVERS".
+pair() {
+	name=$1 server_env=$2 client_env=$3
+	shift 3
+	new_port
+	timeout 120 env $server_env "$@" -p $port >"$work/server.log" 2>&1 &
+	server=$!
+	run_client "$work/client.log" env $client_env "$@" -p $port localhost
+	client_status=$?
+	wait $server
+	server_status=$?
+	if [ $server_status -eq 0 ] && [ $client_status -eq 0 ]; then
+		ok "$name"
+		return 0
+	fi
+	not_ok "$name (server $server_status, client $client_status)"
+	echo "# server:"
+	show "$work/server.log"
+	echo "# client:"
+	show "$work/client.log"
+	return 1
+}

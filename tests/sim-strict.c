@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sim-strict: a driver that breaks the ConnectX-3 protocol on purpose, one
+ * way per run, so that tests can check mlx4sim's strict mode notices.
+ *
+ * It sets up an RC QP looped back to itself with the distribution's mlx4
+ * provider, then reaches under it through mlx4dv to misbehave at the
+ * hardware level.  `sim-strict none` behaves, and must pass.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx4dv.h>
+
+static struct ibv_context *ctx;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct mlx4dv_qp dvqp;
+static struct mlx4dv_cq dvcq;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "sim-strict: %s failed\n", what);
+	exit(1);
+}
+
+static void setup(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 128 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_port_attr port;
+	struct mlx4dv_obj obj;
+	struct ibv_pd *pd;
+
+	if (!list || !list[0] || !(ctx = ibv_open_device(list[0])))
+		die("open device");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!pd || !cq || ibv_query_port(ctx, 1, &port))
+		die("PD, CQ");
+	init.send_cq = init.recv_cq = cq;
+	qp = ibv_create_qp(pd, &init);
+	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("QP");
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = qp->qp_num;
+	attr.ah_attr.dlid = port.lid;
+	attr.ah_attr.port_num = 1;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 8;
+	attr.retry_cnt = 1;
+	attr.rnr_retry = 1;
+	attr.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		die("RTS");
+	obj.qp.in = qp;
+	obj.qp.out = &dvqp;
+	obj.cq.in = cq;
+	obj.cq.out = &dvcq;
+	dvcq.comp_mask = MLX4DV_CQ_MASK_UAR;
+	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP | MLX4DV_OBJ_CQ))
+		die("mlx4dv_init_obj");
+}
+
+/* One 64-bit store of two big-endian words, as a driver arms a CQ. */
+static void cq_doorbell(uint32_t word0, uint32_t word1)
+{
+	uint32_t db[2] = { htobe32(word0), htobe32(word1) };
+	uint64_t v;
+
+	memcpy(&v, db, sizeof(v));
+	*(volatile uint64_t *)((char *)dvcq.cq_uar + MLX4_CQ_DOORBELL) = v;
+}
+
+static struct mlx4_wqe_ctrl_seg *first_wqe(void)
+{
+	return (void *)((char *)dvqp.buf.buf + dvqp.sq.offset);
+}
+
+/* Hand WQE 0 to the device (owner bit 0 is valid on the first pass). */
+static void ring(struct mlx4_wqe_ctrl_seg *ctrl, uint8_t opcode, uint8_t ds)
+{
+	ctrl->fence_size = ds;
+	ctrl->srcrb_flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	ctrl->owner_opcode = htobe32(opcode);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "none";
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	uint8_t *seg;
+
+	setup();
+	ctrl = first_wqe();
+	seg = (uint8_t *)(ctrl + 1);
+	if (!strcmp(how, "none")) {
+		/* A NOP, properly made: nothing to report. */
+		ring(ctrl, MLX4_OPCODE_NOP, 1);
+	} else if (!strcmp(how, "foreign-doorbell")) {
+		*(volatile uint32_t *)dvqp.sdb =
+			htobe32((be32toh(dvqp.doorbell_qpn) >> 8 ^ 0x1000) << 8);
+	} else if (!strcmp(how, "oversized-wqe")) {
+		ring(ctrl, MLX4_OPCODE_SEND, 63);
+	} else if (!strcmp(how, "inline-across-64")) {
+		/* 60 bytes inline right after the control segment. */
+		*(uint32_t *)seg = htobe32(MLX4_INLINE_SEG | 60);
+		ring(ctrl, MLX4_OPCODE_SEND, 5);
+	} else if (!strcmp(how, "stamp-inside-wqe")) {
+		struct mlx4_wqe_data_seg *d = (void *)seg;
+
+		/* A stamp where a data segment should start. */
+		d->byte_count = htobe32(0xffffffff);
+		ring(ctrl, MLX4_OPCODE_SEND, 2);
+	} else if (!strcmp(how, "foreign-cq-doorbell")) {
+		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
+	} else if (!strcmp(how, "ci-ahead")) {
+		/* Consumer index 5 on a CQ that produced nothing. */
+		*dvcq.set_ci_db = htobe32(5);
+		*dvcq.arm_db = htobe32(2u << 24 | 5);
+		cq_doorbell(2u << 24 | dvcq.cqn, 5);
+	} else if (!strcmp(how, "rq-overrun")) {
+		/* Say twice the ring is posted, then send to ourselves. */
+		*dvqp.rdb = htobe32(2 * dvqp.rq.wqe_cnt);
+		ring(ctrl, MLX4_OPCODE_SEND, 1);
+	} else {
+		fprintf(stderr, "sim-strict: unknown breach '%s'\n", how);
+		return 2;
+	}
+	/* Give the device time to look before the process goes. */
+	usleep(200 * 1000);
+	return 0;
+}
