@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Set up a Debian or Ubuntu machine for libmlx4, build everything, and
+#   ./quickstart.sh         run libmlx4 on mlx4sim: ibv_devinfo and a pingpong
+#   ./quickstart.sh check   run the whole test suite
+# Installs what is missing with apt-get (as root).
+
+set -e
+cd "$(dirname "$0")"
+mode=${1:-demo}
+case $mode in
+demo|check) ;;
+*) echo "usage: $0 [demo|check]" >&2; exit 2 ;;
+esac
+
+PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
+	libibverbs-dev ibverbs-providers ibverbs-utils perftest valgrind"
+
+install_missing() {
+	missing=
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "quickstart: installing$missing"
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null ||
+			{ echo "quickstart: run as root to install:$missing" >&2; exit 1; }
+		sudo=sudo
+	fi
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+		--no-install-recommends $missing
+}
+
+build() {
+	[ -x configure ] || ./autogen.sh
+	[ -f Makefile ] || ./configure
+	make -j"$(nproc)"
+}
+
+demo() {
+	echo "== ibv_devinfo and ibv_rc_pingpong with libmlx4 on mlx4sim"
+	sim/mlx4sim run --provider=project -- sh -c '
+		ibv_devinfo || exit 1
+		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 & server=$!
+		sleep 0.5
+		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 localhost || exit 1
+		wait $server'
+}
+
+# The suite, then one line: passed, failed, skipped.
+check() {
+	status=0
+	make -j2 check || status=$?
+	log=test-suite.log
+	count() { sed -n "s/^# $1: *\([0-9]*\)/\1/p" "$log" | head -n 1; }
+	if [ -f "$log" ]; then
+		pass=$(count PASS) skip=$(count SKIP)
+		failed=$(( $(count FAIL) + $(count XPASS) + $(count ERROR) ))
+		echo "$pass passed, $failed failed, $skip skipped"
+	else
+		echo "0 passed, 1 failed"
+	fi
+	return $status
+}
+
+install_missing
+build
+$mode
