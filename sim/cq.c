@@ -240,13 +240,11 @@ SIM_HANDLER(cmd_resize_cq)
 	 */
 	resize.vlan_my_qpn = 0;
 	owner = cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	resize.owner_sr_opcode = MLX4_CQE_OPCODE_RESIZE;
-	err = dma_write(ctx->pid, cqe_addr(cq, cq->prod), &resize, 31);
-	resize.owner_sr_opcode |= owner;
-	if (!err)
-		err = dma_write(ctx->pid, cqe_addr(cq, cq->prod) + 31,
-				&resize.owner_sr_opcode, 1);
-	if (err)
+	resize.owner_sr_opcode = MLX4_CQE_OPCODE_RESIZE | owner;
+	if (dma_write_ordered(ctx->pid, (struct dma_piece[]){
+			{ cqe_addr(cq, cq->prod), &resize, 31 },
+			{ cqe_addr(cq, cq->prod) + 31, &resize.owner_sr_opcode, 1 },
+		}, 2))
 		return -EFAULT;
 	cq->prod++;
 	cq->buf = drv.buf_addr;
@@ -408,7 +406,7 @@ static void timestamp(struct mlx4_cqe *cqe)
 
 /*
  * Write one CQE.  The body goes first and the byte with the owner bit
- * last, in separate transfers: a single copy may store out of order.
+ * last, as separate pieces: a single copy may store out of order.
  */
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 {
@@ -429,9 +427,10 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 		timestamp(&cqe);
 	addr = cqe_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (dma_write(cq->ctx->pid, addr, &cqe, sizeof(cqe) - 1) ||
-	    dma_write(cq->ctx->pid, addr + sizeof(cqe) - 1,
-		      &cqe.owner_sr_opcode, 1)) {
+	if (dma_write_ordered(cq->ctx->pid, (struct dma_piece[]){
+			{ addr, &cqe, sizeof(cqe) - 1 },
+			{ addr + sizeof(cqe) - 1, &cqe.owner_sr_opcode, 1 },
+		}, 2)) {
 		breach(cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable", cq->cqn,
 		       (unsigned long long)cq->buf);
 		return;

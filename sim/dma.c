@@ -18,7 +18,7 @@
 #include "sim.h"
 #include "wire.h"
 
-#define DMA_IOV_MAX	64
+#define DMA_IOV_MAX	64	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
 static int transfer(pid_t pid, bool write, const struct iovec *local,
@@ -36,6 +36,54 @@ static int transfer(pid_t pid, bool write, const struct iovec *local,
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/*
+ * Pieces in order.  A driver writes a WQE's body before its owner bit,
+ * and reads a CQE's body after its owner bit; the device must read and
+ * write likewise, or see half-made entries.  Each piece of one system
+ * call is a copy of its own, so where the CPU keeps loads and stores in
+ * program order (x86) one call keeps the order; elsewhere each piece
+ * takes a call, and the system calls order them.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define ONE_CALL_KEEPS_ORDER	1
+#else
+#define ONE_CALL_KEEPS_ORDER	0
+#endif
+
+static int pieces(pid_t pid, bool write, const struct dma_piece *p, int n)
+{
+	struct iovec local[DMA_IOV_MAX], remote[DMA_IOV_MAX];
+	size_t total = 0;
+
+	if (n > DMA_IOV_MAX)
+		return -EINVAL;
+	if (!ONE_CALL_KEEPS_ORDER) {
+		for (int i = 0; i < n; i++) {
+			int err = write ? dma_write(pid, p[i].addr, p[i].buf, p[i].len) :
+					  dma_read(pid, p[i].addr, p[i].buf, p[i].len);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		local[i] = (struct iovec){ p[i].buf, p[i].len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)p[i].addr, p[i].len };
+		total += p[i].len;
+	}
+	return transfer(pid, write, local, n, remote, n, total);
+}
+
+int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n)
+{
+	return pieces(pid, false, p, n);
+}
+
+int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n)
+{
+	return pieces(pid, true, p, n);
 }
 
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len)

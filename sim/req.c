@@ -6,8 +6,7 @@
  * the driver's when its owner bit (bit 31 of the control segment's first
  * dword) equals the pass parity of its index; the driver writes the
  * WQE, then that bit.  So the device reads the owner words first and the
- * WQEs after, in two transfers: what the first shows handed over, the
- * second reads complete.
+ * WQEs after: what the first shows handed over, the second reads complete.
  *
  * Each WQE is parsed (malformed ones are strict-mode breaches), its local
  * memory checked, and the message delivered to the responder at once;
@@ -23,6 +22,7 @@
 #include "wire.h"
 
 #define SQ_BATCH	16
+#define SQ_FETCH_BYTES	8192
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)
 #define PSN_MASK	0xffffff
 #define CTRL_CQ_UPDATE	(3u << 2)
@@ -97,21 +97,39 @@ int sq_ready(struct sim_qp *qp, int max)
 	return n;
 }
 
-/* Read @n handed-over WQEs from the head into @raw, one stride each. */
-static int sq_read(struct sim_qp *qp, int n, uint8_t *raw)
+/*
+ * Fetch WQEs from the head: their owner words, then their bodies, in one
+ * ordered transfer (see dma.c), so that a WQE whose owner word says it is
+ * handed over is read complete.  Returns how many are, bodies in @raw.
+ */
+static int sq_fetch(struct sim_qp *qp, uint8_t *raw)
 {
-	struct iovec local[SQ_BATCH], remote[SQ_BATCH];
+	struct dma_piece p[2 * SQ_BATCH];
+	uint32_t owner[SQ_BATCH];
 	size_t stride = 1u << qp->sq.wqe_shift;
+	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), n;
 
-	for (int i = 0; i < n; i++) {
-		local[i] = (struct iovec){ raw + i * MAX_STRIDE, stride };
-		remote[i] = (struct iovec){
-			(void *)(uintptr_t)wqe_addr(qp, qp->sq.head + i), stride };
+	/* Bounded bytes per look: big strides take fewer at a time. */
+	max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
+	for (int i = 0; i < max; i++) {
+		uint64_t addr = wqe_addr(qp, qp->sq.head + i);
+
+		p[i] = (struct dma_piece){ addr, &owner[i], sizeof(owner[i]) };
+		p[max + i] = (struct dma_piece){ addr, raw + i * MAX_STRIDE,
+						 stride };
 	}
-	if (process_vm_readv(qp->ctx->pid, local, n, remote, n, 0) !=
-	    (ssize_t)(n * stride))
-		return -EFAULT;
-	return 0;
+	if (dma_read_ordered(qp->ctx->pid, p, 2 * max)) {
+		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
+		       qp->qpn, (unsigned long long)qp->buf);
+		return 0;
+	}
+	for (n = 0; n < max; n++) {
+		bool pass = (qp->sq.head + n) & qp->sq.wqe_cnt;
+
+		if (!!(be32toh(owner[n]) >> 31) != pass)
+			break;
+	}
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -628,12 +646,7 @@ void req_run(struct sim_qp *qp)
 		comp_flush_sq(qp);
 		return;
 	}
-	while (qp_can_send(qp) && !qp->waiting &&
-	       (n = sq_ready(qp, SQ_BATCH)) > 0) {
-		if (sq_read(qp, n, raw)) {
-			breach(qp->ctx, "QP 0x%x: send queue unreadable", qp->qpn);
-			return;
-		}
+	while (qp_can_send(qp) && !qp->waiting && (n = sq_fetch(qp, raw)) > 0) {
 		sim.work_done = true;
 		for (int i = 0; i < n && qp_can_send(qp); i++) {
 			w.index = qp->sq.head;

@@ -65,18 +65,32 @@ static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
 	}
 }
 
+/*
+ * The receive WQE at the head, if the driver has posted it.  The doorbell
+ * record and the WQE are read in one ordered transfer (the driver writes
+ * the WQE, then the record), unless the record read last time already
+ * counts this WQE.
+ */
 static int rq_take(struct sim_qp *qp, struct sim_recv *r)
 {
 	uint8_t wqe[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
 	size_t stride = 1u << qp->rq.wqe_shift;
+	uint64_t addr = qp->buf + qp->rq.offset +
+		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift);
+	struct dma_piece p[2];
+	bool known = (uint16_t)qp->rq.head != qp->rq_posted;
 	uint32_t db;
+	int n = 0;
 
-	if ((uint16_t)qp->rq.head == qp->rq_posted) {
-		if (dma_read(qp->ctx->pid, qp->db, &db, sizeof(db))) {
-			breach(qp->ctx, "QP 0x%x: receive doorbell record unreadable",
-			       qp->qpn);
-			return -EAGAIN;
-		}
+	if (!known)
+		p[n++] = (struct dma_piece){ qp->db, &db, sizeof(db) };
+	p[n++] = (struct dma_piece){ addr, wqe, stride };
+	if (dma_read_ordered(qp->ctx->pid, p, n)) {
+		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
+		       qp->qpn);
+		return -EAGAIN;
+	}
+	if (!known) {
 		qp->rq_posted = be32toh(db);
 		if ((uint16_t)(qp->rq_posted - qp->rq.head) > qp->rq.wqe_cnt) {
 			breach(qp->ctx, "QP 0x%x: receive doorbell 0x%x beyond the ring (head 0x%x, %u entries)",
@@ -88,31 +102,34 @@ static int rq_take(struct sim_qp *qp, struct sim_recv *r)
 		if ((uint16_t)qp->rq.head == qp->rq_posted)
 			return -EAGAIN;
 	}
-	if (dma_read(qp->ctx->pid, qp->buf + qp->rq.offset +
-		     ((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift),
-		     wqe, stride)) {
-		breach(qp->ctx, "QP 0x%x: receive queue unreadable", qp->qpn);
-		return -EAGAIN;
-	}
 	r->wqe_index = qp->rq.head & 0xffff;
 	qp->rq.head++;
 	parse_scatter(qp->hca, wqe, qp->rq.max_gs, r);
 	return 0;
 }
 
+/* The next SRQ WQE, read like an RQ's: counter and WQE in order. */
 static int srq_take(struct sim_srq *srq, struct sim_recv *r)
 {
 	uint8_t wqe[16 + CX3_MAX_SRQ_SGE * sizeof(struct mlx4_wqe_data_seg)];
-	size_t stride = 1u << srq->wqe_shift;
+	size_t stride = MIN((size_t)1 << srq->wqe_shift, sizeof(wqe));
+	bool known = srq->consumed != srq->posted;
+	struct dma_piece p[2];
 	uint32_t db;
 	uint16_t next;
+	int n = 0;
 
-	if (srq->consumed == srq->posted) {
-		if (dma_read(srq->ctx->pid, srq->db, &db, sizeof(db))) {
-			breach(srq->ctx, "SRQ 0x%x: doorbell record unreadable",
-			       srq->srqn);
-			return -EAGAIN;
-		}
+	if (!known)
+		p[n++] = (struct dma_piece){ srq->db, &db, sizeof(db) };
+	p[n++] = (struct dma_piece){
+		srq->buf + ((uint64_t)srq->next_wqe << srq->wqe_shift), wqe,
+		stride };
+	if (dma_read_ordered(srq->ctx->pid, p, n)) {
+		breach(srq->ctx, "SRQ 0x%x: buffer or doorbell record unreadable",
+		       srq->srqn);
+		return -EAGAIN;
+	}
+	if (!known) {
 		srq->posted = be32toh(db);
 		if ((uint16_t)(srq->posted - srq->consumed) >= srq->wqe_cnt) {
 			breach(srq->ctx, "SRQ 0x%x: counter 0x%x beyond the ring (taken 0x%x, %u entries)",
@@ -123,12 +140,6 @@ static int srq_take(struct sim_srq *srq, struct sim_recv *r)
 		}
 		if (srq->consumed == srq->posted)
 			return -EAGAIN;
-	}
-	if (dma_read(srq->ctx->pid, srq->buf +
-		     ((uint64_t)srq->next_wqe << srq->wqe_shift),
-		     wqe, MIN(stride, sizeof(wqe)))) {
-		breach(srq->ctx, "SRQ 0x%x: buffer unreadable", srq->srqn);
-		return -EAGAIN;
 	}
 	next = be16toh(((struct mlx4_wqe_srq_next_seg *)wqe)->next_wqe_index);
 	if (next >= srq->wqe_cnt) {
