@@ -523,6 +523,270 @@ static void immediate_and_events(void)
 	      "the channel is destroyed once its CQs are gone");
 }
 
+static void resize_cq(void)
+{
+	struct ibv_wc wc;
+	struct pair p;
+	int in_order = 0, ret;
+
+	make_pair(&p, &defaults);
+	for (int i = 0; i < 6; i++)
+		post_recv(&p.b, i * 64, 64, 300 + i);
+	for (int i = 0; i < 3; i++)
+		post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 400 + i);
+	/* Three receive completions wait in b's CQ while it grows. */
+	for (uint64_t end = now_ms() + 200; now_ms() < end;)
+		;
+	ret = ibv_resize_cq(p.b.cq, 200);
+	check(ret == 0 && p.b.cq->cqe >= 200,
+	      "ibv_resize_cq to 200 entries (now %d)", p.b.cq->cqe);
+	for (int i = 3; i < 6; i++)
+		post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 400 + i);
+	for (int i = 0; i < 6; i++) {
+		poll_one(p.b.cq, &wc);
+		in_order += wc.status == IBV_WC_SUCCESS && wc.wr_id == 300u + i;
+	}
+	check(in_order == 6,
+	      "completions from before and after the resize arrive in order (%d of 6)",
+	      in_order);
+	ret = ibv_resize_cq(p.b.cq, 8);
+	check(ret == 0 && p.b.cq->cqe >= 8 && p.b.cq->cqe < 200,
+	      "and it shrinks back (now %d)", p.b.cq->cqe);
+	for (int i = 0; i < 6; i++)
+		poll_one(p.a.cq, &wc);
+	post_recv(&p.b, 0, 64, 500);
+	post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 501);
+	poll_one(p.b.cq, &wc);
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 500,
+	      "the shrunk CQ still completes (%s)", status_str(&wc));
+	poll_one(p.a.cq, &wc);
+	free_pair(&p);
+}
+
+static void srq_events(void)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq_attr attr = { .srq_limit = 3 };
+	struct ibv_qp_init_attr qinit = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr to_err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	struct pair p;
+	bool limit = false, last_wqe = false;
+	int ret;
+
+	make_pair(&p, &defaults);
+	srq = ibv_create_srq(pd, &init);
+	if (!srq)
+		bail("ibv_create_srq");
+	qinit.send_cq = qinit.recv_cq = p.b.cq;
+	qinit.srq = srq;
+	qp = ibv_create_qp(pd, &qinit);
+	if (!qp)
+		bail("ibv_create_qp with an SRQ");
+	/* b's QP gives way to one that receives through the SRQ. */
+	ibv_destroy_qp(p.b.qp);
+	p.b.qp = qp;
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+		ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+		    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			bail("modify to INIT");
+		connect_end(&p.a, qp->qp_num, &defaults);
+		connect_end(&p.b, p.a.qp->qp_num, &defaults);
+	}
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * i, 64,
+				       p.b.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 600 + i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			bail("ibv_post_srq_recv");
+	}
+	check(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT) == 0,
+	      "arm the SRQ limit at 3 with 5 receives posted");
+	for (int i = 0; i < 3; i++) {
+		post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 700 + i);
+		poll_one(p.b.cq, &wc);
+		poll_one(p.a.cq, &wc);
+	}
+	while (!limit && next_async_event(&ev) == 0) {
+		limit = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+			ev.element.srq == srq;
+		ibv_ack_async_event(&ev);
+	}
+	check(limit, "fewer than 3 left: IBV_EVENT_SRQ_LIMIT_REACHED");
+	attr.srq_limit = 99;
+	attr.max_wr = 0;
+	ret = ibv_query_srq(srq, &attr);
+	check(ret == 0 && attr.srq_limit == 0 && attr.max_wr >= 16,
+	      "the limit disarms itself (query: limit %u, max_wr %u)",
+	      attr.srq_limit, attr.max_wr);
+	ibv_modify_qp(qp, &to_err, IBV_QP_STATE);
+	while (!last_wqe && next_async_event(&ev) == 0) {
+		last_wqe = ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+			   ev.element.qp == qp;
+		ibv_ack_async_event(&ev);
+	}
+	check(last_wqe, "an SRQ's QP moved to ERROR: IBV_EVENT_QP_LAST_WQE_REACHED");
+	free_pair(&p);
+	check(ibv_destroy_srq(srq) == 0, "the SRQ is destroyed after its QP");
+}
+
+static void memory_window(void)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind bind = { .wr_id = 800, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (!mw) {
+		check(0, "ibv_alloc_mw type 1");
+		return;
+	}
+	make_pair(&p, &defaults);
+	ibv_dereg_mr(p.b.mr);
+	p.b.mr = ibv_reg_mr(pd, p.b.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	if (!p.b.mr)
+		bail("ibv_reg_mr with MW_BIND");
+	bind.bind_info.mr = p.b.mr;
+	bind.bind_info.addr = (uintptr_t)p.b.buf + 1024;
+	bind.bind_info.length = 256;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	check(ibv_bind_mw(p.b.qp, mw, &bind) == 0, "ibv_bind_mw posts the bind");
+	poll_one(p.b.cq, &wc);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+	      wc.wr_id == 800, "the bind completes (%s)", status_str(&wc));
+	memset(p.a.buf, 0x77, 64);
+	post_send(&p.a, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)p.b.buf + 1024,
+		  mw->rkey, 801);
+	poll_one(p.a.cq, &wc);
+	check(wc.status == IBV_WC_SUCCESS && all_bytes(p.b.buf + 1024, 0x77, 64),
+	      "an RDMA WRITE through the window's rkey lands (%s)",
+	      status_str(&wc));
+	post_send(&p.a, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)p.b.buf + 1280,
+		  mw->rkey, 802);
+	poll_one(p.a.cq, &wc);
+	check(wc.status == IBV_WC_REM_ACCESS_ERR && all_bytes(p.b.buf + 1280, 0, 64),
+	      "one past the window is refused and writes nothing (%s)",
+	      status_str(&wc));
+	while (next_async_event(&ev) == 0)
+		ibv_ack_async_event(&ev);
+	check(ibv_dereg_mr(p.b.mr) != 0,
+	      "a region with a window bound to it cannot be deregistered");
+	check(ibv_dealloc_mw(mw) == 0, "the window is freed");
+	free_pair(&p);
+}
+
+static void multicast(void)
+{
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
+					0, 0, 0, 0, 0, 0, 0x12, 0x34 } };
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	struct ibv_ah_attr ah_attr = {
+		.is_global = 1, .dlid = 0xc001, .port_num = 1,
+		.grh = { .dgid = mgid, .hop_limit = 1 },
+	};
+	struct ibv_qp *rx[2], *tx = NULL;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	uint8_t *buf = aligned_alloc(4096, BUF_SIZE);
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	int got = 0;
+
+	if (!cq || !buf || !(mr = ibv_reg_mr(pd, buf, BUF_SIZE,
+					     IBV_ACCESS_LOCAL_WRITE)))
+		bail("multicast setup");
+	init.send_cq = init.recv_cq = cq;
+	for (int i = 0; i < 3; i++) {
+		struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+		if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					 IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_QKEY))
+			bail("UD QP");
+		attr.qp_state = IBV_QPS_RTR;
+		ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+		attr.qp_state = IBV_QPS_RTS;
+		ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+		attr.qp_state = IBV_QPS_INIT;
+		if (i < 2)
+			rx[i] = qp;
+		else
+			tx = qp;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + 512 * i, 512, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 900 + i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		ibv_post_recv(rx[i], &wr, &bad);
+	}
+	check(ibv_attach_mcast(rx[0], &mgid, 0xc001) == 0 &&
+	      ibv_attach_mcast(rx[1], &mgid, 0xc001) == 0,
+	      "two UD QPs join a multicast group");
+	ah = ibv_create_ah(pd, &ah_attr);
+	if (!ah)
+		bail("ibv_create_ah");
+	memcpy(buf + 2048, "to the group", 13);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf + 2048, 13, mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 902, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = 0xffffff;
+		wr.wr.ud.remote_qkey = 0x11111111;
+		ibv_post_send(tx, &wr, &bad);
+	}
+	for (int i = 0; i < 3; i++) {
+		poll_one(cq, &wc);
+		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		    (wc.wc_flags & IBV_WC_GRH) && wc.byte_len == 40 + 13 &&
+		    wc.src_qp == tx->qp_num &&
+		    !memcmp(buf + 512 * (wc.wr_id - 900) + 40, "to the group", 13) &&
+		    !memcmp(buf + 512 * (wc.wr_id - 900) + 24, mgid.raw, 16))
+			got++;
+	}
+	check(got == 2, "a datagram to the group reaches both, with its GRH (%d)",
+	      got);
+	check(ibv_detach_mcast(rx[1], &mgid, 0xc001) == 0,
+	      "one member leaves the group");
+	check(ibv_detach_mcast(rx[1], &mgid, 0xc001) != 0,
+	      "leaving twice is an error");
+	ibv_destroy_ah(ah);
+	for (int i = 0; i < 2; i++)
+		ibv_destroy_qp(rx[i]);
+	ibv_destroy_qp(tx);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	free(buf);
+}
+
 int main(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -548,6 +812,10 @@ int main(void)
 	cq_overrun();
 	read_and_atomics();
 	immediate_and_events();
+	resize_cq();
+	srq_events();
+	memory_window();
+	multicast();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
