@@ -99,7 +99,7 @@ void comp_flush_sq(struct sim_qp *qp)
 
 	if (!qp->sq.wqe_cnt)
 		return;
-	while ((n = sq_ready(qp, 64)) > 0) {
+	while ((n = sq_ready(qp)) > 0) {
 		for (int i = 0; i < n; i++) {
 			comp_send_error(qp, qp->sq.head & 0xffff,
 					MLX4_CQE_SYNDROME_WR_FLUSH_ERR);

@@ -386,17 +386,9 @@ EXPORT int open(const char *path, int flags, ...)
 	return open_common(path, flags, mode);
 }
 
+/* Off_t is 64-bit here: the *64 variants are the same calls. */
 EXPORT int open64(const char *path, int flags, ...)
-{
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	init();
-	return open_common(path, flags, mode);
-}
+	__attribute__((alias("open")));
 
 EXPORT int __open_2(const char *path, int flags)
 {
@@ -405,10 +397,7 @@ EXPORT int __open_2(const char *path, int flags)
 }
 
 EXPORT int __open64_2(const char *path, int flags)
-{
-	init();
-	return open_common(path, flags, 0);
-}
+	__attribute__((alias("__open_2")));
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
@@ -425,18 +414,7 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	int index = uverbs_index(path, NULL);
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	if (index >= 0)
-		return uverbs_open(index, flags);
-	return real.openat(dirfd, path, flags, mode);
-}
+	__attribute__((alias("openat")));
 
 static int stat_common(const char *path, struct stat *st, bool follow)
 {
@@ -720,10 +698,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-		    off_t off)
-{
-	return mmap(addr, len, prot, flags, fd, off);
-}
+		    off_t off) __attribute__((alias("mmap")));
 
 /* ------------------------------------------------------------------ */
 /* close, dup: keep the table true                                     */

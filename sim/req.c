@@ -66,24 +66,34 @@ static uint64_t wqe_addr(const struct sim_qp *qp, uint32_t index)
 	       ((uint64_t)(index & (qp->sq.wqe_cnt - 1)) << qp->sq.wqe_shift);
 }
 
-/* How many WQEs from the head the driver has handed over (up to max). */
-int sq_ready(struct sim_qp *qp, int max)
+/*
+ * Look at the WQEs from the head: their owner words, then (into @raw, if
+ * given) their bodies, in one ordered transfer (see dma.c), so that a WQE
+ * whose owner word says it is handed over is read complete.  Returns how
+ * many from the head are handed over.
+ */
+static int sq_fetch(struct sim_qp *qp, uint8_t *raw)
 {
-	struct iovec local[SQ_BATCH * 4], remote[SQ_BATCH * 4];
-	uint32_t owner[SQ_BATCH * 4];
-	int n;
+	struct dma_piece p[2 * SQ_BATCH];
+	uint32_t owner[SQ_BATCH];
+	size_t stride = 1u << qp->sq.wqe_shift;
+	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), pieces, n;
 
-	max = MIN(max, (int)ARRAY_SIZE(owner));
-	max = MIN(max, (int)qp->sq.wqe_cnt);
 	if (max <= 0)
 		return 0;
+	/* Bounded bytes per look: big strides take fewer at a time. */
+	if (raw)
+		max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
+	pieces = max;
 	for (int i = 0; i < max; i++) {
-		local[i] = (struct iovec){ &owner[i], sizeof(owner[i]) };
-		remote[i] = (struct iovec){
-			(void *)(uintptr_t)wqe_addr(qp, qp->sq.head + i), 4 };
+		uint64_t addr = wqe_addr(qp, qp->sq.head + i);
+
+		p[i] = (struct dma_piece){ addr, &owner[i], sizeof(owner[i]) };
+		if (raw)
+			p[pieces++] = (struct dma_piece){
+				addr, raw + i * MAX_STRIDE, stride };
 	}
-	if (process_vm_readv(qp->ctx->pid, local, max, remote, max, 0) !=
-	    (ssize_t)(max * sizeof(uint32_t))) {
+	if (dma_read_ordered(qp->ctx->pid, p, pieces)) {
 		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
 		       qp->qpn, (unsigned long long)qp->buf);
 		return 0;
@@ -97,39 +107,10 @@ int sq_ready(struct sim_qp *qp, int max)
 	return n;
 }
 
-/*
- * Fetch WQEs from the head: their owner words, then their bodies, in one
- * ordered transfer (see dma.c), so that a WQE whose owner word says it is
- * handed over is read complete.  Returns how many are, bodies in @raw.
- */
-static int sq_fetch(struct sim_qp *qp, uint8_t *raw)
+/* How many WQEs from the head the driver has handed over (up to 16). */
+int sq_ready(struct sim_qp *qp)
 {
-	struct dma_piece p[2 * SQ_BATCH];
-	uint32_t owner[SQ_BATCH];
-	size_t stride = 1u << qp->sq.wqe_shift;
-	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), n;
-
-	/* Bounded bytes per look: big strides take fewer at a time. */
-	max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
-	for (int i = 0; i < max; i++) {
-		uint64_t addr = wqe_addr(qp, qp->sq.head + i);
-
-		p[i] = (struct dma_piece){ addr, &owner[i], sizeof(owner[i]) };
-		p[max + i] = (struct dma_piece){ addr, raw + i * MAX_STRIDE,
-						 stride };
-	}
-	if (dma_read_ordered(qp->ctx->pid, p, 2 * max)) {
-		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
-		       qp->qpn, (unsigned long long)qp->buf);
-		return 0;
-	}
-	for (n = 0; n < max; n++) {
-		bool pass = (qp->sq.head + n) & qp->sq.wqe_cnt;
-
-		if (!!(be32toh(owner[n]) >> 31) != pass)
-			break;
-	}
-	return n;
+	return sq_fetch(qp, NULL);
 }
 
 /* ------------------------------------------------------------------ */

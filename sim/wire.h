@@ -90,6 +90,6 @@ void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		     uint8_t syndrome);
 
 /* req.c: how many WQEs from the SQ head the driver has handed over */
-int sq_ready(struct sim_qp *qp, int max);
+int sq_ready(struct sim_qp *qp);
 
 #endif
