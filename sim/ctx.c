@@ -222,10 +222,11 @@ static const struct method *find_method(uint32_t command)
  * out for its handler.  Returns 0, or -errno for write(2) to return.
  */
 static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
-			 uint8_t *out, size_t *out_total)
+			 uint8_t *out)
 {
 	const struct ib_uverbs_cmd_hdr *hdr = (const void *)buf;
 	const struct method *m;
+	size_t out_total;
 
 	if (count < sizeof(*hdr))
 		return -EINVAL;
@@ -233,6 +234,8 @@ static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
 	if (!m)
 		return -EOPNOTSUPP;
 	cmd->command = hdr->command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	cmd->extended = m->ex;
+	cmd->handler = m->handler;
 
 	if (m->ex) {
 		const struct ib_uverbs_ex_cmd_hdr *ex = (const void *)(hdr + 1);
@@ -257,7 +260,7 @@ static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
 		cmd->in_len = hdr->in_words * 8;
 		cmd->drv_in = cmd->in + cmd->in_len;
 		cmd->drv_in_len = ex->provider_in_words * 8;
-		*out_total = ex->response ?
+		out_total = ex->response ?
 			(hdr->out_words + ex->provider_out_words) * 8 : 0;
 		cmd->out_cap = hdr->out_words * 8;
 	} else {
@@ -271,16 +274,27 @@ static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
 		cmd->in_len = m->req_size;
 		cmd->drv_in = cmd->in + m->req_size;
 		cmd->drv_in_len = count - sizeof(*hdr) - m->req_size;
-		*out_total = hdr->out_words * 4;
+		out_total = hdr->out_words * 4;
 		cmd->out_cap = m->resp_size;
 	}
-	if (*out_total > MLX4SIM_MAX_MSG - sizeof(struct mlx4sim_reply))
+	if (out_total > MLX4SIM_MAX_MSG - sizeof(struct mlx4sim_reply))
 		return -EINVAL;
-	memset(out, 0, *out_total);
+	memset(out, 0, out_total);
 	cmd->out = out;
 	cmd->drv_out = out + cmd->out_cap;
-	cmd->drv_out_cap = *out_total - cmd->out_cap;
+	cmd->drv_out_cap = out_total - cmd->out_cap;
 	return 0;
+}
+
+/*
+ * What the kernel copies back: the core response (for extended commands
+ * all the room the caller gave it, zero-filled), then the driver's part.
+ */
+static size_t response_length(const struct sim_cmd *cmd)
+{
+	if (cmd->drv_out_len)
+		return cmd->out_cap + cmd->drv_out_len;
+	return cmd->extended ? cmd->out_cap : cmd->out_len;
 }
 
 /* ------------------------------------------------------------------ */
@@ -328,29 +342,24 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 	static uint8_t out[MLX4SIM_MAX_MSG];
 	struct mlx4sim_reply reply = { .fd_offset = -1 };
 	struct sim_cmd cmd = { .ctx = ctx, .arg = arg, .pass_fd = -1 };
-	size_t out_total, len;
 	int err;
 
-	err = parse_command(&cmd, buf, count, out, &out_total);
+	err = parse_command(&cmd, buf, count, out);
+	/* Before GET_CONTEXT there is no context to act on. */
 	if (!err && !ctx->has_ucontext &&
 	    cmd.command != IB_USER_VERBS_CMD_GET_CONTEXT)
 		err = -EINVAL;
 	if (!err)
-		err = find_method(((const struct ib_uverbs_cmd_hdr *)buf)->command)
-			->handler(&cmd);
+		err = cmd.handler(&cmd);
 	if (err)
 		return reply_errno(ctx, err);
 
-	/* Extended responses are zero-filled to the size the caller gave. */
-	len = cmd.drv_out_len ? cmd.out_cap + cmd.drv_out_len :
-	      (((const struct ib_uverbs_cmd_hdr *)buf)->command &
-	       IB_USER_VERBS_CMD_FLAG_EXTENDED) ? out_total : cmd.out_len;
 	reply.ret = count;
 	if (cmd.pass_fd >= 0) {
 		reply.fd_offset = cmd.fd_offset;
 		reply.event_file = cmd.event_file;
 	}
-	return send_reply(ctx, &reply, out, len, cmd.pass_fd);
+	return send_reply(ctx, &reply, out, response_length(&cmd), cmd.pass_fd);
 }
 
 /* ------------------------------------------------------------------ */

@@ -16,6 +16,8 @@
 struct sim_cmd {
 	struct sim_ctx *ctx;
 	uint32_t command;		/* without the extended flag */
+	bool extended;
+	SIM_HANDLER((*handler));
 	const uint8_t *in;
 	size_t in_len;
 	const uint8_t *drv_in;
