@@ -33,7 +33,9 @@ static bool owns_qp(struct sim_ctx *ctx, uint32_t qpn)
 {
 	struct sim_qp *qp = qp_by_num(ctx->hca, qpn);
 
-	return qp && qp->ctx == ctx && qp->sq.wqe_cnt;
+	if (qp)
+		return qp->ctx == ctx && qp->sq.wqe_cnt;
+	return ctx_forgot(ctx->gone_qpn, ctx->gone_qps, qpn);
 }
 
 static bool ctx_doorbells(struct sim_ctx *ctx)

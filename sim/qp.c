@@ -891,6 +891,7 @@ static void qp_free(struct sim_qp *qp)
  */
 void qp_release(struct sim_qp *qp)
 {
+	ctx_forget(qp->ctx->gone_qpn, &qp->ctx->gone_qps, qp->qpn);
 	event_forget(qp->uobj.ctx, qp);
 	list_del(&qp->ctx_link);
 	list_init(&qp->ctx_link);

@@ -486,11 +486,13 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
 	r = answer(qp, w, &msg,
 		   dst ? resp_deliver(qp, dst, &msg) : RESP_DROP);
-	if (r != EXEC_DONE)
-		return r;
-	if (land_results(qp, w, seg, nseg, &msg))
-		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
-	return done(qp, w, w->length);
+	if (r == EXEC_DONE)
+		r = land_results(qp, w, seg, nseg, &msg) ?
+		    fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR) :
+		    done(qp, w, w->length);
+	if (dst)
+		resp_finish(dst);
+	return r;
 }
 
 /* Fill the GRH a UD message carries, as the receiver will see it. */
@@ -559,6 +561,9 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 			list_for_each(&sim.mcast, m, struct sim_mcast, link)
 				if (group_member(m, av->dgid))
 					resp_deliver(qp, m->qp, &msg);
+		done(qp, w, w->length);
+		list_for_each(&sim.mcast, m, struct sim_mcast, link)
+			resp_finish(m->qp);
 	} else {
 		struct sim_port *port = port_by_lid(dlid);
 		struct sim_qp *dst = port ?
@@ -566,9 +571,12 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 
 		if (dst)
 			resp_deliver(qp, dst, &msg);
+		done(qp, w, w->length);
+		if (dst)
+			resp_finish(dst);
 	}
 	/* Datagrams are not acknowledged: sent is done. */
-	return done(qp, w, w->length);
+	return EXEC_DONE;
 }
 
 static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)

@@ -190,6 +190,24 @@ static int take_recv(struct sim_qp *dst, const struct sim_message *msg,
 	return srq ? srq_take(srq, r) : rq_take(dst, r);
 }
 
+/*
+ * The responder goes to ERROR once the requester has completed the WQE
+ * that caused it (resp_finish): when a QP talks to itself, that WQE must
+ * complete before the rest of its queue is flushed.
+ */
+static void error_after(struct sim_qp *dst)
+{
+	dst->error_pending = true;
+}
+
+void resp_finish(struct sim_qp *dst)
+{
+	if (!dst->error_pending)
+		return;
+	dst->error_pending = false;
+	qp_to_error(dst);
+}
+
 /* The responder's own failure, as it reports it. */
 static enum resp_status responder_error(struct sim_qp *dst, uint32_t event,
 					enum resp_status st)
@@ -199,7 +217,7 @@ static enum resp_status responder_error(struct sim_qp *dst, uint32_t event,
 	event_post_async(dst->uobj.ctx ? dst->uobj.ctx : dst->ctx,
 			 dst->uobj.user_handle, event, &dst->events_reported,
 			 dst);
-	qp_to_error(dst);
+	error_after(dst);
 	return st;
 }
 
@@ -208,7 +226,7 @@ static enum resp_status recv_error(struct sim_qp *dst, struct sim_recv *r,
 				   uint8_t syndrome)
 {
 	comp_recv_error(r->cq, r->qpn, r->wqe_index, syndrome);
-	qp_to_error(dst);
+	error_after(dst);
 	if (dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC)
 		return RESP_DROP;
 	return syndrome == MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR ?

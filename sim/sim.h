@@ -118,6 +118,8 @@ struct sim_hca {
 /* ------------------------------------------------------------------ */
 struct sim_event_file;
 
+#define CTX_GONE	16
+
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
 	int sock;
@@ -132,7 +134,27 @@ struct sim_ctx {
 	struct list_node event_files;
 	struct list_node qps;		/* QPs whose doorbells ring here */
 	struct list_node cqs;		/* CQs armed through this UAR */
+	/*
+	 * QPs and CQs destroyed lately: a doorbell rung just before the
+	 * destroy may still be in the page, and is not a breach.
+	 */
+	uint32_t gone_qpn[CTX_GONE], gone_cqn[CTX_GONE];
+	unsigned int gone_qps, gone_cqs;
 };
+
+static inline void ctx_forget(uint32_t *ring, unsigned int *count, uint32_t n)
+{
+	ring[(*count)++ % CTX_GONE] = n;
+}
+
+static inline bool ctx_forgot(const uint32_t *ring, unsigned int count,
+			      uint32_t n)
+{
+	for (unsigned int i = 0; i < CTX_GONE && i < count; i++)
+		if (ring[i] == n)
+			return true;
+	return false;
+}
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
 {
@@ -319,6 +341,7 @@ struct sim_qp {
 	uint8_t retries_left, rnr_retries_left;
 	bool retry_armed;		/* counters loaded for the head WQE */
 
+	bool error_pending;		/* responder: ERROR after this WQE */
 	uint32_t events_reported;
 	int opens;			/* open_qp handles on it */
 	bool comm_established;

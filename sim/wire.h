@@ -79,6 +79,9 @@ static inline bool opcode_is_send(uint8_t opcode)
 	       opcode == MLX4_OPCODE_SEND_INVAL;
 }
 
+/* resp.c: what the responder does once the requester's WQE is complete */
+void resp_finish(struct sim_qp *dst);
+
 int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
 	      struct dma_seg *out);
 

@@ -9,8 +9,9 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)'; top_srcdir='$(abs_top_srcdir)'; \
 	export top_builddir top_srcdir;
 
-check_PROGRAMS += tests/rdma-semantics tests/sim-strict
+check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict
 tests_rdma_semantics_LDADD = -libverbs
+tests_verbs_control_LDADD = -libverbs
 # sim-strict reaches under the distribution's provider through its mlx4dv.
 tests_sim_strict_LDADD = -libverbs -lmlx4
 
@@ -20,6 +21,7 @@ SIM_TESTS = \
 	tests/pingpong-cqe32-system.tap \
 	tests/perftest-system.tap \
 	tests/semantics-system.tap \
+	tests/control-system.tap \
 	tests/strict.tap \
 	tests/cleanup.tap \
 	tests/devinfo-project.tap \
@@ -27,9 +29,10 @@ SIM_TESTS = \
 	tests/pingpong-cqe32-project.tap \
 	tests/perftest-project.tap \
 	tests/semantics-project.tap \
+	tests/control-project.tap \
 	tests/interop.tap \
 	tests/fabric.tap
 TESTS += $(SIM_TESTS)
 
 EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
-	tests/perftest.sh tests/semantics.sh
+	tests/perftest.sh tests/semantics.sh tests/control.sh
