@@ -29,6 +29,7 @@ static inline void mlx4_cpu_relax(void)
 #endif
 }
 
+/* Wait for the lock and take it. */
 void mlx4_lock_contended(struct mlx4_lock *lock);
 
 static inline void mlx4_lock(struct mlx4_lock *lock)
@@ -36,6 +37,12 @@ static inline void mlx4_lock(struct mlx4_lock *lock)
 	if (__builtin_expect(__atomic_exchange_n(&lock->locked, 1,
 						 __ATOMIC_ACQUIRE), 0))
 		mlx4_lock_contended(lock);
+}
+
+/* Nonzero if taken; the caller decides what waiting costs. */
+static inline int mlx4_trylock(struct mlx4_lock *lock)
+{
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
 }
 
 static inline void mlx4_unlock(struct mlx4_lock *lock)

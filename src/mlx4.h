@@ -26,6 +26,13 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* A big-endian constant, usable in static initializers. */
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+#define MLX4_BE32(x)	__builtin_bswap32(x)
+#else
+#define MLX4_BE32(x)	(x)
+#endif
+
 enum {
 	MLX4_PORTS_NUM		= 2,
 	/* Device limits the kernel enforces on user queues. */
@@ -161,6 +168,7 @@ struct mlx4_cq {
 
 struct mlx4_wq {
 	uint64_t	       *wrid;
+	struct mlx4_cq	       *cq;		/* where its completions go */
 	void		       *buf;		/* WQE 0 */
 	struct mlx4_lock	lock;
 	unsigned int		head;		/* producer counter */
@@ -182,6 +190,22 @@ enum {
 	MLX4_QPT_BIT_RAW	= 1 << 4,
 };
 
+enum {
+	MLX4_WR_OPCODES		= IBV_WR_SEND_WITH_INV + 1,
+};
+
+/*
+ * How the fast path builds the WQE of one verbs opcode on one QP: fixed
+ * headers, then a single data segment.  All fields precomputed.
+ */
+struct mlx4_fast_op {
+	__be32			opcode_be;	/* 0: not on the fast path */
+	__be32			size_be;	/* ctrl dword 1: the WQE size */
+	uint32_t		imm_mask;	/* ~0: ctrl->imm = wr->imm_data */
+	uint8_t			data_offset;	/* of the data segment */
+	uint8_t			segs;		/* remote segments to write */
+};
+
 struct mlx4_qp {
 	struct verbs_qp		verbs_qp;
 
@@ -193,10 +217,14 @@ struct mlx4_qp {
 	unsigned int		owner_shift;	/* head bit -> bit 31 */
 	unsigned int		sq_spare_wqes;
 	int			max_inline_data;
+	unsigned int		bf_max_size;	/* 16-byte units; 0: no BF */
 	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
 	uint8_t			sq_stamp;	/* WQEs span 64-byte blocks */
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
-	uint8_t			sge_limit[IBV_WR_SEND_WITH_INV + 1];
+	uint8_t			sge_limit[MLX4_WR_OPCODES];
+	/* srcrb_flags by IBV_SEND_SIGNALED/SOLICITED, sq_sig_all folded in. */
+	uint32_t		srcrb_of_flags[4];
+	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;
 
 	/* Receive side. */
@@ -414,8 +442,7 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 void mlx4_init_sq_ownership(struct mlx4_qp *qp);
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 			struct ibv_qp_cap *cap);
-int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int nreq,
-		     struct mlx4_cq *cq);
+int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind);
 void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 		       uint32_t inl_recv_sz);
 void mlx4_qp_clean_cqs(struct mlx4_qp *qp, struct ibv_cq *send_cq,

@@ -43,39 +43,51 @@ enum {
 #define QPT_ALL		(QPT_WRITABLE | MLX4_QPT_BIT_UD)
 
 static const struct mlx4_send_op {
-	uint8_t hw_opcode;
+	uint32_t opcode_be;	/* owner_opcode without the owner bit */
 	uint8_t qpt_mask;	/* QP types that may post it */
 	uint8_t segs;		/* SEG_*: what follows the control segment */
+	uint8_t hdr_size;	/* bytes of it, before any payload */
 	uint8_t imm;		/* IMM_*: what goes into ctrl->imm */
 	uint8_t inline_ok;	/* carries a payload that may go inline */
 	uint8_t max_sge;	/* below the QP's own limit, if any */
-	/* segs >= SEG_BIND_MW: no data segments follow */
 } send_ops[] = {
-	[IBV_WR_RDMA_WRITE] = {
-		MLX4_OPCODE_RDMA_WRITE, QPT_WRITABLE, SEG_RADDR, IMM_NONE, 1, 0xff },
-	[IBV_WR_RDMA_WRITE_WITH_IMM] = {
-		MLX4_OPCODE_RDMA_WRITE_IMM, QPT_WRITABLE, SEG_RADDR, IMM_DATA, 1, 0xff },
-	[IBV_WR_SEND] = {
-		MLX4_OPCODE_SEND, QPT_ALL, SEG_NONE, IMM_NONE, 1, 0xff },
-	[IBV_WR_SEND_WITH_IMM] = {
-		MLX4_OPCODE_SEND_IMM, QPT_ALL, SEG_NONE, IMM_DATA, 1, 0xff },
-	[IBV_WR_RDMA_READ] = {
-		MLX4_OPCODE_RDMA_READ, QPT_CONNECTED, SEG_RADDR, IMM_NONE, 0, 0xff },
+#define OP(wr, hw, types, seg, size, imm_kind, inl, sge)		\
+	[IBV_WR_##wr] = { MLX4_BE32(MLX4_OPCODE_##hw), types, seg, size,	\
+			  imm_kind, inl, sge }
+	OP(RDMA_WRITE,		RDMA_WRITE,	QPT_WRITABLE,
+	   SEG_RADDR, 16, IMM_NONE, 1, 0xff),
+	OP(RDMA_WRITE_WITH_IMM,	RDMA_WRITE_IMM,	QPT_WRITABLE,
+	   SEG_RADDR, 16, IMM_DATA, 1, 0xff),
+	OP(SEND,		SEND,		QPT_ALL,
+	   SEG_NONE, 0, IMM_NONE, 1, 0xff),
+	OP(SEND_WITH_IMM,	SEND_IMM,	QPT_ALL,
+	   SEG_NONE, 0, IMM_DATA, 1, 0xff),
+	OP(RDMA_READ,		RDMA_READ,	QPT_CONNECTED,
+	   SEG_RADDR, 16, IMM_NONE, 0, 0xff),
 	/* An atomic returns 8 bytes into one local buffer. */
-	[IBV_WR_ATOMIC_CMP_AND_SWP] = {
-		MLX4_OPCODE_ATOMIC_CS, QPT_CONNECTED, SEG_ATOMIC, IMM_NONE, 0, 1 },
-	[IBV_WR_ATOMIC_FETCH_AND_ADD] = {
-		MLX4_OPCODE_ATOMIC_FA, QPT_CONNECTED, SEG_ATOMIC, IMM_NONE, 0, 1 },
+	OP(ATOMIC_CMP_AND_SWP,	ATOMIC_CS,	QPT_CONNECTED,
+	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
+	OP(ATOMIC_FETCH_AND_ADD, ATOMIC_FA,	QPT_CONNECTED,
+	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
 	/* No payload: the gather list is not looked at. */
-	[IBV_WR_LOCAL_INV] = {
-		MLX4_OPCODE_LOCAL_INVAL, QPT_CONNECTED, SEG_LOCAL_INV, IMM_NONE, 0, 0xff },
-	[IBV_WR_BIND_MW] = {
-		MLX4_OPCODE_BIND_MW, QPT_CONNECTED, SEG_BIND_MW, IMM_NONE, 0, 0xff },
-	[IBV_WR_SEND_WITH_INV] = {
-		MLX4_OPCODE_SEND_INVAL, QPT_CONNECTED, SEG_NONE, IMM_INVAL_RKEY, 1, 0xff },
+	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_CONNECTED,
+	   SEG_LOCAL_INV, 32, IMM_NONE, 0, 0xff),
+	OP(BIND_MW,		BIND_MW,	QPT_CONNECTED,
+	   SEG_BIND_MW, 32, IMM_NONE, 0, 0xff),
+	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_CONNECTED,
+	   SEG_NONE, 0, IMM_INVAL_RKEY, 1, 0xff),
+#undef OP
 };
 
 #define MLX4_NUM_WR_OPCODES	ARRAY_SIZE(send_ops)
+
+/* srcrb_flags for IBV_SEND_SIGNALED (bit 1) and IBV_SEND_SOLICITED (bit 2). */
+static const uint32_t srcrb_of_flags[4] = {
+	[0] = 0,
+	[1] = MLX4_BE32(MLX4_WQE_CTRL_CQ_UPDATE),
+	[2] = MLX4_BE32(MLX4_WQE_CTRL_SOLICIT),
+	[3] = MLX4_BE32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT),
+};
 
 /* ---------------------------------------------------------------------
  * Send queue geometry
@@ -197,13 +209,35 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		break;
 	}
 
-	/* One byte per opcode: 0 if not allowed, else max SGEs + 1. */
+	/*
+	 * One byte per opcode: 0 if not allowed, else max SGEs + 1; and for
+	 * the opcodes whose WQE is fixed headers then data, the fast path's
+	 * recipe (an opcode_be of 0 means "take the slow path").
+	 */
 	for (op = 0; op < MLX4_NUM_WR_OPCODES; op++) {
 		const struct mlx4_send_op *o = &send_ops[op];
+		struct mlx4_fast_op *f = &qp->fast_op[op];
 		int limit = max_gs < o->max_sge ? max_gs : o->max_sge;
+		unsigned int data = sizeof(struct mlx4_wqe_ctrl_seg) +
+				    o->hdr_size;
 
 		qp->sge_limit[op] = (o->qpt_mask & qp->qpt_bit) ? limit + 1 : 0;
+
+		memset(f, 0, sizeof(*f));
+		if (qp->sge_limit[op] < 2 || o->segs >= SEG_BIND_MW ||
+		    o->imm == IMM_INVAL_RKEY)
+			continue;
+		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
+			data += sizeof(struct mlx4_wqe_datagram_seg);
+		f->opcode_be = o->opcode_be;
+		f->size_be = htobe32(data / 16 + 1);
+		f->imm_mask = o->imm == IMM_DATA ? ~0U : 0;
+		f->data_offset = data;
+		f->segs = o->segs;
 	}
+
+	for (op = 0; op < 4; op++)
+		qp->srcrb_of_flags[op] = qp->sq_signal_bits | srcrb_of_flags[op];
 }
 
 static inline void *get_send_wqe(struct mlx4_qp *qp, unsigned int n)
@@ -331,11 +365,14 @@ static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
 static inline void set_data_seg(struct mlx4_wqe_data_seg *dseg,
 				const struct ibv_sge *sg)
 {
+	uint32_t length = sg->length;
+
 	dseg->lkey = htobe32(sg->lkey);
 	dseg->addr = htobe64(sg->addr);
+	if (unlikely(!length))
+		length = MLX4_INLINE_SEG;
 	udma_to_device_barrier();
-	dseg->byte_count = sg->length ? htobe32(sg->length) :
-					htobe32(MLX4_INLINE_SEG);
+	dseg->byte_count = htobe32(length);
 }
 
 /* Sum of the gather list, for the inline limit. */
@@ -350,12 +387,47 @@ static inline uint64_t sge_total(const struct ibv_send_wr *wr)
 }
 
 /*
+ * Copy @len bytes of inline payload.  Pieces are short (at most 60 bytes
+ * between segment headers), so overlapping 16-, 8- and 4-byte moves do
+ * it in a few instructions without a call into libc.
+ */
+static inline void copy_payload(char *dst, const char *src, unsigned int len)
+{
+	uint64_t q[2];
+	uint32_t d;
+
+	if (len >= 16) {
+		unsigned int off;
+
+		for (off = 0; off + 16 < len; off += 16) {
+			memcpy(q, src + off, 16);
+			memcpy(dst + off, q, 16);
+		}
+		memcpy(q, src + len - 16, 16);
+		memcpy(dst + len - 16, q, 16);
+	} else if (len >= 8) {
+		memcpy(q, src, 8);
+		memcpy(q + 1, src + len - 8, 8);
+		memcpy(dst, q, 8);
+		memcpy(dst + len - 8, q + 1, 8);
+	} else if (len >= 4) {
+		memcpy(&d, src, 4);
+		memcpy(dst, &d, 4);
+		memcpy(&d, src + len - 4, 4);
+		memcpy(dst + len - 4, &d, 4);
+	} else {
+		while (len--)
+			*dst++ = *src++;
+	}
+}
+
+/*
  * Copy the payload of @wr into the WQE at @seg as inline segments, each
  * confined to its 64-byte block, and return where the data ends.  Each
  * segment's header is written after its data (barrier between), so a
  * prefetched block never shows a valid header over stale bytes.
  */
-static inline void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
+static void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 {
 	struct mlx4_wqe_inline_seg *hdr = seg;
 	char *dst = (char *)(hdr + 1);
@@ -368,8 +440,8 @@ static inline void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 		const char *src = (const char *)(uintptr_t)wr->sg_list[i].addr;
 		unsigned int len = wr->sg_list[i].length;
 
-		while (unlikely(len > room)) {
-			memcpy(dst, src, room);
+		while (len > room) {
+			copy_payload(dst, src, room);
 			src += room;
 			len -= room;
 			dst += room;
@@ -383,7 +455,7 @@ static inline void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 			room = MLX4_INLINE_ALIGN - sizeof(*hdr);
 			seg_len = 0;
 		}
-		memcpy(dst, src, len);
+		copy_payload(dst, src, len);
 		dst += len;
 		room -= len;
 		seg_len += len;
@@ -419,267 +491,442 @@ static inline void bf_copy(void *bf, const void *wqe, unsigned int bytes)
 }
 
 /*
- * Is the queue full?  tail moves under the CQ's lock as completions are
- * polled, so a queue that looks full is checked again under that lock.
+ * Is WQE @ind beyond the queue's room?  tail moves under the CQ's lock
+ * as completions are polled, so a queue that looks full is looked at
+ * again under that lock before the post fails.
  */
-int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int nreq, struct mlx4_cq *cq)
+int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind)
 {
 	unsigned int used;
 
-	mlx4_lock(&cq->lock);
-	used = wq->head + nreq - wq->tail;
-	mlx4_unlock(&cq->lock);
+	mlx4_lock(&wq->cq->lock);
+	used = ind - wq->tail;
+	mlx4_unlock(&wq->cq->lock);
 	return used >= wq->max_post;
 }
 
-static inline int wq_full(struct mlx4_wq *wq, unsigned int nreq,
-			  struct ibv_cq *ibcq)
+/* The unlocked first look: wrong only in saying "full" too early. */
+static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
-	unsigned int tail = __atomic_load_n(&wq->tail, __ATOMIC_RELAXED);
-
-	if (likely(wq->head + nreq - tail < wq->max_post))
-		return 0;
-	return mlx4_wq_overflow(wq, nreq, to_mcq(ibcq));
+	return ind - __atomic_load_n(&wq->tail, __ATOMIC_RELAXED) >=
+	       wq->max_post;
 }
 
-/* Why a work request was refused before anything was written. */
-static int bad_send_wr_errno(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+/* The owner bit of WQE @ind in its big-endian owner_opcode: the pass. */
+static inline uint32_t owner_bit(struct mlx4_qp *qp, unsigned int ind)
 {
-	(void)qp;
-	(void)wr;
-	return EINVAL;	/* unknown opcode, not for this QP, too many SGEs */
+	return (ind & qp->sq.wqe_cnt) ? MLX4_BE32(1U << 31) : 0;
 }
 
-int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
+static inline uint32_t fence_bit(uint32_t send_flags)
 {
-	struct mlx4_qp *qp = to_mqp(ibqp);
-	struct mlx4_wqe_ctrl_seg *ctrl = NULL;
-	unsigned int ind, nreq, size = 0;
-	int inl = 0, ret = 0;
+	return send_flags & IBV_SEND_FENCE ? MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
+}
 
-	mlx4_lock(&qp->sq.lock);
+/* A known opcode, allowed on this QP, with no more SGEs than fit. */
+static inline int send_wr_ok(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+{
+	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
+	       (unsigned int)wr->num_sge < qp->sge_limit[wr->opcode];
+}
 
-	ind = qp->sq.head;
-	for (nreq = 0; wr; ++nreq, ++ind, wr = wr->next) {
-		const struct mlx4_send_op *op;
-		uint32_t flags = wr->send_flags;
-		uint32_t srcrb;
-		void *seg;
+/*
+ * What the fast path takes: one SGE, no inline data, an opcode with a
+ * recipe in qp->fast_op[] (allowed here; fixed headers, then the data).
+ */
+static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+{
+	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
+	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
+	       !(wr->send_flags & IBV_SEND_INLINE);
+}
 
-		if (unlikely(wq_full(&qp->sq, nreq, ibqp->send_cq))) {
-			ret = ENOMEM;
-			goto bad;
-		}
-		if (unlikely((unsigned int)wr->opcode >= MLX4_NUM_WR_OPCODES ||
-			     (unsigned int)wr->num_sge >=
-			     qp->sge_limit[wr->opcode])) {
-			ret = bad_send_wr_errno(qp, wr);
-			goto bad;
-		}
-		op = &send_ops[wr->opcode];
+static inline int wr_is_inline(const struct ibv_send_wr *wr)
+{
+	return (wr->send_flags & IBV_SEND_INLINE) &&
+	       send_ops[wr->opcode].inline_ok;
+}
 
-		inl = (flags & IBV_SEND_INLINE) && op->inline_ok;
-		if (unlikely(inl && sge_total(wr) > (uint64_t)qp->max_inline_data)) {
-			ret = ENOMEM;
-			goto bad;
-		}
+/* The remote address and atomic segments, right after the control. */
+static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
+				   unsigned int segs)
+{
+	if (segs == SEG_RADDR) {
+		set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
+	} else if (segs == SEG_ATOMIC) {
+		set_raddr_seg(seg, wr->wr.atomic.remote_addr,
+			      wr->wr.atomic.rkey);
+		set_atomic_seg((void *)((char *)seg +
+					sizeof(struct mlx4_wqe_raddr_seg)), wr);
+	}
+}
 
-		ctrl = get_send_wqe(qp, ind);
-		qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-		seg = ctrl + 1;
+/*
+ * The fast path's WQE: a plain request (send_wr_is_plain()) built from
+ * its QP's recipe.  Everything but the owner bit goes first.  Returns 0,
+ * with nothing written, for a UD request without an address handle.
+ */
+static inline __attribute__((always_inline))
+int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		    unsigned int ind)
+{
+	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
+	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
+	uint32_t flags = wr->send_flags;
 
-		srcrb = (flags & IBV_SEND_SIGNALED ? MLX4_WQE_CTRL_CQ_UPDATE : 0) |
-			(flags & IBV_SEND_SOLICITED ? MLX4_WQE_CTRL_SOLICIT : 0);
-
+	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
+	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qp->qpt_bit == MLX4_QPT_BIT_UD) {
-			if (unlikely(!wr->wr.ud.ah)) {
-				ret = EINVAL;
-				goto bad;
-			}
-			set_datagram_seg(seg, wr);
-			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
-		} else if (qp->qpt_bit == MLX4_QPT_BIT_XRC) {
-			srcrb |= wr->qp_type.xrc.remote_srqn << 8;
-		}
-
-		switch (op->segs) {
-		case SEG_RADDR:
-			set_raddr_seg(seg, wr->wr.rdma.remote_addr,
-				      wr->wr.rdma.rkey);
-			seg = (char *)seg + sizeof(struct mlx4_wqe_raddr_seg);
-			break;
-		case SEG_ATOMIC:
-			set_raddr_seg(seg, wr->wr.atomic.remote_addr,
-				      wr->wr.atomic.rkey);
-			seg = (char *)seg + sizeof(struct mlx4_wqe_raddr_seg);
-			set_atomic_seg(seg, wr);
-			seg = (char *)seg + sizeof(struct mlx4_wqe_atomic_seg);
-			break;
-		case SEG_BIND_MW:
-			if (unlikely(!wr->bind_mw.mw)) {
-				ret = EINVAL;
-				goto bad;
-			}
-			set_bind_seg(seg, wr);
-			seg = (char *)seg + sizeof(struct mlx4_wqe_bind_seg);
-			break;
-		case SEG_LOCAL_INV:
-			set_local_inv_seg(seg, wr->invalidate_rkey);
-			seg = (char *)seg +
-			      sizeof(struct mlx4_wqe_local_inval_seg);
-			break;
-		}
-
-		if (inl) {
-			seg = set_inline_data(seg, wr);
-			size = ((char *)seg - (char *)ctrl + 15) / 16;
-		} else if (op->segs < SEG_BIND_MW) {
-			struct mlx4_wqe_data_seg *dseg = seg;
-			int i;
-
-			/* Last first: the first segment's block goes valid last. */
-			for (i = wr->num_sge - 1; i >= 0; i--)
-				set_data_seg(dseg + i, wr->sg_list + i);
-			size = ((char *)seg - (char *)ctrl) / 16 + wr->num_sge;
+			if (unlikely(!wr->wr.ud.ah))
+				return 0;	/* only srcrb written: not seen */
+			set_datagram_seg((void *)(ctrl + 1), wr);
 		} else {
-			size = ((char *)seg - (char *)ctrl) / 16;
+			/* XRC: the SRQ on the far side takes the message. */
+			ctrl->srcrb_flags |=
+				htobe32(wr->qp_type.xrc.remote_srqn << 8);
 		}
+	}
+	set_remote_segs(ctrl + 1, wr, op->segs);
+	set_data_seg((void *)((char *)ctrl + op->data_offset), wr->sg_list);
 
-		ctrl->srcrb_flags = qp->sq_signal_bits | htobe32(srcrb);
-		switch (op->imm) {
-		case IMM_DATA:
-			ctrl->imm = wr->imm_data;
-			break;
-		case IMM_INVAL_RKEY:
-			ctrl->imm = htobe32(wr->invalidate_rkey);
-			break;
-		default:
-			ctrl->imm = 0;
-			break;
-		}
-		/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
-		ctrl->bf_qpn = htobe32(size |
-				       (flags & IBV_SEND_FENCE ?
-					MLX4_WQE_CTRL_FENCE : 0));
+	ctrl->imm = wr->imm_data & op->imm_mask;
+	/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
+	ctrl->bf_qpn = op->size_be | fence_bit(flags);
 
-		/* The whole WQE is in place before the device may own it. */
+	/* The whole WQE is in place before the device may own it. */
+	udma_to_device_barrier();
+	ctrl->owner_opcode = op->opcode_be | owner_bit(qp, ind);
+
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	return 1;
+}
+
+enum {
+	/* build_send_wqe(): the size carries this flag for inline WQEs. */
+	WQE_INLINE = 1 << 8,
+};
+
+/*
+ * Any WQE, for the slow path: @wr passed check_send_wr().  Returns its
+ * size in 16-byte units, WQE_INLINE added if the payload went inline.
+ */
+static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+				   unsigned int ind)
+{
+	const struct mlx4_send_op *op = &send_ops[wr->opcode];
+	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
+	uint32_t flags = wr->send_flags;
+	uint32_t srcrb = qp->srcrb_of_flags[(flags >> 1) & 3];
+	void *seg = ctrl + 1;
+	unsigned int size, inl = 0;
+
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD) {
+		set_datagram_seg(seg, wr);
+		seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
+	} else if (qp->qpt_bit == MLX4_QPT_BIT_XRC) {
+		srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
+	}
+
+	if (op->segs == SEG_BIND_MW)
+		set_bind_seg(seg, wr);
+	else if (op->segs == SEG_LOCAL_INV)
+		set_local_inv_seg(seg, wr->invalidate_rkey);
+	else
+		set_remote_segs(seg, wr, op->segs);
+	seg = (char *)seg + op->hdr_size;
+
+	if (wr_is_inline(wr)) {
+		seg = set_inline_data(seg, wr);
+		size = ((uintptr_t)seg - (uintptr_t)ctrl + 15) / 16;
+		inl = WQE_INLINE;
+	} else {
+		struct mlx4_wqe_data_seg *dseg = seg;
+		int i, n = op->segs < SEG_BIND_MW ? wr->num_sge : 0;
+
+		/* Last first: the first segment's block goes valid last. */
+		for (i = n - 1; i >= 0; i--)
+			set_data_seg(dseg + i, wr->sg_list + i);
+		size = ((uintptr_t)seg - (uintptr_t)ctrl) / 16 + n;
+	}
+
+	ctrl->srcrb_flags = srcrb;
+	if (op->imm == IMM_DATA)
+		ctrl->imm = wr->imm_data;
+	else if (op->imm == IMM_INVAL_RKEY)
+		ctrl->imm = htobe32(wr->invalidate_rkey);
+	else
+		ctrl->imm = 0;
+	ctrl->bf_qpn = htobe32(size) | fence_bit(flags);
+
+	udma_to_device_barrier();
+	ctrl->owner_opcode = op->opcode_be | owner_bit(qp, ind);
+
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	return size | inl;
+}
+
+/*
+ * Hand WQEs [head, ind) to the device.  A lone WQE with inline data that
+ * fits the BlueFlame buffer goes there whole, 64 bits at a time, which
+ * both delivers it and rings; otherwise one 32-bit UAR write rings.
+ * Then stamp the slot 'spare' WQEs past the last one.
+ */
+static inline __attribute__((always_inline))
+void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
+			unsigned int ind, unsigned int last_size)
+{
+	qp->sq.head = ind;
+
+	if (ind - head == 1 && (last_size & WQE_INLINE) &&
+	    (last_size & ~WQE_INLINE) <= qp->bf_max_size) {
+		struct mlx4_context *ctx = qp->ctx;
+		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, head);
+
+		ctrl->owner_opcode |= htobe32((head & 0xffff) << 8);
+		ctrl->bf_qpn |= qp->doorbell_qpn;
+		/* The ring copy is whole too: the device reads it later. */
 		udma_to_device_barrier();
-		ctrl->owner_opcode = htobe32(op->hw_opcode |
-					     ((ind & qp->sq.wqe_cnt) <<
-					      qp->owner_shift));
 
-		/* Keep the prefetcher off the WQE 'spare' ahead.  The last
-		 * one waits until the doorbell has rung. */
+		mlx4_lock(&ctx->bf_lock);
+		bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
+			((last_size & ~WQE_INLINE) * 16 + 63) & ~63U);
+		mmio_flush_writes();
+		ctx->bf_offset ^= ctx->bf_buf_size;
+		mlx4_unlock(&ctx->bf_lock);
+	} else {
+		/* Every owner bit is written before the doorbell. */
+		udma_to_device_barrier();
+		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+	}
+
+	if (unlikely(qp->sq_stamp))
+		stamp_send_wqe(qp, ind - 1 + qp->sq_spare_wqes);
+}
+
+/* Why the slow path refuses @wr, checked before anything is written. */
+static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+{
+	if (!send_wr_ok(qp, wr))
+		return EINVAL;	/* unknown opcode, not for this QP, too many SGEs */
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
+		return EINVAL;
+	if (wr_is_inline(wr) && sge_total(wr) > (uint64_t)qp->max_inline_data)
+		return ENOMEM;
+	return 0;
+}
+
+/*
+ * The general case, with the SQ locked: WQEs [head, ind) are built
+ * already; check everything, post the rest of the list, ring, unlock.
+ */
+static int __attribute__((noinline))
+post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr, unsigned int head, unsigned int ind)
+{
+	unsigned int size = 0;
+	int ret = 0;
+
+	for (; wr; wr = wr->next, ind++) {
+		if (wq_looks_full(&qp->sq, ind) &&
+		    mlx4_wq_overflow(&qp->sq, ind)) {
+			ret = ENOMEM;
+			break;
+		}
+		ret = check_send_wr(qp, wr);
+		if (ret)
+			break;
+
+		size = build_send_wqe(qp, wr, ind);
 		if (qp->sq_stamp && wr->next)
 			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
 	}
 
-out:
-	if (likely(nreq)) {
-		struct mlx4_context *ctx = qp->ctx;
-
-		if (nreq == 1 && inl && size <= (unsigned int)ctx->bf_buf_size / 16) {
-			/* BlueFlame: the write carries the WQE and rings. */
-			ctrl->owner_opcode |= htobe32((qp->sq.head & 0xffff) << 8);
-			ctrl->bf_qpn |= qp->doorbell_qpn;
-			qp->sq.head++;
-			udma_to_device_barrier();
-
-			mlx4_lock(&ctx->bf_lock);
-			bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
-				(size * 16 + 63) & ~63U);
-			mmio_flush_writes();
-			ctx->bf_offset ^= ctx->bf_buf_size;
-			mlx4_unlock(&ctx->bf_lock);
-		} else {
-			qp->sq.head += nreq;
-			/* Every owner bit is written before the doorbell. */
-			udma_to_device_barrier();
-			mmio_write32_be(qp->sdb, qp->doorbell_qpn);
-		}
-
-		if (qp->sq_stamp)
-			stamp_send_wqe(qp, ind - 1 + qp->sq_spare_wqes);
+	if (ret) {
+		*bad_wr = wr;
+		size = 0;	/* BlueFlame only for a call that posted all */
 	}
+	if (ind != head)
+		ring_send_doorbell(qp, head, ind, size);
 
 	mlx4_unlock(&qp->sq.lock);
 	return ret;
+}
 
-bad:
-	*bad_wr = wr;
-	inl = 0;	/* BlueFlame only for a call that posted one WQE, all of it */
-	goto out;
+static int __attribute__((noinline))
+post_send_contended(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	mlx4_lock_contended(&qp->sq.lock);
+	return post_send_slow(qp, wr, bad_wr, qp->sq.head, qp->sq.head);
+}
+
+/*
+ * The fast path: plain requests into a queue with room.  Anything else
+ * goes to post_send_slow(), which picks up where this one stopped.
+ */
+int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct mlx4_qp *qp = to_mqp(ibqp);
+	unsigned int ind;
+
+	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
+		return post_send_contended(qp, wr, bad_wr);
+
+	/* qp->sq.head stays the first WQE of this call until the doorbell. */
+	ind = qp->sq.head;
+	if (unlikely(!wr))
+		return post_send_slow(qp, wr, bad_wr, ind, ind);
+
+	do {
+		if (unlikely(wq_looks_full(&qp->sq, ind) ||
+			     !send_wr_is_plain(qp, wr) ||
+			     !build_plain_wqe(qp, wr, ind)))
+			return post_send_slow(qp, wr, bad_wr, qp->sq.head, ind);
+
+		if (unlikely(qp->sq_stamp) && wr->next)
+			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
+		ind++;
+	} while ((wr = wr->next));
+
+	ring_send_doorbell(qp, qp->sq.head, ind, 0);
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------
  * Receive queue
  */
 
-static inline int post_recv(struct mlx4_qp *qp, struct ibv_cq *cq,
-			    struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+/* A scatter list shorter than the WQE ends with an invalid-lkey entry. */
+static inline void set_recv_terminator(struct mlx4_wqe_data_seg *dseg)
 {
-	struct mlx4_wq *rq = &qp->rq;
-	unsigned int head, nreq;
-	int ret = 0;
+	dseg->byte_count = 0;
+	dseg->lkey = htobe32(MLX4_INVALID_LKEY);
+	dseg->addr = 0;
+}
 
-	mlx4_lock(&rq->lock);
+static inline __attribute__((always_inline))
+void build_recv_wqe(struct mlx4_wq *rq, struct ibv_recv_wr *wr,
+		    unsigned int head)
+{
+	struct mlx4_wqe_data_seg *dseg = get_recv_wqe(rq, head);
+	unsigned int n = wr->num_sge;
+	unsigned int i;
 
-	head = rq->head;
-	for (nreq = 0; wr; ++nreq, ++head, wr = wr->next) {
-		struct mlx4_wqe_data_seg *dseg;
-		int i;
-
-		if (unlikely(wq_full(rq, nreq, cq))) {
-			ret = ENOMEM;
-			*bad_wr = wr;
-			break;
-		}
-		if (unlikely((unsigned int)wr->num_sge > rq->max_gs)) {
-			ret = EINVAL;
-			*bad_wr = wr;
-			break;
-		}
-
-		dseg = get_recv_wqe(rq, head);
-		for (i = 0; i < wr->num_sge; i++) {
+	if (likely(n == 1)) {
+		dseg->byte_count = htobe32(wr->sg_list->length);
+		dseg->lkey = htobe32(wr->sg_list->lkey);
+		dseg->addr = htobe64(wr->sg_list->addr);
+	} else {
+		for (i = 0; i < n; i++) {
 			dseg[i].byte_count = htobe32(wr->sg_list[i].length);
 			dseg[i].lkey = htobe32(wr->sg_list[i].lkey);
 			dseg[i].addr = htobe64(wr->sg_list[i].addr);
 		}
-		/* A shorter list ends with an invalid-lkey entry. */
-		if ((unsigned int)i < rq->max_gs) {
-			dseg[i].byte_count = 0;
-			dseg[i].lkey = htobe32(MLX4_INVALID_LKEY);
-			dseg[i].addr = 0;
+	}
+	if (n < rq->max_gs)
+		set_recv_terminator(dseg + n);
+
+	rq->wrid[head & rq->mask] = wr->wr_id;
+}
+
+/* The WQEs are in place before the record announces them. */
+static inline void ring_recv_doorbell(struct mlx4_qp *qp, unsigned int head)
+{
+	qp->rq.head = head;
+	udma_to_device_barrier();
+	*qp->db = htobe32(head & 0xffff);
+}
+
+/* The general case, with the RQ locked and [rq->head, head) built. */
+static int __attribute__((noinline))
+post_recv_slow(struct mlx4_qp *qp, struct ibv_recv_wr *wr,
+	       struct ibv_recv_wr **bad_wr, unsigned int head)
+{
+	struct mlx4_wq *rq = &qp->rq;
+	int ret = 0;
+
+	for (; wr; wr = wr->next, head++) {
+		if (wq_looks_full(rq, head) && mlx4_wq_overflow(rq, head)) {
+			ret = ENOMEM;
+			break;
 		}
-
-		rq->wrid[head & rq->mask] = wr->wr_id;
+		if ((unsigned int)wr->num_sge > rq->max_gs) {
+			ret = EINVAL;
+			break;
+		}
+		build_recv_wqe(rq, wr, head);
 	}
 
-	if (likely(nreq)) {
-		rq->head = head;
-		/* The WQEs are in place before the record announces them. */
-		udma_to_device_barrier();
-		*qp->db = htobe32(head & 0xffff);
-	}
+	if (ret)
+		*bad_wr = wr;
+	if (head != rq->head)
+		ring_recv_doorbell(qp, head);
 
 	mlx4_unlock(&rq->lock);
 	return ret;
 }
 
+static int __attribute__((noinline))
+post_recv_contended(struct mlx4_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	mlx4_lock_contended(&qp->rq.lock);
+	return post_recv_slow(qp, wr, bad_wr, qp->rq.head);
+}
+
+/*
+ * The fast path: single-SGE requests into a queue with room; anything
+ * else goes to post_recv_slow(), which picks up where this one stopped.
+ */
+static inline __attribute__((always_inline))
+int post_recv(struct mlx4_qp *qp, struct ibv_recv_wr *wr,
+	      struct ibv_recv_wr **bad_wr)
+{
+	struct mlx4_wq *rq = &qp->rq;
+	unsigned int head;
+
+	if (unlikely(!mlx4_trylock(&rq->lock)))
+		return post_recv_contended(qp, wr, bad_wr);
+
+	head = rq->head;
+	if (unlikely(!wr))
+		return post_recv_slow(qp, wr, bad_wr, head);
+
+	do {
+		struct mlx4_wqe_data_seg *dseg;
+
+		if (unlikely(wq_looks_full(rq, head) || wr->num_sge != 1))
+			return post_recv_slow(qp, wr, bad_wr, head);
+
+		dseg = get_recv_wqe(rq, head);
+		dseg->byte_count = htobe32(wr->sg_list->length);
+		dseg->lkey = htobe32(wr->sg_list->lkey);
+		dseg->addr = htobe64(wr->sg_list->addr);
+		if (rq->max_gs > 1)
+			set_recv_terminator(dseg + 1);
+		rq->wrid[head & rq->mask] = wr->wr_id;
+		head++;
+	} while ((wr = wr->next));
+
+	ring_recv_doorbell(qp, head);
+	mlx4_unlock(&rq->lock);
+	return 0;
+}
+
 int mlx4_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
-	return post_recv(to_mqp(ibqp), ibqp->recv_cq, wr, bad_wr);
+	return post_recv(to_mqp(ibqp), wr, bad_wr);
 }
 
 int mlx4_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
-	struct mlx4_rwq *rwq = container_of(ibwq, struct mlx4_rwq, wq);
-
-	return post_recv(&rwq->qp, ibwq->cq, wr, bad_wr);
+	return post_recv(&to_mrwq(ibwq)->qp, wr, bad_wr);
 }
 
 /* ---------------------------------------------------------------------
@@ -865,6 +1112,11 @@ int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 	qp->sdb = (char *)ctx->uar + MLX4_SEND_DOORBELL;
 	qp->sq_signal_bits = attr->sq_sig_all ?
 			     htobe32(MLX4_WQE_CTRL_CQ_UPDATE) : 0;
+	qp->bf_max_size = ctx->bf_page ? ctx->bf_buf_size / 16 : 0;
+	if (qp->verbs_qp.qp.send_cq)
+		qp->sq.cq = to_mcq(qp->verbs_qp.qp.send_cq);
+	if (qp->verbs_qp.qp.recv_cq)
+		qp->rq.cq = to_mcq(qp->verbs_qp.qp.recv_cq);
 	init_qp_indices(qp);
 
 	ret = mlx4_table_insert(&ctx->qp_table, qp->qpn, qp);

@@ -110,6 +110,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 		goto err_db;
 	}
 
+	qp->rq.cq = to_mcq(attr->cq);
 	rwq->wq.post_recv = mlx4_post_wq_recv;
 	attr->max_wr = qp->rq.wqe_cnt;
 	attr->max_sge = qp->rq.max_gs;

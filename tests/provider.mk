@@ -36,3 +36,15 @@ tests_unit_poll_SOURCES = tests/unit-poll.c $(MLX4_UNIT_SOURCES)
 tests_unit_poll_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
 tests_unit_poll_LDADD = $(MLX4_UNIT_LIBS)
 
+
+# Benchmark: instructions per data-path call, ours and the distribution's,
+# on the simulator under callgrind ("make bench", or bench/run.sh).
+noinst_PROGRAMS += bench/mlx4-bench
+bench_mlx4_bench_SOURCES = bench/mlx4-bench.c
+bench_mlx4_bench_LDADD = -libverbs
+EXTRA_DIST += bench/run.sh
+
+bench: all
+	$(SHELL) $(srcdir)/bench/run.sh
+
+.PHONY: bench

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Data-path cost of an mlx4 provider, measured in instructions.
+ *
+ * Two RC QPs on the first port of the first device are connected to each
+ * other.  Each operation under test is called through a wrapper that is
+ * never inlined, so that `valgrind --tool=callgrind --toggle-collect=
+ * bench_<op>` counts exactly the instructions of the ibv_* call (the
+ * jump through the context's ops table included) and nothing of the
+ * set-up, draining or polling around it.  bench/run.sh runs this for
+ * each operation and provider and divides by the number of calls, which
+ * this program prints.
+ *
+ *   mlx4-bench OP [ITERATIONS]
+ *   OP: post_recv | post_send | post_send_inline | poll_cq_empty
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+enum { BATCH = 128, MSG = 64 };
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+/* The measured calls: one each, nothing else inside. */
+NOINLINE int bench_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad)
+{
+	return ibv_post_recv(qp, wr, bad);
+}
+
+NOINLINE int bench_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad)
+{
+	return ibv_post_send(qp, wr, bad);
+}
+
+NOINLINE int bench_post_send_inline(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				    struct ibv_send_wr **bad)
+{
+	return ibv_post_send(qp, wr, bad);
+}
+
+NOINLINE int bench_poll_cq_empty(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, ne, wc);
+}
+
+struct bench {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *send_cq, *recv_cq, *idle_cq;
+	struct ibv_qp *a, *b;		/* a sends to b */
+	uint8_t *buf;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr;
+	struct ibv_send_wr swr;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "mlx4-bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static struct ibv_qp *create_qp(struct bench *b)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = b->send_cq,
+		.recv_cq = b->recv_cq,
+		.cap = {
+			.max_send_wr = BATCH, .max_recv_wr = BATCH,
+			.max_send_sge = 1, .max_recv_sge = 1,
+			.max_inline_data = MSG,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(b->pd, &attr);
+
+	if (!qp)
+		die("ibv_create_qp");
+	return qp;
+}
+
+static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t lid)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify to INIT");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.dlid = lid;
+	attr.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("modify to RTR");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify to RTS");
+}
+
+static void setup(struct bench *b)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr port;
+
+	if (!list || !list[0])
+		die("no RDMA device");
+	b->ctx = ibv_open_device(list[0]);
+	if (!b->ctx)
+		die("ibv_open_device");
+	ibv_free_device_list(list);
+
+	b->pd = ibv_alloc_pd(b->ctx);
+	b->buf = calloc(1, 2 * MSG);
+	if (!b->pd || !b->buf)
+		die("ibv_alloc_pd");
+	b->mr = ibv_reg_mr(b->pd, b->buf, 2 * MSG, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE);
+	b->send_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
+	b->recv_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
+	b->idle_cq = ibv_create_cq(b->ctx, 16, NULL, NULL, 0);
+	if (!b->mr || !b->send_cq || !b->recv_cq || !b->idle_cq)
+		die("ibv_reg_mr / ibv_create_cq");
+
+	b->a = create_qp(b);
+	b->b = create_qp(b);
+	if (ibv_query_port(b->ctx, 1, &port))
+		die("ibv_query_port");
+	connect_qp(b->a, b->b->qp_num, port.lid);
+	connect_qp(b->b, b->a->qp_num, port.lid);
+
+	b->sge.addr = (uintptr_t)b->buf;
+	b->sge.length = MSG;
+	b->sge.lkey = b->mr->lkey;
+	b->rwr.sg_list = &b->sge;
+	b->rwr.num_sge = 1;
+	b->swr.sg_list = &b->sge;
+	b->swr.num_sge = 1;
+	b->swr.opcode = IBV_WR_SEND;
+	b->swr.send_flags = IBV_SEND_SIGNALED;
+}
+
+/* Wait for @n completions on @cq (not measured). */
+static void drain(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc[16];
+	long spins = 0;
+
+	while (n > 0) {
+		int got = ibv_poll_cq(cq, 16, wc);
+		int i;
+
+		if (got < 0)
+			die("ibv_poll_cq");
+		for (i = 0; i < got; i++)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "mlx4-bench: completion %s\n",
+					ibv_wc_status_str(wc[i].status));
+				exit(1);
+			}
+		n -= got;
+		if (!got && ++spins > 2000000000L) {
+			fprintf(stderr, "mlx4-bench: no completion\n");
+			exit(1);
+		}
+	}
+}
+
+static void post_recvs(struct bench *b, int n, int measured)
+{
+	struct ibv_recv_wr *bad;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int ret = measured ? bench_post_recv(b->b, &b->rwr, &bad) :
+				     ibv_post_recv(b->b, &b->rwr, &bad);
+		if (ret) {
+			errno = ret;
+			die("ibv_post_recv");
+		}
+	}
+}
+
+static void post_sends(struct bench *b, int n, int measured, int inl)
+{
+	struct ibv_send_wr *bad;
+	int i;
+
+	b->swr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+	for (i = 0; i < n; i++) {
+		int ret;
+
+		if (!measured)
+			ret = ibv_post_send(b->a, &b->swr, &bad);
+		else if (inl)
+			ret = bench_post_send_inline(b->a, &b->swr, &bad);
+		else
+			ret = bench_post_send(b->a, &b->swr, &bad);
+		if (ret) {
+			errno = ret;
+			die("ibv_post_send");
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *op = argc > 1 ? argv[1] : "";
+	long iters = argc > 2 ? atol(argv[2]) : 4096;
+	long done = 0;
+	struct bench b = {};
+	struct ibv_wc wc;
+
+	if (iters < BATCH || iters % BATCH) {
+		fprintf(stderr, "mlx4-bench: iterations: a multiple of %d\n", BATCH);
+		return 2;
+	}
+	setup(&b);
+
+	while (done < iters) {
+		if (!strcmp(op, "post_recv")) {
+			post_recvs(&b, BATCH, 1);
+			post_sends(&b, BATCH, 0, 0);
+		} else if (!strcmp(op, "post_send")) {
+			post_recvs(&b, BATCH, 0);
+			post_sends(&b, BATCH, 1, 0);
+		} else if (!strcmp(op, "post_send_inline")) {
+			post_recvs(&b, BATCH, 0);
+			post_sends(&b, BATCH, 1, 1);
+		} else if (!strcmp(op, "poll_cq_empty")) {
+			int i;
+
+			for (i = 0; i < BATCH; i++)
+				if (bench_poll_cq_empty(b.idle_cq, 1, &wc))
+					die("poll of an idle CQ found a completion");
+			done += BATCH;
+			continue;
+		} else {
+			fprintf(stderr, "usage: mlx4-bench post_recv|post_send|"
+				"post_send_inline|poll_cq_empty [ITERATIONS]\n");
+			return 2;
+		}
+		drain(b.send_cq, BATCH);
+		drain(b.recv_cq, BATCH);
+		done += BATCH;
+	}
+
+	printf("calls %ld\n", done);
+
+	ibv_destroy_qp(b.a);
+	ibv_destroy_qp(b.b);
+	ibv_destroy_cq(b.send_cq);
+	ibv_destroy_cq(b.recv_cq);
+	ibv_destroy_cq(b.idle_cq);
+	ibv_dereg_mr(b.mr);
+	ibv_dealloc_pd(b.pd);
+	ibv_close_device(b.ctx);
+	free(b.buf);
+	return 0;
+}
