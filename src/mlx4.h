@@ -204,6 +204,8 @@ struct mlx4_fast_op {
 	uint32_t		imm_mask;	/* ~0: ctrl->imm = wr->imm_data */
 	uint8_t			data_offset;	/* of the data segment */
 	uint8_t			segs;		/* remote segments to write */
+	uint8_t			inline_ok;	/* may carry inline data */
+	uint8_t			inline_room;	/* its bytes in the first block */
 };
 
 struct mlx4_qp {
@@ -214,12 +216,14 @@ struct mlx4_qp {
 	void		       *sdb;		/* UAR send doorbell */
 	__be32			doorbell_qpn;	/* be32(qpn << 8) */
 	uint32_t		sq_signal_bits;	/* CQ_UPDATE if sq_sig_all */
-	unsigned int		owner_shift;	/* head bit -> bit 31 */
 	unsigned int		sq_spare_wqes;
+	size_t			sq_stamp_offset; /* spare WQEs, in bytes */
+	size_t			sq_bytes;
+	char		       *sq_end;
 	int			max_inline_data;
 	unsigned int		bf_max_size;	/* 16-byte units; 0: no BF */
 	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
-	uint8_t			sq_stamp;	/* WQEs span 64-byte blocks */
+	uint8_t			sq_stamp;	/* a WQE beyond 64 bytes was posted */
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
 	uint8_t			sge_limit[MLX4_WR_OPCODES];
 	/* srcrb_flags by IBV_SEND_SIGNALED/SOLICITED, sq_sig_all folded in. */

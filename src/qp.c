@@ -168,8 +168,7 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	qp->sq.mask = cnt - 1;
 	qp->sq_spare_wqes = spare;
 	qp->sq.max_post = cnt - spare;
-	qp->owner_shift = 31 - mlx4_ilog2(cnt);
-	qp->sq_stamp = shift > 6;
+	qp->sq_stamp = 0;
 	return 0;
 }
 
@@ -234,6 +233,10 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		f->imm_mask = o->imm == IMM_DATA ? ~0U : 0;
 		f->data_offset = data;
 		f->segs = o->segs;
+		f->inline_ok = o->inline_ok;
+		f->inline_room = MLX4_INLINE_ALIGN -
+				 (data + sizeof(struct mlx4_wqe_inline_seg)) %
+				 MLX4_INLINE_ALIGN;
 	}
 
 	for (op = 0; op < 4; op++)
@@ -251,19 +254,33 @@ static inline void *get_recv_wqe(struct mlx4_wq *rq, unsigned int n)
 }
 
 /*
- * Make WQE @n invalid to a prefetching device: the first dword of every
- * 64-byte block after the first, as far as the WQE last written there
- * reached, becomes 0xffffffff.
+ * Make the WQE in @slot invalid to a prefetching device: the first
+ * dword of every 64-byte block after the first, as far as the WQE last
+ * written there reached, becomes 0xffffffff.
  */
-static inline void stamp_send_wqe(struct mlx4_qp *qp, unsigned int n)
+static inline void stamp_wqe(void *slot)
 {
-	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
-	uint32_t *wqe = (uint32_t *)ctrl;
-	int size = (ctrl->fence_size & 0x3f) << 4;
-	int i;
+	struct mlx4_wqe_ctrl_seg *ctrl = slot;
+	unsigned int size = (ctrl->fence_size & 0x3f) << 4;
+	unsigned int i;
 
 	for (i = 64; i < size; i += 64)
-		wqe[i / 4] = 0xffffffff;
+		*(uint32_t *)((char *)slot + i) = 0xffffffff;
+}
+
+static inline void stamp_send_wqe(struct mlx4_qp *qp, unsigned int n)
+{
+	stamp_wqe(get_send_wqe(qp, n));
+}
+
+/* The slot 'spare' WQEs after the one at @ctrl, which we just posted. */
+static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
+{
+	char *slot = (char *)ctrl + qp->sq_stamp_offset;
+
+	if (slot >= qp->sq_end)
+		slot -= qp->sq_bytes;
+	stamp_wqe(slot);
 }
 
 /*
@@ -276,6 +293,8 @@ void mlx4_init_sq_ownership(struct mlx4_qp *qp)
 	unsigned int n;
 	int i;
 
+	/* Stamps beyond a 64-byte WQE stay put until a longer one comes. */
+	qp->sq_stamp = 0;
 	for (n = 0; n < qp->sq.wqe_cnt; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
 		uint32_t *wqe = (uint32_t *)ctrl;
@@ -369,10 +388,8 @@ static inline void set_data_seg(struct mlx4_wqe_data_seg *dseg,
 
 	dseg->lkey = htobe32(sg->lkey);
 	dseg->addr = htobe64(sg->addr);
-	if (unlikely(!length))
-		length = MLX4_INLINE_SEG;
 	udma_to_device_barrier();
-	dseg->byte_count = htobe32(length);
+	dseg->byte_count = htobe32(length | (uint32_t)!length << 31);
 }
 
 /* Sum of the gather list, for the inline limit. */
@@ -386,35 +403,34 @@ static inline uint64_t sge_total(const struct ibv_send_wr *wr)
 	return total;
 }
 
+/* 16 (8, 4) bytes from @src to @dst, each a plain load and store. */
+#define COPY_N(dst, src, n) do {					\
+	uint8_t tmp_[n];						\
+	memcpy(tmp_, src, n);						\
+	memcpy(dst, tmp_, n);						\
+} while (0)
+
 /*
- * Copy @len bytes of inline payload.  Pieces are short (at most 60 bytes
- * between segment headers), so overlapping 16-, 8- and 4-byte moves do
- * it in a few instructions without a call into libc.
+ * Copy a piece of inline payload: at most 60 bytes, the room between
+ * two segment headers.  Overlapping 16-, 8- and 4-byte moves do it in a
+ * handful of instructions, without a call into libc.
  */
 static inline void copy_payload(char *dst, const char *src, unsigned int len)
 {
-	uint64_t q[2];
-	uint32_t d;
-
-	if (len >= 16) {
-		unsigned int off;
-
-		for (off = 0; off + 16 < len; off += 16) {
-			memcpy(q, src + off, 16);
-			memcpy(dst + off, q, 16);
-		}
-		memcpy(q, src + len - 16, 16);
-		memcpy(dst + len - 16, q, 16);
+	if (len >= 32) {
+		COPY_N(dst, src, 16);
+		COPY_N(dst + 16, src + 16, 16);
+		COPY_N(dst + len - 32, src + len - 32, 16);
+		COPY_N(dst + len - 16, src + len - 16, 16);
+	} else if (len >= 16) {
+		COPY_N(dst, src, 16);
+		COPY_N(dst + len - 16, src + len - 16, 16);
 	} else if (len >= 8) {
-		memcpy(q, src, 8);
-		memcpy(q + 1, src + len - 8, 8);
-		memcpy(dst, q, 8);
-		memcpy(dst + len - 8, q + 1, 8);
+		COPY_N(dst, src, 8);
+		COPY_N(dst + len - 8, src + len - 8, 8);
 	} else if (len >= 4) {
-		memcpy(&d, src, 4);
-		memcpy(dst, &d, 4);
-		memcpy(&d, src + len - 4, 4);
-		memcpy(dst + len - 4, &d, 4);
+		COPY_N(dst, src, 4);
+		COPY_N(dst + len - 4, src + len - 4, 4);
 	} else {
 		while (len--)
 			*dst++ = *src++;
@@ -427,7 +443,8 @@ static inline void copy_payload(char *dst, const char *src, unsigned int len)
  * segment's header is written after its data (barrier between), so a
  * prefetched block never shows a valid header over stale bytes.
  */
-static void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
+static inline __attribute__((always_inline))
+void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 {
 	struct mlx4_wqe_inline_seg *hdr = seg;
 	char *dst = (char *)(hdr + 1);
@@ -508,8 +525,7 @@ int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind)
 /* The unlocked first look: wrong only in saying "full" too early. */
 static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
-	return ind - __atomic_load_n(&wq->tail, __ATOMIC_RELAXED) >=
-	       wq->max_post;
+	return ind - *(volatile unsigned int *)&wq->tail >= wq->max_post;
 }
 
 /* The owner bit of WQE @ind in its big-endian owner_opcode: the pass. */
@@ -539,6 +555,13 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
 	       !(wr->send_flags & IBV_SEND_INLINE);
+}
+
+/* What post_send_one_inline() takes: a lone one-SGE inline request. */
+static inline int send_wr_is_lone_inline(struct ibv_send_wr *wr)
+{
+	return (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge == 1 &&
+	       !wr->next;
 }
 
 static inline int wr_is_inline(const struct ibv_send_wr *wr)
@@ -574,12 +597,19 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
 	uint32_t flags = wr->send_flags;
 
+	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_UD) && unlikely(!wr->wr.ud.ah))
+		return 0;
+
 	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
+	ctrl->imm = wr->imm_data & op->imm_mask;
+	/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
+	ctrl->bf_qpn = op->size_be | fence_bit(flags);
+
 	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qp->qpt_bit == MLX4_QPT_BIT_UD) {
-			if (unlikely(!wr->wr.ud.ah))
-				return 0;	/* only srcrb written: not seen */
 			set_datagram_seg((void *)(ctrl + 1), wr);
+			/* 80 bytes: from now on, stamping has work to do. */
+			qp->sq_stamp = 1;
 		} else {
 			/* XRC: the SRQ on the far side takes the message. */
 			ctrl->srcrb_flags |=
@@ -588,10 +618,6 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	}
 	set_remote_segs(ctrl + 1, wr, op->segs);
 	set_data_seg((void *)((char *)ctrl + op->data_offset), wr->sg_list);
-
-	ctrl->imm = wr->imm_data & op->imm_mask;
-	/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
-	ctrl->bf_qpn = op->size_be | fence_bit(flags);
 
 	/* The whole WQE is in place before the device may own it. */
 	udma_to_device_barrier();
@@ -687,12 +713,19 @@ void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
 		/* The ring copy is whole too: the device reads it later. */
 		udma_to_device_barrier();
 
-		mlx4_lock(&ctx->bf_lock);
-		bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
-			((last_size & ~WQE_INLINE) * 16 + 63) & ~63U);
-		mmio_flush_writes();
-		ctx->bf_offset ^= ctx->bf_buf_size;
-		mlx4_unlock(&ctx->bf_lock);
+		/*
+		 * The BlueFlame register is the context's; if another QP is
+		 * writing it, the UAR doorbell does the job without waiting.
+		 */
+		if (likely(mlx4_trylock(&ctx->bf_lock))) {
+			bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
+				((last_size & ~WQE_INLINE) * 16 + 63) & ~63U);
+			mmio_flush_writes();
+			ctx->bf_offset ^= ctx->bf_buf_size;
+			mlx4_unlock(&ctx->bf_lock);
+		} else {
+			mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+		}
 	} else {
 		/* Every owner bit is written before the doorbell. */
 		udma_to_device_barrier();
@@ -722,8 +755,9 @@ static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
  * already; check everything, post the rest of the list, ring, unlock.
  */
 static int __attribute__((noinline))
-post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-	       struct ibv_send_wr **bad_wr, unsigned int head, unsigned int ind)
+post_send_general(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr, unsigned int head,
+		  unsigned int ind)
 {
 	unsigned int size = 0;
 	int ret = 0;
@@ -739,6 +773,8 @@ post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			break;
 
 		size = build_send_wqe(qp, wr, ind);
+		if ((size & ~WQE_INLINE) > 64 / 16)
+			qp->sq_stamp = 1;
 		if (qp->sq_stamp && wr->next)
 			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
 	}
@@ -752,6 +788,134 @@ post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 
 	mlx4_unlock(&qp->sq.lock);
 	return ret;
+}
+
+/*
+ * One SGE's worth of inline payload at @hdr, @room bytes to the first
+ * 64-byte boundary: segments of at most one block each, every header
+ * written after its data.  Returns where the data ends.
+ */
+static inline char *set_inline_sge(struct mlx4_wqe_inline_seg *hdr,
+				   unsigned int room, const char *src,
+				   unsigned int len)
+{
+	char *dst = (char *)(hdr + 1);
+
+	if (unlikely(!len))
+		return (char *)hdr;	/* no payload: no segment */
+
+	while (len > room) {
+		copy_payload(dst, src, room);
+		udma_to_device_barrier();
+		hdr->byte_count = htobe32(MLX4_INLINE_SEG | room);
+		src += room;
+		len -= room;
+		hdr = (struct mlx4_wqe_inline_seg *)(dst + room);
+		dst = (char *)(hdr + 1);
+		room = MLX4_INLINE_ALIGN - sizeof(*hdr);
+	}
+	copy_payload(dst, src, len);
+	udma_to_device_barrier();
+	hdr->byte_count = htobe32(MLX4_INLINE_SEG | len);
+	return dst + len;
+}
+
+/*
+ * A lone one-SGE request with inline data, the latency case, SQ locked:
+ * built from its QP's recipe and written whole to the BlueFlame
+ * register, which delivers it and rings at once.  Anything unusual goes
+ * back to post_send_slow().
+ */
+static int __attribute__((noinline))
+post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr)
+{
+	unsigned int ind = qp->sq.head;
+	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
+	struct mlx4_context *ctx;
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	uint32_t flags = wr->send_flags;
+	uint32_t owner_opcode;
+	unsigned int size;
+	char *end;
+
+	if (unlikely(wq_looks_full(&qp->sq, ind) ||
+		     (unsigned int)wr->opcode >= MLX4_NUM_WR_OPCODES ||
+		     !op->inline_ok ||
+		     wr->sg_list->length > (uint32_t)qp->max_inline_data ||
+		     (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)))
+		return post_send_general(qp, wr, bad_wr, ind, ind);
+
+	ctrl = get_send_wqe(qp, ind);
+	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
+	ctrl->imm = wr->imm_data & op->imm_mask;
+	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
+		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
+			set_datagram_seg((void *)(ctrl + 1), wr);
+		else
+			ctrl->srcrb_flags |=
+				htobe32(wr->qp_type.xrc.remote_srqn << 8);
+	}
+	set_remote_segs(ctrl + 1, wr, op->segs);
+
+	end = set_inline_sge((void *)((char *)ctrl + op->data_offset),
+			     op->inline_room,
+			     (const char *)(uintptr_t)wr->sg_list->addr,
+			     wr->sg_list->length);
+	size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	qp->sq.head = ind + 1;
+	owner_opcode = op->opcode_be | owner_bit(qp, ind);
+
+	/*
+	 * BlueFlame: the WQE counter goes into owner_opcode, the QPN into
+	 * bytes 4..6.  The register is the context's; if another QP is
+	 * writing it, the UAR doorbell does the job without waiting.
+	 */
+	ctx = qp->ctx;
+	if (likely(size <= qp->bf_max_size) &&
+	    likely(mlx4_trylock(&ctx->bf_lock))) {
+		ctrl->bf_qpn = htobe32(size) | fence_bit(flags) |
+			       qp->doorbell_qpn;
+		udma_to_device_barrier();
+		ctrl->owner_opcode = owner_opcode | htobe32((ind & 0xffff) << 8);
+		/* The ring copy is whole before the device may read it. */
+		udma_to_device_barrier();
+
+		bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
+			(size * 16 + 63) & ~63U);
+		mmio_flush_writes();
+		ctx->bf_offset ^= ctx->bf_buf_size;
+		mlx4_unlock(&ctx->bf_lock);
+	} else {
+		ctrl->bf_qpn = htobe32(size) | fence_bit(flags);
+		udma_to_device_barrier();
+		ctrl->owner_opcode = owner_opcode;
+		udma_to_device_barrier();
+		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+	}
+
+	if (size > 64 / 16)
+		qp->sq_stamp = 1;
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, ctrl);
+
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/*
+ * Everything the fast path does not take, SQ locked, WQEs [head, ind)
+ * built: a lone one-SGE inline request goes the BlueFlame way, the rest
+ * the general way.
+ */
+static int __attribute__((noinline))
+post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr, unsigned int head, unsigned int ind)
+{
+	if (ind == head && wr && send_wr_is_lone_inline(wr))
+		return post_send_one_inline(qp, wr, bad_wr);
+	return post_send_general(qp, wr, bad_wr, head, ind);
 }
 
 static int __attribute__((noinline))
@@ -783,8 +947,11 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	do {
 		if (unlikely(wq_looks_full(&qp->sq, ind) ||
 			     !send_wr_is_plain(qp, wr) ||
-			     !build_plain_wqe(qp, wr, ind)))
+			     !build_plain_wqe(qp, wr, ind))) {
+			if (ind == qp->sq.head && send_wr_is_lone_inline(wr))
+				return post_send_one_inline(qp, wr, bad_wr);
 			return post_send_slow(qp, wr, bad_wr, qp->sq.head, ind);
+		}
 
 		if (unlikely(qp->sq_stamp) && wr->next)
 			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
@@ -1002,6 +1169,9 @@ static int alloc_qp_buf(struct mlx4_qp *qp, int page_size)
 	}
 	qp->sq.buf = (char *)qp->buf.buf + qp->sq.offset;
 	qp->rq.buf = (char *)qp->buf.buf + qp->rq.offset;
+	qp->sq_bytes = sq_size;
+	qp->sq_end = (char *)qp->sq.buf + sq_size;
+	qp->sq_stamp_offset = (size_t)qp->sq_spare_wqes << qp->sq.wqe_shift;
 	return 0;
 
 err_wrid:

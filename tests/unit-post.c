@@ -305,31 +305,47 @@ static void test_inline_and_blueflame(void)
 
 static void test_stamping(void)
 {
-	struct ibv_sge sge = { 0x1000, 8, 0x42 };
+	struct ibv_sge sge[4] = {
+		{ 0x1000, 8, 0x42 }, { 0x1000, 8, 0x42 },
+		{ 0x1000, 8, 0x42 }, { 0x1000, 8, 0x42 },
+	};
 	struct ibv_send_wr wr2 = {
-		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
 	};
 	struct ibv_send_wr wr1 = wr2;
-	struct mlx4_qp *qp = rc_qp(0x400, 4, 0);	/* 96 bytes: stride 128 */
+	struct mlx4_qp *qp = rc_qp(0x400, 4, 0);	/* 80 bytes: stride 128 */
 	int slot;
 
 	wr1.next = &wr2;
 	CHECK_EQ(qp->sq.wqe_shift, 7);
 
-	/* Pretend slots 17..19 hold 128-byte WQEs of an earlier pass. */
-	for (slot = 17; slot <= 19; slot++) {
+	/* Pretend slots 17..21 hold 128-byte WQEs of an earlier pass. */
+	for (slot = 17; slot <= 21; slot++) {
 		send_wqe(qp, slot)[7] = 8;
 		memcpy(send_wqe(qp, slot) + 64, "\x12\x34\x56\x78", 4);
 	}
 
+	/*
+	 * Only WQEs of one block so far: every slot's second block still
+	 * holds its stamp from creation, so there is nothing to stamp.
+	 */
+	CHECK_EQ(qp->sq_stamp, 0);
 	CHECK_EQ(post1(qp, &wr1), 0);
-	/* WQE 0 stamps slot 0 + 17, WQE 1 slot 18; 19 is left alone. */
-	CHECK_BYTES(send_wqe(qp, 17) + 64, "ffffffff");
-	CHECK_BYTES(send_wqe(qp, 18) + 64, "ffffffff");
-	CHECK_BYTES(send_wqe(qp, 19) + 64, "12345678");
-	/* The posted WQEs themselves are 16 + 16 bytes: block 2 untouched. */
+	CHECK_BYTES(send_wqe(qp, 17) + 64, "12345678");
 	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002");
 	CHECK_BYTES(send_wqe(qp, 0) + 64, "ffffffff");
+
+	/* An 80-byte WQE (four SGEs) reaches the second block: stamping on. */
+	wr1.num_sge = 4;
+	CHECK_EQ(post1(qp, &wr1), 0);
+	CHECK_EQ(qp->sq_stamp, 1);
+	CHECK_BYTES(send_wqe(qp, 2), "0000000a 00000005");
+	/* WQE 2 stamps slot 2 + 17, WQE 3 slot 20; 21 is left alone. */
+	CHECK_BYTES(send_wqe(qp, 19) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 20) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 21) + 64, "12345678");
+	/* The 80-byte WQE wrote its fourth SGE where the stamp was. */
+	CHECK_BYTES(send_wqe(qp, 2) + 64, "00000008 00000042 00000000 00001000");
 
 	fake_qp_free(qp);
 }
