@@ -257,7 +257,6 @@ out:
 
 void cq_release(struct sim_cq *cq)
 {
-	ctx_forget(cq->ctx->gone_cqn, &cq->ctx->gone_cqs, cq->cqn);
 	event_forget(cq->uobj.ctx, cq);
 	table_del(&cq->hca->cqs, cq->cqn);
 	cq->hca->ncqs--;
@@ -373,7 +372,7 @@ void cq_doorbell(struct sim_ctx *ctx, uint32_t word0, uint32_t word1)
 	struct sim_cq *cq = table_get(&ctx->hca->cqs, cqn);
 
 	(void)word1;
-	if (cq ? cq->ctx != ctx : !ctx_forgot(ctx->gone_cqn, ctx->gone_cqs, cqn))
+	if (!cq || cq->ctx != ctx)
 		breach(ctx, "CQ doorbell 0x%08x for CQ 0x%x, not one of this context's",
 		       word0, cqn);
 	else if (ARM_CMD(word0) != ARM_CMD_SOL && ARM_CMD(word0) != ARM_CMD_NEXT)

@@ -481,6 +481,11 @@ int ctx_handle_request(struct sim_ctx *ctx)
 		n = handle_open(ctx, req->arg);
 		break;
 	case MLX4SIM_OP_WRITE:
+		/*
+		 * The process rang its doorbells before it made this call:
+		 * the device sees them first, as it would on the bus.
+		 */
+		ctx_doorbells(ctx);
 		n = handle_write(ctx, payload, len, req->arg);
 		break;
 	case MLX4SIM_OP_MMAP:

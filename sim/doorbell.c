@@ -12,6 +12,7 @@
  * leaves in the ring; it is a doorbell too.
  */
 #include "sim.h"
+#include "wire.h"
 
 #define BF_CHUNK	256	/* the smallest BlueFlame buffer half */
 
@@ -29,62 +30,96 @@ static uint64_t take64(volatile uint8_t *p)
 	return *w ? __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) : 0;
 }
 
-static bool owns_qp(struct sim_ctx *ctx, uint32_t qpn)
+/* The QPs whose doorbells rang in one look at a context's pages. */
+struct rung {
+	int n;
+	struct sim_qp *qp[1 + SIM_PAGE_SIZE / BF_CHUNK];
+};
+
+static void ring(struct sim_ctx *ctx, struct rung *rung, uint32_t qpn,
+		 const char *what)
 {
 	struct sim_qp *qp = qp_by_num(ctx->hca, qpn);
 
-	if (qp)
-		return qp->ctx == ctx && qp->sq.wqe_cnt;
-	return ctx_forgot(ctx->gone_qpn, ctx->gone_qps, qpn);
+	if (!qp || qp->ctx != ctx || !qp->sq.wqe_cnt) {
+		breach(ctx, "%s names QP 0x%x, not a send queue of this context's",
+		       what, qpn);
+		return;
+	}
+	qp->doorbells++;
+	rung->qp[rung->n++] = qp;
 }
 
-static bool ctx_doorbells(struct sim_ctx *ctx)
+/* Take the doorbells of @ctx's pages; which QPs rang goes to @rung. */
+static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 {
 	volatile uint8_t *uar = ctx_page(ctx, SIM_PAGE_UAR);
 	volatile uint8_t *bf = ctx_page(ctx, SIM_PAGE_BF);
-	bool send = false;
 	uint32_t db;
 	uint64_t cq;
 
+	rung->n = 0;
 	db = take32(uar + MLX4_SEND_DOORBELL);
-	if (db) {
-		send = true;
-		if (!owns_qp(ctx, be32toh(db) >> 8))
-			breach(ctx, "send doorbell 0x%08x names QP 0x%x, not one of this context's",
-			       be32toh(db), be32toh(db) >> 8);
-	}
+	if (db)
+		ring(ctx, rung, be32toh(db) >> 8, "the send doorbell");
 	cq = take64(uar + MLX4_CQ_DOORBELL);
-	if (cq)
+	if (cq) {
+		sim.work_done = true;
 		cq_doorbell(ctx, be32toh((uint32_t)cq), be32toh(cq >> 32));
+	}
 	for (int off = 0; off < SIM_PAGE_SIZE; off += BF_CHUNK) {
 		uint64_t head = take64(bf + off);
-		uint32_t qpn;
 
-		if (!head)
-			continue;
-		send = true;
 		/*
 		 * The first eight bytes of the control segment: owner_opcode,
 		 * then the QPN in the three bytes before fence_size.
 		 */
-		qpn = be32toh((uint32_t)(head >> 32)) >> 8;
-		if (!owns_qp(ctx, qpn))
-			breach(ctx, "BlueFlame write at offset %d names QP 0x%x, not one of this context's",
-			       off, qpn);
+		if (head)
+			ring(ctx, rung, be32toh((uint32_t)(head >> 32)) >> 8,
+			     "a BlueFlame write");
 	}
-	return send;
+}
+
+/*
+ * Each doorbell announces at least one WQE.  A QP that rang more often
+ * than it handed WQEs over has owner bits out of step with its ring (the
+ * device cannot see its WQEs), or rang for nothing.
+ */
+static void check_doorbells(struct sim_qp *qp)
+{
+	uint32_t handed = qp->sq.head;
+
+	if (qp->doorbells > handed)
+		handed += sq_ready(qp);
+	if (qp->doorbells <= handed)
+		return;
+	breach(qp->ctx, "QP 0x%x: %u doorbells, %u WQEs handed over: owner bits out of step with the ring?",
+	       qp->qpn, qp->doorbells, handed);
+	qp->doorbells = handed;
+}
+
+/* Act on what @ctx's pages say: arm CQs, run send queues. */
+void ctx_doorbells(struct sim_ctx *ctx)
+{
+	struct rung rung;
+	struct sim_qp *qp;
+
+	if (!ctx->pages)
+		return;
+	take_doorbells(ctx, &rung);
+	if (!rung.n)
+		return;
+	sim.work_done = true;
+	list_for_each(&ctx->qps, qp, struct sim_qp, ctx_link)
+		req_run(qp);
+	for (int i = 0; i < rung.n; i++)
+		check_doorbells(rung.qp[i]);
 }
 
 void doorbells_scan(void)
 {
 	struct sim_ctx *ctx;
-	struct sim_qp *qp;
 
-	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link) {
-		if (!ctx->pages || !ctx_doorbells(ctx))
-			continue;
-		sim.work_done = true;
-		list_for_each(&ctx->qps, qp, struct sim_qp, ctx_link)
-			req_run(qp);
-	}
+	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
+		ctx_doorbells(ctx);
 }

@@ -674,6 +674,7 @@ static void qp_reset(struct sim_qp *qp)
 	qp->sq.head = 0;
 	qp->rq.head = 0;
 	qp->rq_posted = 0;
+	qp->doorbells = 0;
 	qp->comm_established = false;
 }
 
@@ -891,7 +892,6 @@ static void qp_free(struct sim_qp *qp)
  */
 void qp_release(struct sim_qp *qp)
 {
-	ctx_forget(qp->ctx->gone_qpn, &qp->ctx->gone_qps, qp->qpn);
 	event_forget(qp->uobj.ctx, qp);
 	list_del(&qp->ctx_link);
 	list_init(&qp->ctx_link);

@@ -118,8 +118,6 @@ struct sim_hca {
 /* ------------------------------------------------------------------ */
 struct sim_event_file;
 
-#define CTX_GONE	16
-
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
 	int sock;
@@ -134,27 +132,7 @@ struct sim_ctx {
 	struct list_node event_files;
 	struct list_node qps;		/* QPs whose doorbells ring here */
 	struct list_node cqs;		/* CQs armed through this UAR */
-	/*
-	 * QPs and CQs destroyed lately: a doorbell rung just before the
-	 * destroy may still be in the page, and is not a breach.
-	 */
-	uint32_t gone_qpn[CTX_GONE], gone_cqn[CTX_GONE];
-	unsigned int gone_qps, gone_cqs;
 };
-
-static inline void ctx_forget(uint32_t *ring, unsigned int *count, uint32_t n)
-{
-	ring[(*count)++ % CTX_GONE] = n;
-}
-
-static inline bool ctx_forgot(const uint32_t *ring, unsigned int count,
-			      uint32_t n)
-{
-	for (unsigned int i = 0; i < CTX_GONE && i < count; i++)
-		if (ring[i] == n)
-			return true;
-	return false;
-}
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
 {
@@ -315,6 +293,7 @@ struct sim_qp {
 	bool sq_sig_all;
 	struct sim_wq sq, rq;
 	uint16_t rq_posted;		/* doorbell record last read */
+	uint32_t doorbells;		/* rung since RESET */
 	struct ibv_qp_cap cap;		/* as the create reply reported */
 
 	/* attributes set by modify_qp */
@@ -589,6 +568,7 @@ struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn);
 void srq_check_limit(struct sim_srq *srq);
 
 /* doorbell.c */
+void ctx_doorbells(struct sim_ctx *ctx);
 void doorbells_scan(void);
 
 /* req.c: the requester, executing a QP's send queue */

@@ -96,7 +96,7 @@ static struct mlx4_wqe_ctrl_seg *first_wqe(void)
 }
 
 /* Hand WQE 0 to the device (owner bit 0 is valid on the first pass). */
-static void ring(struct mlx4_wqe_ctrl_seg *ctrl, uint8_t opcode, uint8_t ds)
+static void ring(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
 {
 	ctrl->fence_size = ds;
 	ctrl->srcrb_flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE);
@@ -140,6 +140,9 @@ int main(int argc, char **argv)
 		*dvcq.set_ci_db = htobe32(5);
 		*dvcq.arm_db = htobe32(2u << 24 | 5);
 		cq_doorbell(2u << 24 | dvcq.cqn, 5);
+	} else if (!strcmp(how, "owner-out-of-step")) {
+		/* A NOP with the second pass's owner bit on the first pass. */
+		ring(ctrl, MLX4_OPCODE_NOP | 1u << 31, 1);
 	} else if (!strcmp(how, "rq-overrun")) {
 		/* Say twice the ring is posted, then send to ourselves. */
 		*dvqp.rdb = htobe32(2 * dvqp.rq.wqe_cnt);
