@@ -216,6 +216,7 @@ struct mlx4_qp {
 	void		       *sdb;		/* UAR send doorbell */
 	__be32			doorbell_qpn;	/* be32(qpn << 8) */
 	uint32_t		sq_signal_bits;	/* CQ_UPDATE if sq_sig_all */
+	unsigned int		owner_shift;	/* counter's pass bit -> 31 */
 	unsigned int		sq_spare_wqes;
 	size_t			sq_stamp_offset; /* spare WQEs, in bytes */
 	size_t			sq_bytes;

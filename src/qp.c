@@ -168,6 +168,7 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	qp->sq.mask = cnt - 1;
 	qp->sq_spare_wqes = spare;
 	qp->sq.max_post = cnt - spare;
+	qp->owner_shift = 31 - mlx4_ilog2(cnt);
 	qp->sq_stamp = 0;
 	return 0;
 }
@@ -531,7 +532,7 @@ static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 /* The owner bit of WQE @ind in its big-endian owner_opcode: the pass. */
 static inline uint32_t owner_bit(struct mlx4_qp *qp, unsigned int ind)
 {
-	return (ind & qp->sq.wqe_cnt) ? MLX4_BE32(1U << 31) : 0;
+	return htobe32(ind << qp->owner_shift) & MLX4_BE32(1U << 31);
 }
 
 static inline uint32_t fence_bit(uint32_t send_flags)
@@ -574,6 +575,8 @@ static inline int wr_is_inline(const struct ibv_send_wr *wr)
 static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
 				   unsigned int segs)
 {
+	if (segs == SEG_NONE)
+		return;
 	if (segs == SEG_RADDR) {
 		set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
 	} else if (segs == SEG_ATOMIC) {
@@ -594,7 +597,9 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		    unsigned int ind)
 {
 	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
-	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
+	unsigned int idx = ind & qp->sq.mask;
+	struct mlx4_wqe_ctrl_seg *ctrl = (void *)((char *)qp->sq.buf +
+						  (idx << qp->sq.wqe_shift));
 	uint32_t flags = wr->send_flags;
 
 	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_UD) && unlikely(!wr->wr.ud.ah))
@@ -623,7 +628,7 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	udma_to_device_barrier();
 	ctrl->owner_opcode = op->opcode_be | owner_bit(qp, ind);
 
-	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	qp->sq.wrid[idx] = wr->wr_id;
 	return 1;
 }
 
@@ -836,7 +841,7 @@ post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	struct mlx4_wqe_ctrl_seg *ctrl;
 	uint32_t flags = wr->send_flags;
 	uint32_t owner_opcode;
-	unsigned int size;
+	unsigned int idx, size;
 	char *end;
 
 	if (unlikely(wq_looks_full(&qp->sq, ind) ||
@@ -846,7 +851,8 @@ post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		     (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)))
 		return post_send_general(qp, wr, bad_wr, ind, ind);
 
-	ctrl = get_send_wqe(qp, ind);
+	idx = ind & qp->sq.mask;
+	ctrl = (void *)((char *)qp->sq.buf + (idx << qp->sq.wqe_shift));
 	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
 	ctrl->imm = wr->imm_data & op->imm_mask;
 	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
@@ -863,7 +869,7 @@ post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			     (const char *)(uintptr_t)wr->sg_list->addr,
 			     wr->sg_list->length);
 	size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
-	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	qp->sq.wrid[idx] = wr->wr_id;
 	qp->sq.head = ind + 1;
 	owner_opcode = op->opcode_be | owner_bit(qp, ind);
 
@@ -943,15 +949,14 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	ind = qp->sq.head;
 	if (unlikely(!wr))
 		return post_send_slow(qp, wr, bad_wr, ind, ind);
+	if (wr->send_flags & IBV_SEND_INLINE && send_wr_is_lone_inline(wr))
+		return post_send_one_inline(qp, wr, bad_wr);
 
 	do {
 		if (unlikely(wq_looks_full(&qp->sq, ind) ||
 			     !send_wr_is_plain(qp, wr) ||
-			     !build_plain_wqe(qp, wr, ind))) {
-			if (ind == qp->sq.head && send_wr_is_lone_inline(wr))
-				return post_send_one_inline(qp, wr, bad_wr);
+			     !build_plain_wqe(qp, wr, ind)))
 			return post_send_slow(qp, wr, bad_wr, qp->sq.head, ind);
-		}
 
 		if (unlikely(qp->sq_stamp) && wr->next)
 			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
