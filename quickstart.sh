@@ -42,13 +42,22 @@ build() {
 }
 
 demo() {
-	echo "== ibv_devinfo and ibv_rc_pingpong with libmlx4 on mlx4sim"
 	sim/mlx4sim run --provider=project -- sh -c '
+		out=$(mktemp -d)
+		echo "--- ibv_devinfo (libmlx4 on mlx4sim)"
 		ibv_devinfo || exit 1
-		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 & server=$!
+		echo "--- ibv_rc_pingpong: server and client, 1000 iterations, data checked"
+		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 >"$out/server" 2>&1 &
+		server=$!
 		sleep 0.5
-		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 localhost || exit 1
-		wait $server'
+		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 localhost >"$out/client" 2>&1
+		client_status=$?
+		wait $server
+		server_status=$?
+		sed "s/^/server: /" "$out/server"
+		sed "s/^/client: /" "$out/client"
+		rm -rf "$out"
+		[ $server_status -eq 0 ] && [ $client_status -eq 0 ]'
 }
 
 # The suite, then one line: passed, failed, skipped.
