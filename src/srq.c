@@ -205,10 +205,12 @@ static int create_srq_cmd(struct mlx4_srq *srq, struct ibv_context *context,
 					    &resp.ibv_resp, sizeof(resp));
 	} else {
 		struct mlx4_create_srq cmd = {};
-		struct ibv_srq_init_attr basic = {
-			.srq_context = attr->srq_context,
-			.attr = attr->attr,
-		};
+		struct ibv_srq_init_attr basic;
+
+		/* libibverbs copies it whole, padding included. */
+		memset(&basic, 0, sizeof(basic));
+		basic.srq_context = attr->srq_context;
+		basic.attr = attr->attr;
 
 		cmd.drv.buf_addr = (uintptr_t)srq->buf.buf;
 		cmd.drv.db_addr = (uintptr_t)srq->db;
