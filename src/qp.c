@@ -741,11 +741,17 @@ void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
 		stamp_send_wqe(qp, ind - 1 + qp->sq_spare_wqes);
 }
 
-/* Why the slow path refuses @wr, checked before anything is written. */
+/*
+ * Why the slow path refuses @wr, checked before anything is written.
+ * The errno values are rdma-core's: ENOMEM for what does not fit.
+ */
 static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 {
-	if (!send_wr_ok(qp, wr))
-		return EINVAL;	/* unknown opcode, not for this QP, too many SGEs */
+	if ((unsigned int)wr->opcode >= MLX4_NUM_WR_OPCODES ||
+	    !qp->sge_limit[wr->opcode])
+		return EINVAL;	/* no such WQE on this transport */
+	if ((unsigned int)wr->num_sge >= qp->sge_limit[wr->opcode])
+		return ENOMEM;	/* more SGEs than the WQE holds */
 	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
@@ -1027,7 +1033,7 @@ post_recv_slow(struct mlx4_qp *qp, struct ibv_recv_wr *wr,
 			break;
 		}
 		if ((unsigned int)wr->num_sge > rq->max_gs) {
-			ret = EINVAL;
+			ret = ENOMEM;	/* rdma-core's answer too */
 			break;
 		}
 		build_recv_wqe(rq, wr, head);

@@ -50,7 +50,7 @@ int mlx4_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		int i;
 
 		if (unlikely((unsigned int)wr->num_sge > srq->max_gs)) {
-			ret = EINVAL;
+			ret = ENOMEM;
 			*bad_wr = wr;
 			break;
 		}

@@ -69,11 +69,11 @@ int mlx4_query_device_ex(struct ibv_context *context,
 	ctx->max_srq_wr = attr->orig_attr.max_srq_wr;
 	ctx->max_srq_sge = attr->orig_attr.max_srq_sge;
 
-	/* The driver part is there only if the extended command answered. */
-	if (resp_size < sizeof(resp.ibv_resp) + sizeof(resp.drv.comp_mask) +
-			sizeof(resp.drv.response_length))
-		return 0;
-
+	/*
+	 * The driver part stays zero unless the extended command answered
+	 * (the legacy one has none); its response_length says how much of
+	 * it the kernel knew to fill.
+	 */
 	if ((resp.drv.comp_mask & MLX4_IB_QUERY_DEV_RESP_MASK_CORE_CLOCK_OFFSET) &&
 	    resp.drv.response_length >=
 	    offsetof(struct mlx4_uverbs_ex_query_device_resp, max_inl_recv_sz))

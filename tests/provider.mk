@@ -37,6 +37,15 @@ tests_unit_poll_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
 tests_unit_poll_LDADD = $(MLX4_UNIT_LIBS)
 
 
+# The verbs pingpong programs and perftest leave out (CQ resize with
+# completions outstanding, extended polling, RESET, SRQs, refused
+# requests, the HCA clock), on the simulator with both providers.
+check_PROGRAMS += tests/provider-verbs
+tests_provider_verbs_SOURCES = tests/provider-verbs.c
+tests_provider_verbs_LDADD = -libverbs
+TESTS += tests/provider-verbs.sh
+EXTRA_DIST += tests/provider-verbs.sh
+
 # Benchmark: instructions per data-path call, ours and the distribution's,
 # on the simulator under callgrind ("make bench", or bench/run.sh).
 noinst_PROGRAMS += bench/mlx4-bench

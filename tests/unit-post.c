@@ -506,7 +506,7 @@ static void test_send_errors(void)
 	/* Too many SGEs (the stride holds 2): the first WR still goes. */
 	wrs[1].num_sge = 3;
 	wrs[1].next = NULL;
-	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	check_refused(rc, &wrs[0], &wrs[1], ENOMEM, 1);
 	wrs[1].num_sge = 1;
 
 	/* Inline beyond max_inline_data (28 bytes). */
@@ -531,7 +531,7 @@ static void test_send_errors(void)
 	/* An atomic returns into exactly one buffer. */
 	wrs[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wrs[0].num_sge = 2;
-	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	check_refused(rc, &wrs[0], &wrs[0], ENOMEM, 0);
 	wrs[0].num_sge = 1;
 
 	/* Opcodes the QP type does not allow. */
@@ -601,10 +601,10 @@ static void test_post_recv(void)
 		    "00000080 00000022 00000000 00004000");
 	CHECK_BYTES(qp->db, "00000002");
 
-	/* Too many SGEs. */
+	/* Too many SGEs: ENOMEM, as rdma-core says. */
 	wr.num_sge = 3;
 	bad = NULL;
-	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &wr, &bad), ENOMEM);
 	CHECK(bad == &wr, "bad_wr");
 	CHECK_EQ(qp->rq.head, 2);
 	CHECK_BYTES(recv_wqe(qp, 2), "00000000 00000000 00000000 00000000");
@@ -693,7 +693,7 @@ static void test_srq(void)
 	bad = NULL;
 	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), 0);
 	wr[0].num_sge = 4;
-	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), EINVAL);
+	CHECK_EQ(mlx4_post_srq_recv(&srq->verbs_srq.srq, &wr[0], &bad), ENOMEM);
 	CHECK(bad == &wr[0], "bad_wr");
 	fake_srq_free(&env, srq);
 }
