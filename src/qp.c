@@ -274,14 +274,22 @@ static inline void stamp_send_wqe(struct mlx4_qp *qp, unsigned int n)
 	stamp_wqe(get_send_wqe(qp, n));
 }
 
-/* The slot 'spare' WQEs after the one at @ctrl, which we just posted. */
+/*
+ * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
+ * posted.  That slot is free; with 128-byte WQEs its second block is all
+ * there is to stamp, and stamping it whatever the size of the WQE last
+ * there saves reading that size.
+ */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
-	stamp_wqe(slot);
+	if (qp->sq.wqe_shift == 7)
+		*(uint32_t *)(slot + 64) = 0xffffffff;
+	else
+		stamp_wqe(slot);
 }
 
 /*
