@@ -435,6 +435,105 @@ static void test_refusals(void)
 	ibv_destroy_cq(cq);
 }
 
+/* Memory windows: bound by ibv_bind_mw (type 1) or a BIND_MW WR (2). */
+static void test_mw(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	uint8_t *target = calloc(1, 4096);
+	struct ibv_mr *tmr = ibv_reg_mr(pd, target, 4096,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_mw_bind bind = {};
+	struct ibv_wc wc[2];
+	struct ibv_qp *a, *b;
+	uint32_t rkey2;
+	int n;
+
+	CHECK(tmr && mw1 && mw2, "alloc: %s", strerror(errno));
+	if (!tmr || !mw1 || !mw2)
+		return;
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	memset(buf, 0x5a, 16);
+
+	/* Type 1: bound through b's send queue, then a writes through it. */
+	bind.wr_id = 71;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = tmr;
+	bind.bind_info.addr = (uintptr_t)target + 256;
+	bind.bind_info.length = 512;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	CHECK(!ibv_bind_mw(b, mw1, &bind), "ibv_bind_mw");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 71 && !wc[0].status &&
+	      wc[0].opcode == IBV_WC_BIND_MW, "bind completion (%d, %s)", n,
+	      n == 1 ? ibv_wc_status_str(wc[0].status) : "-");
+
+	wr.wr_id = 72;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)target + 300;
+	wr.wr.rdma.rkey = mw1->rkey;
+	CHECK(!ibv_post_send(a, &wr, &bad), "write through window 1");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && !wc[0].status && target[300] == 0x5a &&
+	      target[315] == 0x5a && target[316] == 0,
+	      "written through type 1 window");
+
+	/* Type 2: a BIND_MW request with a new key, then a write. */
+	rkey2 = ibv_inc_rkey(mw2->rkey);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 73;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = rkey2;
+	wr.bind_mw.bind_info = bind.bind_info;
+	CHECK(!ibv_post_send(b, &wr, &bad), "post BIND_MW");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 73 && !wc[0].status,
+	      "type 2 bind completion");
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 74;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)target + 600;
+	wr.wr.rdma.rkey = rkey2;
+	CHECK(!ibv_post_send(a, &wr, &bad), "write through window 2");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && !wc[0].status && target[600] == 0x5a,
+	      "written through type 2 window");
+
+	/* And invalidated locally. */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 75;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey2;
+	CHECK(!ibv_post_send(b, &wr, &bad), "post LOCAL_INV");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 75 && !wc[0].status &&
+	      wc[0].opcode == IBV_WC_LOCAL_INV, "local invalidate completion");
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	CHECK(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2), "dealloc mw");
+	ibv_dereg_mr(tmr);
+	ibv_destroy_cq(cq);
+	free(target);
+}
+
 static void test_rt_values(void)
 {
 	struct ibv_values_ex v1 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
@@ -480,6 +579,7 @@ int main(void)
 	test_reset();
 	test_srq();
 	test_refusals();
+	test_mw();
 	test_rt_values();
 
 	ibv_dereg_mr(mr);
