@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -751,6 +752,99 @@ static void test_create_limits(void)
 	}
 }
 
+/*
+ * Four threads post to one QP at once, three on its send queue and one
+ * on its receive queue: every request lands in a WQE of its own, whole.
+ */
+enum { THREAD_POSTS = 3000, SEND_THREADS = 3 };
+
+static struct mlx4_qp *shared_qp;
+
+static void *send_thread(void *arg)
+{
+	uint64_t t = (uintptr_t)arg;
+	struct ibv_sge sge = { 0x1000 + t, 8, 0x42 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	}, *bad;
+	int i;
+
+	for (i = 0; i < THREAD_POSTS; i++) {
+		wr.wr_id = t << 32 | i;
+		if (mlx4_post_send(&shared_qp->verbs_qp.qp, &wr, &bad))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void *recv_thread(void *arg)
+{
+	struct ibv_sge sge = { 0x9000, 64, 0x43 };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int i;
+
+	for (i = 0; i < THREAD_POSTS; i++) {
+		wr.wr_id = 1000000 + i;
+		if (mlx4_post_recv(&shared_qp->verbs_qp.qp, &wr, &bad))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_threads(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = SEND_THREADS * THREAD_POSTS,
+		.max_recv_wr = THREAD_POSTS, .max_send_sge = 1, .max_recv_sge = 1,
+	};
+	unsigned int n = SEND_THREADS * THREAD_POSTS, i, whole = 1;
+	pthread_t th[SEND_THREADS + 1];
+	uint64_t *ids;
+	void *ret;
+
+	shared_qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x800, 0);
+	for (i = 0; i < SEND_THREADS; i++)
+		pthread_create(&th[i], NULL, send_thread, (void *)(uintptr_t)i);
+	pthread_create(&th[i], NULL, recv_thread, NULL);
+	for (i = 0; i <= SEND_THREADS; i++) {
+		pthread_join(th[i], &ret);
+		CHECK(ret == NULL, "thread %u failed to post", i);
+	}
+
+	CHECK_EQ(shared_qp->sq.head, n);
+	CHECK_EQ(shared_qp->rq.head, THREAD_POSTS);
+	CHECK_BYTES(shared_qp->db, "00000bb8");	/* 3000 */
+
+	/* Each WQE whole: opcode, size, and the lkey of one thread's SGE. */
+	for (i = 0; i < n; i++) {
+		uint8_t *wqe = send_wqe(shared_qp, i);
+		uint64_t t = shared_qp->sq.wrid[i] >> 32;
+
+		whole &= !memcmp(wqe, "\x00\x00\x00\x0a\x00\x00\x00\x02", 8) &&
+			 be64toh(*(uint64_t *)(wqe + 24)) == 0x1000 + t;
+	}
+	CHECK(whole, "a WQE was torn between threads");
+
+	/* Every wr_id exactly once. */
+	ids = malloc(n * sizeof(*ids));
+	memcpy(ids, shared_qp->sq.wrid, n * sizeof(*ids));
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (ids[i] != ((uint64_t)(i / THREAD_POSTS) << 32 | i % THREAD_POSTS))
+			break;
+	CHECK(i == n, "wr_id %u of %u out of place", i, n);
+	free(ids);
+
+	fake_qp_free(shared_qp);
+}
+
 int main(void)
 {
 	fake_env_init(&env, 32, 512);
@@ -766,6 +860,7 @@ int main(void)
 	test_post_recv();
 	test_srq();
 	test_create_limits();
+	test_threads();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
