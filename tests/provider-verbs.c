@@ -12,6 +12,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,6 +535,124 @@ static void test_mw(void)
 	free(target);
 }
 
+static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = 0x11111111 };
+
+	if (!qp)
+		die("ibv_create_qp UD");
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		die("UD to INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("UD to RTR");
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("UD to RTS");
+	return qp;
+}
+
+/* A UD message to a multicast group one QP joined. */
+static void test_mcast(void)
+{
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 0x42 } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = ud_qp(cq), *b = ud_qp(cq);
+	struct ibv_ah_attr ah_attr = {
+		.grh = { .dgid = mgid, .hop_limit = 1 },
+		.dlid = 0xc042, .is_global = 1, .port_num = 1,
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 81, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr swr = {}, *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int n, i, got_recv = 0;
+
+	CHECK(!ibv_attach_mcast(b, &mgid, 0xc042), "attach");
+	ah = ibv_create_ah(pd, &ah_attr);
+	CHECK(ah != NULL, "create_ah");
+	if (!ah)
+		return;
+
+	CHECK(!ibv_post_recv(b, &rwr, &rbad), "post_recv");
+	swr.wr_id = 82;
+	swr.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey };
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = 0xffffff;
+	swr.wr.ud.remote_qkey = 0x11111111;
+	CHECK(!ibv_post_send(a, &swr, &sbad), "post_send to the group");
+	n = poll_n(cq, 2, wc);
+	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id != 81)
+			continue;
+		got_recv = 1;
+		CHECK(!wc[i].status && (wc[i].wc_flags & IBV_WC_GRH) &&
+		      wc[i].byte_len == 40 + 16 && wc[i].src_qp == a->qp_num,
+		      "multicast receive: %s, flags %x, %u bytes",
+		      ibv_wc_status_str(wc[i].status), wc[i].wc_flags,
+		      wc[i].byte_len);
+	}
+	CHECK(n == 2 && got_recv, "%d completions", n);
+	CHECK(!ibv_detach_mcast(b, &mgid, 0xc042), "detach");
+
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+/* An XRC target QP, and the same QP opened by number. */
+static void test_xrc_open(void)
+{
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_xrcd *xrcd = ibv_open_xrcd(ctx, &xattr);
+	struct ibv_qp_init_attr_ex qattr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = xrcd,
+	};
+	struct ibv_qp_open_attr oattr = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+		.xrcd = xrcd,
+	};
+	struct ibv_qp *tgt, *opened;
+
+	CHECK(xrcd != NULL, "open_xrcd: %s", strerror(errno));
+	if (!xrcd)
+		return;
+	tgt = ibv_create_qp_ex(ctx, &qattr);
+	CHECK(tgt != NULL, "XRC target QP: %s", strerror(errno));
+	if (tgt) {
+		oattr.qp_num = tgt->qp_num;
+		opened = ibv_open_qp(ctx, &oattr);
+		CHECK(opened && opened->qp_num == tgt->qp_num, "open_qp: %s",
+		      strerror(errno));
+		if (opened)
+			CHECK(!ibv_destroy_qp(opened), "close the opened QP");
+		CHECK(!ibv_destroy_qp(tgt), "destroy the target QP");
+	}
+	CHECK(!ibv_close_xrcd(xrcd), "close_xrcd");
+}
+
 static void test_rt_values(void)
 {
 	struct ibv_values_ex v1 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
@@ -580,6 +699,8 @@ int main(void)
 	test_srq();
 	test_refusals();
 	test_mw();
+	test_mcast();
+	test_xrc_open();
 	test_rt_values();
 
 	ibv_dereg_mr(mr);
