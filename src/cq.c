@@ -298,11 +298,19 @@ static int __attribute__((noinline)) poll_cq_locked(struct mlx4_cq *cq, int ne,
 	return (err == CQ_POLL_ERR && !npolled) ? -1 : npolled;
 }
 
+static int __attribute__((noinline))
+poll_cq_contended(struct mlx4_cq *cq, int ne, struct ibv_wc *wc)
+{
+	mlx4_lock_contended(&cq->lock);
+	return poll_cq_locked(cq, ne, wc);
+}
+
 int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct mlx4_cq *cq = to_mcq(ibcq);
 
-	mlx4_lock(&cq->lock);
+	if (unlikely(!mlx4_trylock(&cq->lock)))
+		return poll_cq_contended(cq, ne, wc);
 
 	/* Polling an empty CQ is the common case: keep it short. */
 	if (!cqe_is_sw_owned(get_cqe(cq, cq->cons_index), cq->cons_index,

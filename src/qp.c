@@ -966,16 +966,23 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (wr->send_flags & IBV_SEND_INLINE && send_wr_is_lone_inline(wr))
 		return post_send_one_inline(qp, wr, bad_wr);
 
-	do {
+	for (;;) {
+		struct ibv_send_wr *next;
+
 		if (unlikely(wq_looks_full(&qp->sq, ind) ||
 			     !send_wr_is_plain(qp, wr) ||
 			     !build_plain_wqe(qp, wr, ind)))
 			return post_send_slow(qp, wr, bad_wr, qp->sq.head, ind);
 
-		if (unlikely(qp->sq_stamp) && wr->next)
+		next = wr->next;
+		if (!next)
+			break;
+		if (unlikely(qp->sq_stamp))
 			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
 		ind++;
-	} while ((wr = wr->next));
+		wr = next;
+	}
+	ind++;
 
 	ring_send_doorbell(qp, qp->sq.head, ind, 0);
 	mlx4_unlock(&qp->sq.lock);
