@@ -211,7 +211,7 @@ struct mlx4_fast_op {
 struct mlx4_qp {
 	struct verbs_qp		verbs_qp;
 
-	/* Send side, in the order post_send uses it. */
+	/* Send side: what post_send reads. */
 	struct mlx4_wq		sq;
 	void		       *sdb;		/* UAR send doorbell */
 	__be32			doorbell_qpn;	/* be32(qpn << 8) */
