@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tests/provider-verbs on the simulator: with this tree's provider, and
 # with the distribution's mlx4 provider when it is installed, so that
-# the two are held to the same behaviour.  (Run from the build directory.)
+# the two are held to the same behaviour; and tests/provider-dv, the
+# direct verbs of this tree's library.  (Run from the build directory.)
 sim=sim/mlx4sim
 prog=tests/provider-verbs
 [ -x "$sim" ] || { echo "$sim not built"; exit 77; }
 
 passed=0 failed=0
 run() {
-	out=$("$sim" run --provider="$1" -- "$prog" 2>&1)
+	out=$("$sim" run --provider="$1" -- "${2:-$prog}" 2>&1)
 	status=$?
 	echo "$out" | sed "s/^/$1: /"
 	p=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
@@ -23,6 +24,7 @@ run() {
 }
 
 run project
+run project tests/provider-dv
 for lib in /usr/lib/*/libibverbs/libmlx4-rdmav34.so \
 	   /usr/lib*/libibverbs/libmlx4-rdmav34.so; do
 	if [ -e "$lib" ]; then

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The mlx4 direct verbs on a device: what mlx4dv_init_obj() exposes of a
+ * QP, CQ and SRQ must describe the queues the provider really drives.
+ * The test posts through the verbs and reads the results through the
+ * exposed pointers: the SEND WQE in the ring, the receive doorbell record,
+ * the CQE and the consumer index.
+ *
+ * Linked with this tree's libmlx4; run on the simulator with it.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+#include "mlx4dv.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do {						\
+	if (cond) {							\
+		passed++;						\
+	} else {							\
+		failed++;						\
+		printf("FAIL line %d: %s: ", __LINE__, #cond);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	}								\
+} while (0)
+
+static int is_pow2(uint32_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+int main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_init_attr qattr = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct mlx4dv_context dvctx = {};
+	struct mlx4dv_qp dvqp = { .comp_mask = MLX4DV_QP_MASK_UAR_MMAP_OFFSET };
+	struct mlx4dv_cq dvcq = { .comp_mask = MLX4DV_CQ_MASK_UAR };
+	struct mlx4dv_srq dvsrq = {};
+	struct mlx4dv_obj obj = {};
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	static uint8_t buf[256];
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	uint8_t *wqe;
+
+	if (!list || !list[0]) {
+		printf("no RDMA device\n");
+		return 77;
+	}
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	cq = pd ? ibv_create_cq(ctx, 32, NULL, NULL, 0) : NULL;
+	srq = cq ? ibv_create_srq(pd, &sattr) : NULL;
+	if (!srq) {
+		printf("FAIL set-up: %s\n0 passed, 1 failed\n", strerror(errno));
+		return 1;
+	}
+	qattr.send_cq = qattr.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qattr);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(qp && mr, "create_qp / reg_mr: %s", strerror(errno));
+	if (!qp || !mr)
+		goto out;
+
+	CHECK(!mlx4dv_query_device(ctx, &dvctx), "mlx4dv_query_device");
+
+	obj.qp.in = qp;
+	obj.qp.out = &dvqp;
+	obj.cq.in = cq;
+	obj.cq.out = &dvcq;
+	obj.srq.in = srq;
+	obj.srq.out = &dvsrq;
+	CHECK(!mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP | MLX4DV_OBJ_CQ |
+			       MLX4DV_OBJ_SRQ), "mlx4dv_init_obj");
+	CHECK(mlx4dv_init_obj(&obj, 1 << 10) == EOPNOTSUPP, "unknown type");
+
+	/* The QP's geometry. */
+	CHECK(is_pow2(dvqp.sq.wqe_cnt) && dvqp.sq.wqe_shift >= 6 &&
+	      is_pow2(dvqp.rq.wqe_cnt) && dvqp.rq.wqe_cnt >= 8,
+	      "sq %u << %d, rq %u << %d", dvqp.sq.wqe_cnt, dvqp.sq.wqe_shift,
+	      dvqp.rq.wqe_cnt, dvqp.rq.wqe_shift);
+	CHECK(dvqp.buf.buf && dvqp.buf.length >=
+	      ((size_t)dvqp.sq.wqe_cnt << dvqp.sq.wqe_shift) +
+	      ((size_t)dvqp.rq.wqe_cnt << dvqp.rq.wqe_shift), "qp buffer");
+	CHECK(dvqp.doorbell_qpn == htobe32(qp->qp_num << 8), "doorbell_qpn");
+	CHECK(dvqp.rdb && dvqp.sdb, "doorbells");
+	CHECK((dvqp.comp_mask & MLX4DV_QP_MASK_UAR_MMAP_OFFSET) &&
+	      dvqp.uar_mmap_offset == 0, "uar mmap offset");
+
+	/* The CQ's. */
+	CHECK(is_pow2(dvcq.cqe_cnt) && dvcq.cqe_cnt >= 33 &&
+	      (dvcq.cqe_size == 32 || dvcq.cqe_size == 64) &&
+	      dvcq.buf.length >= (size_t)dvcq.cqe_cnt * dvcq.cqe_size,
+	      "cq %u x %d", dvcq.cqe_cnt, dvcq.cqe_size);
+	CHECK(dvcq.set_ci_db && dvcq.arm_db == dvcq.set_ci_db + 1 &&
+	      (dvcq.comp_mask & MLX4DV_CQ_MASK_UAR) && dvcq.cq_uar, "cq doorbells");
+
+	/* The SRQ's free list as mlx4dv_srq describes it. */
+	CHECK(dvsrq.buf.buf && dvsrq.wqe_shift >= 5 && dvsrq.head == 0 &&
+	      dvsrq.db, "srq head %d tail %d shift %d", dvsrq.head, dvsrq.tail,
+	      dvsrq.wqe_shift);
+
+	/* A receive through the verbs shows in the exposed record and ring. */
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		CHECK(0, "modify to INIT");
+	sge = (struct ibv_sge){ (uintptr_t)buf, 64, mr->lkey };
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	CHECK(!ibv_post_recv(qp, &rwr, &rbad), "post_recv");
+	CHECK(be32toh(*dvqp.rdb) == 1, "receive doorbell record %u",
+	      be32toh(*dvqp.rdb));
+	wqe = (uint8_t *)dvqp.buf.buf + dvqp.rq.offset;
+	CHECK(be32toh(((struct mlx4_wqe_data_seg *)wqe)->lkey) == mr->lkey &&
+	      be64toh(((struct mlx4_wqe_data_seg *)wqe)->addr) ==
+	      (uintptr_t)buf, "receive WQE in the exposed ring");
+
+	/* Send WQEs start invalid: owner bit set before the first pass. */
+	wqe = (uint8_t *)dvqp.buf.buf + dvqp.sq.offset;
+	CHECK(wqe[0] & 0x80, "send WQE 0 owner bit before the first pass");
+
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
