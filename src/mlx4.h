@@ -97,6 +97,7 @@ struct mlx4_context {
 	/* Device limits, from query_device at open. */
 	int			max_qp_wr;
 	int			max_sge;
+	int			max_sge_rd;	/* of an RDMA READ */
 	int			max_cqe;
 	int			max_srq_wr;
 	int			max_srq_sge;

@@ -221,6 +221,11 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		unsigned int data = sizeof(struct mlx4_wqe_ctrl_seg) +
 				    o->hdr_size;
 
+		/* A READ scatters into at most max_sge_rd entries. */
+		if (op == IBV_WR_RDMA_READ && qp->ctx->max_sge_rd &&
+		    limit > qp->ctx->max_sge_rd)
+			limit = qp->ctx->max_sge_rd;
+
 		qp->sge_limit[op] = (o->qpt_mask & qp->qpt_bit) ? limit + 1 : 0;
 
 		memset(f, 0, sizeof(*f));

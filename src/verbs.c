@@ -65,6 +65,7 @@ int mlx4_query_device_ex(struct ibv_context *context,
 	/* The limits that creating queues checks against. */
 	ctx->max_qp_wr = attr->orig_attr.max_qp_wr;
 	ctx->max_sge = attr->orig_attr.max_sge;
+	ctx->max_sge_rd = attr->orig_attr.max_sge_rd;
 	ctx->max_cqe = attr->orig_attr.max_cqe;
 	ctx->max_srq_wr = attr->orig_attr.max_srq_wr;
 	ctx->max_srq_sge = attr->orig_attr.max_srq_sge;

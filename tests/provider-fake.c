@@ -50,6 +50,7 @@ void fake_env_init(struct fake_env *env, int cqe_size, int bf_reg_size)
 	/* ConnectX-3 limits, as query_device reports them. */
 	ctx->max_qp_wr = 16351;
 	ctx->max_sge = 32;
+	ctx->max_sge_rd = 30;
 	ctx->max_cqe = 4194303;
 	ctx->max_srq_wr = 16383;
 	ctx->max_srq_sge = 31;

@@ -529,6 +529,29 @@ static void test_send_errors(void)
 	wrs[0].opcode = IBV_WR_TSO;
 	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
 
+	/* A READ scatters into at most max_sge_rd (30) of the 32 SGEs. */
+	{
+		struct ibv_qp_cap big = { .max_send_wr = 4, .max_send_sge = 32 };
+		struct ibv_sge many[31];
+		struct mlx4_qp *qp = fake_qp(&env, IBV_QPT_RC, &big, cq, cq,
+					     NULL, 0x504, 0);
+
+		for (i = 0; i < 31; i++)
+			many[i] = sges[0];
+		wrs[0].sg_list = many;
+		wrs[0].opcode = IBV_WR_RDMA_READ;
+		wrs[0].num_sge = 31;
+		check_refused(qp, &wrs[0], &wrs[0], ENOMEM, 0);
+		wrs[0].num_sge = 30;
+		check_refused(qp, &wrs[0], NULL, 0, 1);
+		wrs[0].opcode = IBV_WR_SEND;
+		wrs[0].num_sge = 31;
+		check_refused(qp, &wrs[0], NULL, 0, 1);
+		wrs[0].sg_list = sges;
+		wrs[0].num_sge = 1;
+		fake_qp_free(qp);
+	}
+
 	/* An atomic returns into exactly one buffer. */
 	wrs[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wrs[0].num_sge = 2;
