@@ -12,7 +12,8 @@
  * this program prints.
  *
  *   mlx4-bench OP [ITERATIONS]
- *   OP: post_recv | post_send | post_send_inline | poll_cq_empty
+ *   OP: post_recv | post_send | post_send_inline | poll_cq_empty |
+ *       poll_cq_one (a CQE waiting each time: a send's completion)
  */
 #include <config.h>
 
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -48,6 +50,11 @@ NOINLINE int bench_post_send_inline(struct ibv_qp *qp, struct ibv_send_wr *wr,
 }
 
 NOINLINE int bench_poll_cq_empty(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, ne, wc);
+}
+
+NOINLINE int bench_poll_cq_one(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
 	return ibv_poll_cq(cq, ne, wc);
 }
@@ -237,7 +244,7 @@ int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
 	long iters = argc > 2 ? atol(argv[2]) : 4096;
-	long done = 0;
+	long done = 0, calls = 0;	/* calls of the measured wrapper */
 	struct bench b = {};
 	struct ibv_wc wc;
 
@@ -251,23 +258,47 @@ int main(int argc, char **argv)
 		if (!strcmp(op, "post_recv")) {
 			post_recvs(&b, BATCH, 1);
 			post_sends(&b, BATCH, 0, 0);
+			calls += BATCH;
 		} else if (!strcmp(op, "post_send")) {
 			post_recvs(&b, BATCH, 0);
 			post_sends(&b, BATCH, 1, 0);
+			calls += BATCH;
 		} else if (!strcmp(op, "post_send_inline")) {
 			post_recvs(&b, BATCH, 0);
 			post_sends(&b, BATCH, 1, 1);
+			calls += BATCH;
+		} else if (!strcmp(op, "poll_cq_one")) {
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+			int i;
+
+			post_recvs(&b, BATCH, 0);
+			post_sends(&b, BATCH, 0, 0);
+			drain(b.recv_cq, BATCH);
+			/* Let every send completion arrive before measuring. */
+			nanosleep(&ts, NULL);
+			for (i = 0; i < BATCH; ) {
+				int r = bench_poll_cq_one(b.send_cq, 1, &wc);
+
+				if (r < 0 || (r == 1 && wc.status))
+					die("poll_cq_one");
+				i += r;
+				calls++;
+			}
+			done += BATCH;
+			continue;
 		} else if (!strcmp(op, "poll_cq_empty")) {
 			int i;
 
 			for (i = 0; i < BATCH; i++)
 				if (bench_poll_cq_empty(b.idle_cq, 1, &wc))
 					die("poll of an idle CQ found a completion");
+			calls += BATCH;
 			done += BATCH;
 			continue;
 		} else {
 			fprintf(stderr, "usage: mlx4-bench post_recv|post_send|"
-				"post_send_inline|poll_cq_empty [ITERATIONS]\n");
+				"post_send_inline|poll_cq_empty|poll_cq_one "
+				"[ITERATIONS]\n");
 			return 2;
 		}
 		drain(b.send_cq, BATCH);
@@ -275,7 +306,8 @@ int main(int argc, char **argv)
 		done += BATCH;
 	}
 
-	printf("calls %ld\n", done);
+	/* poll_cq_one counts the empty polls of a late completion too. */
+	printf("calls %ld\n", calls);
 
 	ibv_destroy_qp(b.a);
 	ibv_destroy_qp(b.b);

@@ -234,16 +234,13 @@ static inline void fill_recv_wc(struct mlx4_cqe *cqe, struct mlx4_qp *qp,
 		wc->sl = sl_vid >> 12;
 }
 
-static inline int poll_one(struct mlx4_cq *cq, struct mlx4_qp **cur_qp,
-			   struct ibv_wc *wc)
+/* Fill @wc from @cqe, which software owns and whose body may be read. */
+static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
+			   struct mlx4_qp **cur_qp, struct ibv_wc *wc)
 {
-	struct mlx4_cqe *cqe;
 	unsigned int opcode;
 	int err;
 
-	cqe = next_cqe_sw(cq);
-	if (!cqe)
-		return CQ_EMPTY;
 	++cq->cons_index;
 
 	err = retire_wqe(cq, cqe, cur_qp, &wc->wr_id);
@@ -275,50 +272,73 @@ static inline int poll_one(struct mlx4_cq *cq, struct mlx4_qp **cur_qp,
 	return CQ_OK;
 }
 
-/* Poll with the CQ locked and at least one CQE waiting; unlocks. */
-static int __attribute__((noinline)) poll_cq_locked(struct mlx4_cq *cq, int ne,
-						     struct ibv_wc *wc)
+/*
+ * Poll with the CQ locked and @cqe, the one at the consumer index, seen
+ * to be software's; unlocks.  The QP of the last completion is cached in
+ * the CQ across calls (mlx4_cq_clean() drops it with its QP).
+ */
+static int __attribute__((noinline))
+poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
+	       struct mlx4_cqe *cqe)
 {
-	struct mlx4_qp *qp = NULL;
-	int npolled;
+	struct mlx4_qp *qp = cq->last_qp;
+	int npolled = 0;
 	int err = CQ_OK;
 
-	for (npolled = 0; npolled < ne; ++npolled) {
-		err = poll_one(cq, &qp, wc + npolled);
-		if (err != CQ_OK)
+	if (unlikely(ne <= 0))
+		goto out;
+
+	/* Read the body only after seeing the owner bit flip. */
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+	for (;;) {
+		err = poll_one(cq, cqe, &qp, wc + npolled);
+		if (unlikely(err != CQ_OK))
+			break;
+		if (++npolled == ne)
+			break;
+		cqe = next_cqe_sw(cq);
+		if (!cqe)
 			break;
 	}
+	cq->last_qp = qp;
 
 	/* A CQE of an unknown queue is consumed too, or the CQ would jam. */
-	if (npolled || err == CQ_POLL_ERR)
-		update_cons_index(cq);
-
+	update_cons_index(cq);
+out:
 	mlx4_unlock(&cq->lock);
-
 	return (err == CQ_POLL_ERR && !npolled) ? -1 : npolled;
 }
 
 static int __attribute__((noinline))
 poll_cq_contended(struct mlx4_cq *cq, int ne, struct ibv_wc *wc)
 {
+	struct mlx4_cqe *cqe;
+
 	mlx4_lock_contended(&cq->lock);
-	return poll_cq_locked(cq, ne, wc);
+	cqe = get_cqe(cq, cq->cons_index);
+	if (!cqe_is_sw_owned(cqe, cq->cons_index, cq->mask + 1)) {
+		mlx4_unlock(&cq->lock);
+		return 0;
+	}
+	return poll_cq_locked(cq, ne, wc, cqe);
 }
 
 int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct mlx4_cq *cq = to_mcq(ibcq);
+	struct mlx4_cqe *cqe;
 
 	if (unlikely(!mlx4_trylock(&cq->lock)))
 		return poll_cq_contended(cq, ne, wc);
 
 	/* Polling an empty CQ is the common case: keep it short. */
-	if (!cqe_is_sw_owned(get_cqe(cq, cq->cons_index), cq->cons_index,
-			     cq->mask + 1)) {
+	cqe = get_cqe(cq, cq->cons_index);
+	if (!cqe_is_sw_owned(cqe, cq->cons_index, cq->mask + 1)) {
 		mlx4_unlock(&cq->lock);
 		return 0;
 	}
-	return poll_cq_locked(cq, ne, wc);
+	return poll_cq_locked(cq, ne, wc, cqe);
 }
 
 /* ---------------------------------------------------------------------
@@ -902,6 +922,9 @@ void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq)
 	uint32_t prod, nfreed = 0;
 	struct mlx4_cqe *cqe, *dst;
 	uint8_t owner;
+
+	/* The QP goes away: poll must look the next one up afresh. */
+	cq->last_qp = NULL;
 
 	for (prod = cq->cons_index; prod - cq->cons_index < nent; prod++)
 		if (!cqe_is_sw_owned(get_cqe(cq, prod), prod, nent))

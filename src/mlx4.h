@@ -150,6 +150,7 @@ struct mlx4_cq {
 	void		       *cqe_base;	/* struct mlx4_cqe of entry 0 */
 	__be32		       *set_ci_db;
 	struct mlx4_context    *ctx;
+	struct mlx4_qp	       *last_qp;	/* of the last completion */
 
 	__be32		       *arm_db;
 	uint32_t		arm_sn;

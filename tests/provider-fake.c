@@ -156,6 +156,8 @@ struct mlx4_qp *fake_qp(struct fake_env *env, enum ibv_qp_type type,
 
 void fake_qp_free(struct mlx4_qp *qp)
 {
+	/* As destroy does: its CQEs, and the CQs' memory of it, go. */
+	mlx4_qp_clean_cqs(qp, qp->verbs_qp.qp.send_cq, qp->verbs_qp.qp.recv_cq);
 	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 	mlx4_qp_free_queues(qp);
 	free(qp);

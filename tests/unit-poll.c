@@ -60,9 +60,9 @@ static int poll(struct mlx4_cq *cq, int ne, struct ibv_wc *wc)
 	return mlx4_poll_cq(&cq->verbs_cq.cq, ne, wc);
 }
 
-static struct ibv_qp_cap small_cap = {
-	.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1,
-};
+/* A fresh copy each time: fake_qp() writes back what the QP holds. */
+#define SMALL_CAP (&(struct ibv_qp_cap){ .max_send_wr = 8, .max_recv_wr = 8, \
+					 .max_send_sge = 1, .max_recv_sge = 1 })
 
 static void test_sends(int cqe_size)
 {
@@ -74,7 +74,7 @@ static void test_sends(int cqe_size)
 
 	fake_env_init(&env, cqe_size, 0);
 	cq = fake_cq(&env, 8, 0x45);
-	qp = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, NULL, 0x12345, 0);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x12345, 0);
 
 	/* The 64-byte format keeps the CQE in its second half. */
 	CHECK(cq->cqe_base == (uint8_t *)cq->buf.buf + cqe_size - 32,
@@ -173,7 +173,7 @@ static void test_receives(int cqe_size)
 
 	fake_env_init(&env, cqe_size, 0);
 	cq = fake_cq(&env, 8, 0x46);
-	ud = fake_qp(&env, IBV_QPT_UD, &small_cap, cq, cq, NULL, 0x222, 0);
+	ud = fake_qp(&env, IBV_QPT_UD, SMALL_CAP, cq, cq, NULL, 0x222, 0);
 	for (i = 0; i < 8; i++)
 		ud->rq.wrid[i] = 0x3000 + i;
 	ud->rq.head = 8;
@@ -266,7 +266,7 @@ static void test_errors(void)
 
 	fake_env_init(&env, 32, 0);
 	cq = fake_cq(&env, 64, 0x47);
-	qp = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, NULL, 0x333, 0);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x333, 0);
 
 	for (i = 0; i < ARRAY_SIZE(map); i++) {
 		int is_send = i & 1;
@@ -311,7 +311,7 @@ static void test_srq_and_xrc(void)
 	cq = fake_cq(&env, 8, 0x48);
 	srq = fake_srq(&env, 7, 1, 0x50, 0, NULL);
 	xsrq = fake_srq(&env, 7, 1, 0x51, 1, cq);
-	qp = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, srq, 0x444, 0);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, srq, 0x444, 0);
 
 	/* SRQ receive: wqe_index is the WQE's place, freed behind tail. */
 	srq->wrid[5] = 0x5005;
@@ -387,7 +387,7 @@ static void test_resize_copy(int cqe_size)
 
 	fake_env_init(&env, cqe_size, 0);
 	cq = fake_cq(&env, 4, 0x49);
-	qp = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, NULL, 0x555, 0);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x555, 0);
 	qp->sq.head = 8;
 	qp->sq.wrid[2] = 0x602;
 	qp->sq.wrid[3] = 0x603;
@@ -447,8 +447,8 @@ static void test_clean(void)
 
 	fake_env_init(&env, 32, 0);
 	cq = fake_cq(&env, 8, 0x4a);
-	a = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, NULL, 0xa, 0);
-	b = fake_qp(&env, IBV_QPT_RC, &small_cap, cq, cq, NULL, 0xb, 0);
+	a = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0xa, 0);
+	b = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0xb, 0);
 	a->sq.head = b->sq.head = 8;
 	for (i = 0; i < 8; i++)
 		b->sq.wrid[i] = 0xb00 + i;
@@ -503,7 +503,7 @@ static void test_poll_ex(void)
 
 	fake_env_init(&env, 64, 0);
 	cq = fake_cq(&env, 8, 0x4b);
-	qp = fake_qp(&env, IBV_QPT_UD, &small_cap, cq, cq, NULL, 0x66, 0);
+	qp = fake_qp(&env, IBV_QPT_UD, SMALL_CAP, cq, cq, NULL, 0x66, 0);
 	mlx4_cq_fill_ex_ops(cq, attr.wc_flags);
 	ex = &cq->verbs_cq.cq_ex;
 	qp->rq.head = 2;
