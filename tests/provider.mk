@@ -26,7 +26,8 @@ MLX4_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 MLX4_UNIT_LIBS = -libverbs -lpthread
 
 check_PROGRAMS += tests/unit-post tests/unit-poll
-TESTS += tests/unit-post tests/unit-poll
+TESTS += tests/unit-post tests/unit-poll tests/provider-memcheck.sh
+EXTRA_DIST += tests/provider-memcheck.sh
 
 tests_unit_post_SOURCES = tests/unit-post.c $(MLX4_UNIT_SOURCES)
 tests_unit_post_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
