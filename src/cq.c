@@ -58,18 +58,24 @@ static inline void update_cons_index(struct mlx4_cq *cq)
 	*cq->set_ci_db = htobe32(cq->cons_index & 0xffffff);
 }
 
-void mlx4_cq_init_buf(void *buf, int nent, int cqe_size)
+/*
+ * Mark the @nent entries of a new ring device-owned for the pass on which
+ * the consumer, starting at index @first, will meet each of them.  The
+ * device does the same when it takes the buffer; doing it here as well
+ * keeps a stale page from ever passing for a completion.
+ */
+void mlx4_cq_init_buf(void *buf, uint32_t nent, int cqe_size, uint32_t first)
 {
-	uint8_t *owner = (uint8_t *)buf + cqe_size - 1;
-	int i;
+	uint8_t *entry = buf;
+	uint32_t i;
 
-	/*
-	 * The device marks a new buffer hardware-owned too; doing it here
-	 * keeps a stale page from ever looking like a completion.
-	 */
 	memset(buf, 0, (size_t)nent * cqe_size);
-	for (i = 0; i < nent; i++, owner += cqe_size)
-		*owner = MLX4_CQE_OWNER_MASK;
+	for (i = 0; i < nent; i++) {
+		uint32_t n = first + i;
+
+		entry[(size_t)(n & (nent - 1)) * cqe_size + cqe_size - 1] =
+			(n & nent) ? 0 : MLX4_CQE_OWNER_MASK;
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -631,7 +637,7 @@ int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
 			     mlx4_page_size(&ctx->ibv_ctx.context));
 	if (ret)
 		return ret;
-	mlx4_cq_init_buf(cq->buf.buf, nent, cq->cqe_size);
+	mlx4_cq_init_buf(cq->buf.buf, nent, cq->cqe_size, 0);
 
 	cq->set_ci_db = mlx4_alloc_db(ctx);
 	if (!cq->set_ci_db) {
@@ -869,7 +875,8 @@ int mlx4_resize_cq(struct ibv_cq *ibcq, int cqe)
 			     mlx4_page_size(ibcq->context));
 	if (ret)
 		goto out;
-	mlx4_cq_init_buf(new_buf.buf, nent, cq->cqe_size);
+	/* After the RESIZE CQE the consumer goes on at the next index. */
+	mlx4_cq_init_buf(new_buf.buf, nent, cq->cqe_size, cq->cons_index + 1);
 
 	cmd.drv.buf_addr = (uintptr_t)new_buf.buf;
 	ret = ibv_cmd_resize_cq(ibcq, nent - 1, &cmd.ibv_cmd, sizeof(cmd),

@@ -417,7 +417,7 @@ int mlx4_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int mlx4_arm_cq(struct ibv_cq *cq, int solicited);
 void mlx4_cq_event(struct ibv_cq *cq);
 void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq);
-void mlx4_cq_init_buf(void *buf, int nent, int cqe_size);
+void mlx4_cq_init_buf(void *buf, uint32_t nent, int cqe_size, uint32_t first);
 void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags);
 int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent);
 void mlx4_cq_free_ring(struct mlx4_cq *cq);

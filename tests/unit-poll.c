@@ -351,6 +351,27 @@ static void test_srq_and_xrc(void)
 	fake_env_cleanup(&env);
 }
 
+/* A new ring is the device's wherever the consumer meets it next. */
+static void test_init_owner(void)
+{
+	uint8_t ring[8 * 32];
+	int i;
+
+	/* From index 0: every owner bit set. */
+	mlx4_cq_init_buf(ring, 8, 32, 0);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(ring[i * 32 + 31], 0x80);
+
+	/*
+	 * From index 13 (slot 5, second pass): slots 5..7 are met at 13..15,
+	 * on a pass of parity 1, so owner 0 is the device's; slots 0..4 at
+	 * 16..20, parity 0, owner 1.
+	 */
+	mlx4_cq_init_buf(ring, 8, 32, 13);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(ring[i * 32 + 31], i >= 5 ? 0 : 0x80);
+}
+
 static void test_arm(void)
 {
 	struct fake_env env;
@@ -404,7 +425,7 @@ static void test_resize_copy(int cqe_size)
 		       "00000000 00000000 00000000 00000016");
 
 	CHECK_EQ(mlx4_alloc_buf(&new_buf, 16 * cqe_size, 4096), 0);
-	mlx4_cq_init_buf(new_buf.buf, 16, cqe_size);
+	mlx4_cq_init_buf(new_buf.buf, 16, cqe_size, cq->cons_index + 1);
 	CHECK_EQ(mlx4_cq_resize_copy_cqes(cq, new_buf.buf, 16), 0);
 	/* The RESIZE CQE is consumed: the next index is 3. */
 	CHECK_EQ(cq->cons_index, 3);
@@ -555,6 +576,7 @@ int main(void)
 	test_receives(64);
 	test_errors();
 	test_srq_and_xrc();
+	test_init_owner();
 	test_arm();
 	test_resize_copy(32);
 	test_resize_copy(64);
