@@ -36,6 +36,7 @@ struct sim sim;
 #define MAX_EVENTS	32
 
 static int listen_fd, signal_fd;
+static char socket_path[PATH_MAX];
 
 uint64_t now_ns(void)
 {
@@ -116,6 +117,7 @@ static int open_socket(const char *dir)
 		fprintf(stderr, "mlx4simd: run directory path too long: %s\n", dir);
 		return -1;
 	}
+	snprintf(socket_path, sizeof(socket_path), "%s", addr.sun_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (void *)&addr, sizeof(addr)) || listen(fd, 128)) {
 		fprintf(stderr, "mlx4simd: %s: %m\n", addr.sun_path);
@@ -226,15 +228,15 @@ static bool take_signal(void)
 /*
  * How long to sleep: not at all right after work (a reply is likely
  * near), then a little longer the longer nothing happened; until the next
- * retry timer at the latest; indefinitely when no device is open.
+ * retry timer at the latest; a second when no device is open.
  */
-static int64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t deadline)
+static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t deadline)
 {
 	uint64_t idle = now - idle_since, nap;
 
-	if (!devices_open() && deadline == UINT64_MAX)
-		return -1;
-	if (idle < SPIN_NS)
+	if (!devices_open())
+		nap = 1000000000ULL;
+	else if (idle < SPIN_NS)
 		nap = 0;
 	else if (idle < 2000000ULL)
 		nap = 20000;
@@ -249,6 +251,20 @@ static int64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t deadline)
 	return nap;
 }
 
+/*
+ * A daemon whose run directory was removed (its starter killed before it
+ * could stop it) can serve no one new: it ends.
+ */
+static bool orphaned(uint64_t now)
+{
+	static uint64_t last;
+
+	if (now - last < 1000000000ULL)
+		return false;
+	last = now;
+	return access(socket_path, F_OK) != 0;
+}
+
 static int serve(int ep)
 {
 	struct epoll_event events[MAX_EVENTS];
@@ -256,8 +272,8 @@ static int serve(int ep)
 
 	for (;;) {
 		uint64_t now = now_ns(), deadline = UINT64_MAX;
-		struct timespec ts, *timeout = NULL;
-		int64_t nap;
+		struct timespec ts;
+		uint64_t nap;
 		int n;
 
 		sim.work_done = false;
@@ -270,14 +286,15 @@ static int serve(int ep)
 		tick_clocks(now);
 		if (sim.work_done)
 			idle_since = now;
+		if (orphaned(now)) {
+			sim_log("run directory %s is gone: stopping", sim.opt.dir);
+			return 0;
+		}
 
 		nap = sleep_ns(now, idle_since, deadline);
-		if (nap >= 0) {
-			ts.tv_sec = nap / 1000000000;
-			ts.tv_nsec = nap % 1000000000;
-			timeout = &ts;
-		}
-		n = epoll_pwait2(ep, events, MAX_EVENTS, timeout, NULL);
+		ts.tv_sec = nap / 1000000000;
+		ts.tv_nsec = nap % 1000000000;
+		n = epoll_pwait2(ep, events, MAX_EVENTS, &ts, NULL);
 		if (n < 0 && errno != EINTR) {
 			perror("mlx4simd: epoll_pwait2");
 			return -1;

@@ -291,20 +291,16 @@ out:
 	return err;
 }
 
-/* Copies to and from the caller's memory that fail like the kernel's. */
-static int copy_from_process(void *to, const void *from, size_t len)
+/*
+ * A copy to or from the caller's memory that fails like the kernel's
+ * (EFAULT, not a crash): a read of our own memory into a local buffer,
+ * which also tells valgrind's memcheck that the destination was written.
+ */
+static int copy_checked(void *to, const void *from, size_t len)
 {
 	struct iovec local = { to, len }, remote = { (void *)from, len };
 
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-	       (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int copy_to_process(void *to, const void *from, size_t len)
-{
-	struct iovec local = { (void *)from, len }, remote = { to, len };
-
-	return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) ==
 	       (ssize_t)len ? 0 : -EFAULT;
 }
 
@@ -542,7 +538,7 @@ static ssize_t uverbs_write(struct fd_entry *e, const void *buf, size_t count)
 	if (!cmd)
 		return fail(-ENOMEM);
 	resp = cmd + MLX4SIM_MAX_MSG;
-	err = copy_from_process(cmd, buf, count);
+	err = copy_checked(cmd, buf, count);
 	if (!err) {
 		response_buffer(cmd, count, &resp_addr, &resp_size);
 		err = transact(e->conn, MLX4SIM_OP_WRITE,
@@ -564,7 +560,7 @@ static ssize_t uverbs_write(struct fd_entry *e, const void *buf, size_t count)
 			goto out;
 		fd = -1;
 	}
-	if (len && copy_to_process((void *)(uintptr_t)resp_addr, resp, len))
+	if (len && copy_checked((void *)(uintptr_t)resp_addr, resp, len))
 		err = -EFAULT;
 out:
 	if (fd >= 0)
@@ -611,7 +607,7 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 		}
 		if (reply.ret == 0)
 			continue;	/* its object was destroyed meanwhile */
-		if (copy_to_process(buf, event, reply.ret))
+		if (copy_checked(buf, event, reply.ret))
 			return fail(-EFAULT);
 		return reply.ret;
 	}

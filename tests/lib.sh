@@ -110,9 +110,10 @@ run_client() {
 # (to localhost) on the running simulator; passes if both exit 0.  The
 # *_ENV arguments are prefixes for env(1), e.g. "-u RDMAV_DRIVERS".
 #
-# perftest calibrates its cycle counter against the clock before it
-# reports, and gives up when a busy machine makes the two disagree
-# ("Correlation coefficient ... < 0.9"): such a run is tried again.
+# Tried again: a run whose server found its port taken by a test running
+# beside this one, and a perftest run that gave up calibrating its cycle
+# counter against the clock because the machine was busy ("Correlation
+# coefficient ... < 0.9").
 pair() {
 	name=$1 server_env=$2 client_env=$3
 	shift 3
@@ -126,10 +127,10 @@ pair() {
 		wait $server
 		server_status=$?
 		[ $server_status -ne 0 ] || [ $client_status -ne 0 ] || break
-		grep -q "Correlation coefficient" "$work/client.log" \
-			"$work/server.log" || break
+		grep -qi "Correlation coefficient\|couldn't listen\|unable to bind\|address already in use" \
+			"$work/client.log" "$work/server.log" || break
 		[ $attempt -lt 3 ] || break
-		echo "# $name: perftest could not calibrate its clock, again"
+		echo "# $name: port taken or clock not calibrated, again"
 		attempt=$((attempt + 1))
 	done
 	if [ $server_status -eq 0 ] && [ $client_status -eq 0 ]; then
