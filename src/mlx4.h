@@ -206,7 +206,6 @@ struct mlx4_fast_op {
 	uint32_t		imm_mask;	/* ~0: ctrl->imm = wr->imm_data */
 	uint8_t			data_offset;	/* of the data segment */
 	uint8_t			segs;		/* remote segments to write */
-	uint8_t			inline_ok;	/* may carry inline data */
 	uint8_t			inline_room;	/* its bytes in the first block */
 };
 
@@ -229,6 +228,11 @@ struct mlx4_qp {
 	uint8_t			sq_stamp;	/* a WQE beyond 64 bytes was posted */
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
 	uint8_t			sge_limit[MLX4_WR_OPCODES];
+	/*
+	 * Per verbs opcode: the lone inline path takes payloads shorter
+	 * than this (0: none).  Not in fast_op[], which stays 16 bytes.
+	 */
+	uint16_t		inline_limit[MLX4_WR_OPCODES];
 	/* srcrb_flags by IBV_SEND_SIGNALED/SOLICITED, sq_sig_all folded in. */
 	uint32_t		srcrb_of_flags[4];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];

@@ -125,6 +125,15 @@ static int inline_capacity(int start, int end)
 	return end - start - blocks * (int)sizeof(struct mlx4_wqe_inline_seg);
 }
 
+/* Inline bytes a 64-byte block holds after its segment header. */
+#define INLINE_BLOCK_ROOM \
+	(MLX4_INLINE_ALIGN - (int)sizeof(struct mlx4_wqe_inline_seg))
+
+static inline int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
 /* Scatter/gather entries and inline bytes a stride holds. */
 static void sq_stride_limits(enum ibv_qp_type type, int wqe_shift,
 			     int *max_gs, int *max_inline)
@@ -229,6 +238,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		qp->sge_limit[op] = (o->qpt_mask & qp->qpt_bit) ? limit + 1 : 0;
 
 		memset(f, 0, sizeof(*f));
+		qp->inline_limit[op] = 0;
 		if (qp->sge_limit[op] < 2 || o->segs >= SEG_BIND_MW ||
 		    o->imm == IMM_INVAL_RKEY)
 			continue;
@@ -239,10 +249,14 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		f->imm_mask = o->imm == IMM_DATA ? ~0U : 0;
 		f->data_offset = data;
 		f->segs = o->segs;
-		f->inline_ok = o->inline_ok;
 		f->inline_room = MLX4_INLINE_ALIGN -
 				 (data + sizeof(struct mlx4_wqe_inline_seg)) %
 				 MLX4_INLINE_ALIGN;
+		/* The lone inline path fills two blocks at most. */
+		if (o->inline_ok)
+			qp->inline_limit[op] = 1 + min_int(max_inline,
+							   f->inline_room +
+							   INLINE_BLOCK_ROOM);
 	}
 
 	for (op = 0; op < 4; op++)
@@ -281,9 +295,10 @@ static inline void stamp_send_wqe(struct mlx4_qp *qp, unsigned int n)
 
 /*
  * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
- * posted.  That slot is free; with 128-byte WQEs its second block is all
- * there is to stamp, and stamping it whatever the size of the WQE last
- * there saves reading that size.
+ * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp), so in a
+ * stride of 128 bytes or more.  That slot is free: its second block is
+ * stamped whatever the size of the WQE last there, which saves reading
+ * that size for the common 128-byte stride.
  */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
@@ -291,9 +306,8 @@ static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
-	if (qp->sq.wqe_shift == 7)
-		*(uint32_t *)(slot + 64) = 0xffffffff;
-	else
+	*(uint32_t *)(slot + 64) = 0xffffffff;
+	if (unlikely(qp->sq.wqe_shift > 7))
 		stamp_wqe(slot);
 }
 
@@ -445,9 +459,11 @@ static inline void copy_payload(char *dst, const char *src, unsigned int len)
 	} else if (len >= 4) {
 		COPY_N(dst, src, 4);
 		COPY_N(dst + len - 4, src + len - 4, 4);
-	} else {
-		while (len--)
-			*dst++ = *src++;
+	} else if (len) {
+		/* 1 to 3 bytes: the first, middle and last cover them. */
+		dst[0] = src[0];
+		dst[len / 2] = src[len / 2];
+		dst[len - 1] = src[len - 1];
 	}
 }
 
@@ -498,27 +514,6 @@ void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 	udma_to_device_barrier();
 	hdr->byte_count = htobe32(MLX4_INLINE_SEG | seg_len);
 	return dst;
-}
-
-/* BlueFlame: the WQE itself goes to the device, 64 bits at a time. */
-static inline void bf_copy(void *bf, const void *wqe, unsigned int bytes)
-{
-	volatile uint64_t *dst = bf;
-	const uint64_t *src = wqe;
-
-	do {
-		dst[0] = src[0];
-		dst[1] = src[1];
-		dst[2] = src[2];
-		dst[3] = src[3];
-		dst[4] = src[4];
-		dst[5] = src[5];
-		dst[6] = src[6];
-		dst[7] = src[7];
-		dst += 8;
-		src += 8;
-		bytes -= 64;
-	} while (bytes);
 }
 
 /*
@@ -736,8 +731,9 @@ void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
 		 * writing it, the UAR doorbell does the job without waiting.
 		 */
 		if (likely(mlx4_trylock(&ctx->bf_lock))) {
-			bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
-				((last_size & ~WQE_INLINE) * 16 + 63) & ~63U);
+			mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset,
+				       ctrl, ((last_size & ~WQE_INLINE) * 16 +
+					      63) & ~63U);
 			mmio_flush_writes();
 			ctx->bf_offset ^= ctx->bf_buf_size;
 			mlx4_unlock(&ctx->bf_lock);
@@ -814,30 +810,12 @@ post_send_general(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-/*
- * One SGE's worth of inline payload at @hdr, @room bytes to the first
- * 64-byte boundary: segments of at most one block each, every header
- * written after its data.  Returns where the data ends.
- */
-static inline char *set_inline_sge(struct mlx4_wqe_inline_seg *hdr,
-				   unsigned int room, const char *src,
-				   unsigned int len)
+/* One inline segment of @len bytes, 1 to 60, behind its header @hdr. */
+static inline char *set_inline_seg(struct mlx4_wqe_inline_seg *hdr,
+				   const char *src, unsigned int len)
 {
 	char *dst = (char *)(hdr + 1);
 
-	if (unlikely(!len))
-		return (char *)hdr;	/* no payload: no segment */
-
-	while (len > room) {
-		copy_payload(dst, src, room);
-		udma_to_device_barrier();
-		hdr->byte_count = htobe32(MLX4_INLINE_SEG | room);
-		src += room;
-		len -= room;
-		hdr = (struct mlx4_wqe_inline_seg *)(dst + room);
-		dst = (char *)(hdr + 1);
-		room = MLX4_INLINE_ALIGN - sizeof(*hdr);
-	}
 	copy_payload(dst, src, len);
 	udma_to_device_barrier();
 	hdr->byte_count = htobe32(MLX4_INLINE_SEG | len);
@@ -845,51 +823,75 @@ static inline char *set_inline_sge(struct mlx4_wqe_inline_seg *hdr,
 }
 
 /*
+ * The inline payload of a lone request: @len bytes, at most @room + 60,
+ * in the segment behind @hdr, @room bytes to the first 64-byte boundary,
+ * and if need be in a second segment in the next block.  Nothing to copy
+ * means no segment.  Returns where the data ends.
+ */
+static inline __attribute__((always_inline))
+char *set_inline_payload(struct mlx4_wqe_inline_seg *hdr, unsigned int room,
+			 const char *src, unsigned int len)
+{
+	if (len <= room) {
+		if (unlikely(!len))
+			return (char *)hdr;
+		return set_inline_seg(hdr, src, len);
+	}
+	hdr = (struct mlx4_wqe_inline_seg *)set_inline_seg(hdr, src, room);
+	return set_inline_seg(hdr, src + room, len - room);
+}
+
+/*
  * A lone one-SGE request with inline data, the latency case, SQ locked:
  * built from its QP's recipe and written whole to the BlueFlame
  * register, which delivers it and rings at once.  Anything unusual goes
- * back to post_send_slow().
+ * to post_send_general(), before anything is written.  @qpt_bit is the
+ * QP's if it is UD or XRC, else 0: each kind of QP gets its own copy,
+ * and RC and UC theirs without the datagram and XRC segments.
  */
-static int __attribute__((noinline))
-post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-		     struct ibv_send_wr **bad_wr)
+static inline __attribute__((always_inline))
+int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr, unsigned int qpt_bit)
 {
 	unsigned int ind = qp->sq.head;
-	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
-	struct mlx4_context *ctx;
+	unsigned int opcode = wr->opcode;
+	const struct ibv_sge *sg = wr->sg_list;
+	const struct mlx4_fast_op *op;
 	struct mlx4_wqe_ctrl_seg *ctrl;
+	struct mlx4_context *ctx;
 	uint32_t flags = wr->send_flags;
-	uint32_t owner_opcode;
-	unsigned int idx, size;
+	uint32_t srcrb, owner_opcode, fence_size;
+	unsigned int idx, size, bytes;
 	char *end;
 
-	if (unlikely(wq_looks_full(&qp->sq, ind) ||
-		     (unsigned int)wr->opcode >= MLX4_NUM_WR_OPCODES ||
-		     !op->inline_ok ||
-		     wr->sg_list->length > (uint32_t)qp->max_inline_data ||
-		     (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)))
-		return post_send_general(qp, wr, bad_wr, ind, ind);
+	if (unlikely(opcode >= MLX4_NUM_WR_OPCODES ||
+		     wq_looks_full(&qp->sq, ind)))
+		goto general;
+	/* The opcode may carry this much inline on this QP. */
+	if (unlikely(sg->length >= qp->inline_limit[opcode]))
+		goto general;
+	if (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!wr->wr.ud.ah))
+		goto general;
 
+	op = &qp->fast_op[opcode];
 	idx = ind & qp->sq.mask;
 	ctrl = (void *)((char *)qp->sq.buf + (idx << qp->sq.wqe_shift));
-	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
-	ctrl->imm = wr->imm_data & op->imm_mask;
-	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
-		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
-			set_datagram_seg((void *)(ctrl + 1), wr);
-		else
-			ctrl->srcrb_flags |=
-				htobe32(wr->qp_type.xrc.remote_srqn << 8);
-	}
-	set_remote_segs(ctrl + 1, wr, op->segs);
-
-	end = set_inline_sge((void *)((char *)ctrl + op->data_offset),
-			     op->inline_room,
-			     (const char *)(uintptr_t)wr->sg_list->addr,
-			     wr->sg_list->length);
-	size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
 	qp->sq.wrid[idx] = wr->wr_id;
 	qp->sq.head = ind + 1;
+	srcrb = qp->srcrb_of_flags[(flags >> 1) & 3];
+	if (qpt_bit == MLX4_QPT_BIT_UD)
+		set_datagram_seg((void *)(ctrl + 1), wr);
+	else if (qpt_bit == MLX4_QPT_BIT_XRC)
+		srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
+	ctrl->srcrb_flags = srcrb;
+	ctrl->imm = wr->imm_data & op->imm_mask;
+	set_remote_segs(ctrl + 1, wr, op->segs);
+
+	end = set_inline_payload((void *)((char *)ctrl + op->data_offset),
+				 op->inline_room,
+				 (const char *)(uintptr_t)sg->addr, sg->length);
+	size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
+	fence_size = size | (flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
 	owner_opcode = op->opcode_be | owner_bit(qp, ind);
 
 	/*
@@ -898,35 +900,72 @@ post_send_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	 * writing it, the UAR doorbell does the job without waiting.
 	 */
 	ctx = qp->ctx;
+	bytes = ((uintptr_t)end - (uintptr_t)ctrl + 63) & ~63U;
 	if (likely(size <= qp->bf_max_size) &&
 	    likely(mlx4_trylock(&ctx->bf_lock))) {
-		ctrl->bf_qpn = htobe32(size) | fence_bit(flags) |
-			       qp->doorbell_qpn;
+		ctrl->bf_qpn = htobe32(fence_size) | qp->doorbell_qpn;
 		udma_to_device_barrier();
 		ctrl->owner_opcode = owner_opcode | htobe32((ind & 0xffff) << 8);
 		/* The ring copy is whole before the device may read it. */
 		udma_to_device_barrier();
 
-		bf_copy((char *)ctx->bf_page + ctx->bf_offset, ctrl,
-			(size * 16 + 63) & ~63U);
+		mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset, ctrl,
+			       bytes);
 		mmio_flush_writes();
 		ctx->bf_offset ^= ctx->bf_buf_size;
 		mlx4_unlock(&ctx->bf_lock);
 	} else {
-		ctrl->bf_qpn = htobe32(size) | fence_bit(flags);
+		ctrl->bf_qpn = htobe32(fence_size);
 		udma_to_device_barrier();
 		ctrl->owner_opcode = owner_opcode;
 		udma_to_device_barrier();
 		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
 	}
 
-	if (size > 64 / 16)
+	/* A WQE beyond one block: from now on, stamping has work to do. */
+	if (bytes > 64)
 		qp->sq_stamp = 1;
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, ctrl);
 
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
+
+general:
+	return post_send_general(qp, wr, bad_wr, ind, ind);
+}
+
+static int __attribute__((noinline))
+post_send_one_inline_rc_uc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	return post_one_inline(qp, wr, bad_wr, 0);
+}
+
+static int __attribute__((noinline))
+post_send_one_inline_ud(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr)
+{
+	return post_one_inline(qp, wr, bad_wr, MLX4_QPT_BIT_UD);
+}
+
+static int __attribute__((noinline))
+post_send_one_inline_xrc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr)
+{
+	return post_one_inline(qp, wr, bad_wr, MLX4_QPT_BIT_XRC);
+}
+
+/* The copy of post_one_inline() for @qp's transport. */
+static inline int post_send_one_inline(struct mlx4_qp *qp,
+				       struct ibv_send_wr *wr,
+				       struct ibv_send_wr **bad_wr)
+{
+	if (likely(!(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))))
+		return post_send_one_inline_rc_uc(qp, wr, bad_wr);
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD)
+		return post_send_one_inline_ud(qp, wr, bad_wr);
+	return post_send_one_inline_xrc(qp, wr, bad_wr);
 }
 
 /*
@@ -964,13 +1003,13 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
 		return post_send_contended(qp, wr, bad_wr);
 
-	/* qp->sq.head stays the first WQE of this call until the doorbell. */
-	ind = qp->sq.head;
 	if (unlikely(!wr))
-		return post_send_slow(qp, wr, bad_wr, ind, ind);
+		return post_send_slow(qp, wr, bad_wr, qp->sq.head, qp->sq.head);
 	if (wr->send_flags & IBV_SEND_INLINE && send_wr_is_lone_inline(wr))
 		return post_send_one_inline(qp, wr, bad_wr);
 
+	/* qp->sq.head stays the first WQE of this call until the doorbell. */
+	ind = qp->sq.head;
 	for (;;) {
 		struct ibv_send_wr *next;
 
