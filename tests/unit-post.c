@@ -304,6 +304,203 @@ static void test_inline_and_blueflame(void)
 	fake_qp_free(qp);
 }
 
+static void dump_bytes(const char *what, const uint8_t *p, unsigned int len)
+{
+	unsigned int i;
+
+	printf("# %-10s", what);
+	for (i = 0; i < len; i++)
+		printf("%s%02x", i % 16 ? (i % 4 ? "" : " ") : "\n#   ", p[i]);
+	printf("\n");
+}
+
+/*
+ * What a lone inline request of @len bytes from @src must leave in its
+ * WQE, worked out independently of the provider: headers, then inline
+ * segments that start a new header at every 64-byte boundary, each
+ * header holding its segment's length.  Returns where the data ends.
+ */
+static unsigned int expected_inline_wqe(uint8_t *wqe, unsigned int data_offset,
+					const uint8_t *src, unsigned int len)
+{
+	unsigned int pos = data_offset, hdr = data_offset, seg = 0, i;
+	uint32_t be;
+
+	if (!len)
+		return data_offset;
+	pos += 4;
+	for (i = 0; i < len; i++) {
+		if (pos % 64 == 0) {
+			be = htobe32(MLX4_INLINE_SEG | seg);
+			memcpy(wqe + hdr, &be, 4);
+			hdr = pos;
+			pos += 4;
+			seg = 0;
+		}
+		wqe[pos++] = src[i];
+		seg++;
+	}
+	be = htobe32(MLX4_INLINE_SEG | seg);
+	memcpy(wqe + hdr, &be, 4);
+	return pos;
+}
+
+struct inline_case {
+	const char *name;
+	enum ibv_qp_type type;
+	enum ibv_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t max_inline;
+	unsigned int data_offset;	/* after ctrl and remote segments */
+};
+
+/*
+ * A lone one-SGE inline request of every length the QP takes, on each
+ * transport: the ring holds exactly the WQE worked out by hand, the same
+ * bytes, rounded up to 64, went to the BlueFlame register, and the slot
+ * 'spare' WQEs ahead got its second block stamped.  Payloads of one, two
+ * and more blocks take different paths in the provider.
+ */
+static void test_lone_inline_layout(void)
+{
+	static const struct inline_case cases[] = {
+		{ "RC SEND", IBV_QPT_RC, IBV_WR_SEND,
+		  IBV_SEND_SIGNALED, 88, 16 },
+		{ "RC WRITE_IMM fenced", IBV_QPT_RC, IBV_WR_RDMA_WRITE_WITH_IMM,
+		  IBV_SEND_FENCE | IBV_SEND_SOLICITED, 88, 32 },
+		{ "RC SEND, 256-byte stride", IBV_QPT_RC, IBV_WR_SEND,
+		  IBV_SEND_SIGNALED, 200, 16 },
+		{ "UC SEND", IBV_QPT_UC, IBV_WR_SEND, 0, 40, 16 },
+		{ "UD SEND", IBV_QPT_UD, IBV_WR_SEND, IBV_SEND_SIGNALED, 120, 64 },
+		{ "XRC SEND_IMM", IBV_QPT_XRC_SEND, IBV_WR_SEND_WITH_IMM,
+		  IBV_SEND_SIGNALED, 88, 16 },
+	};
+	struct ibv_ah_attr ah_attr = { .dlid = 0x21, .port_num = 1 };
+	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
+	uint8_t payload[260], expect[1024];
+	unsigned int c, i;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = 0x80 ^ i;
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		const struct inline_case *t = &cases[c];
+		struct ibv_qp_cap cap = {
+			.max_send_wr = 4, .max_send_sge = 1,
+			.max_inline_data = t->max_inline,
+		};
+		struct ibv_sge sge = { 0, 0, 0x77 };
+		struct ibv_send_wr wr = {
+			.sg_list = &sge, .num_sge = 1, .opcode = t->opcode,
+			.send_flags = t->send_flags | IBV_SEND_INLINE,
+			.imm_data = htobe32(0x0badcafe),
+		};
+		uint32_t qpn = 0x900 + c, srcrb = 0, imm = 0, be;
+		unsigned int len, bad = 0, stride, fence;
+		struct mlx4_qp *qp;
+
+		qp = fake_qp(&env, t->type, &cap, cq,
+			     t->type == IBV_QPT_XRC_SEND ? NULL : cq, NULL,
+			     qpn, 0);
+		stride = 1 << qp->sq.wqe_shift;
+		wr.wr.rdma.remote_addr = 0x0102030405060708ULL;
+		wr.wr.rdma.rkey = 0x0a0b0c0d;
+		if (t->type == IBV_QPT_UD) {
+			wr.wr.ud.ah = ah;
+			wr.wr.ud.remote_qpn = 0x1234;
+			wr.wr.ud.remote_qkey = 0x5678;
+		}
+		if (t->type == IBV_QPT_XRC_SEND) {
+			wr.qp_type.xrc.remote_srqn = 0x4321;
+			srcrb = 0x4321 << 8;
+		}
+		if (t->send_flags & IBV_SEND_SIGNALED)
+			srcrb |= MLX4_WQE_CTRL_CQ_UPDATE;
+		if (t->send_flags & IBV_SEND_SOLICITED)
+			srcrb |= MLX4_WQE_CTRL_SOLICIT;
+		if (t->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		    t->opcode == IBV_WR_SEND_WITH_IMM)
+			imm = htobe32(0x0badcafe);
+		fence = t->send_flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0;
+
+		for (len = 0; len <= cap.max_inline_data; len++) {
+			unsigned int ind = qp->sq.head, end, size, bytes;
+			uint8_t *wqe = send_wqe(qp, ind);
+			uint8_t *bf = env.bf + env.ctx->bf_offset;
+			uint8_t *ahead = send_wqe(qp, ind + qp->sq_spare_wqes);
+
+			/* Odd lengths and addresses: the copies take any. */
+			sge.addr = (uintptr_t)(payload + len % 3);
+			sge.length = len;
+			wr.wr_id = len;
+			qp->sq.tail = ind;	/* as if all were completed */
+			/*
+			 * With 128-byte WQEs the second block is stamped
+			 * whatever it holds; larger strides keep every block
+			 * past a WQE's end stamped, so there is nothing to
+			 * plant.
+			 */
+			if (stride == 128)
+				memset(ahead + 64, 0x5a, 4);
+			clear_doorbells();
+			if (post1(qp, &wr)) {
+				bad++;
+				continue;
+			}
+
+			memset(expect, 0, sizeof(expect));
+			end = expected_inline_wqe(expect, t->data_offset,
+						  payload + len % 3, len);
+			size = (end + 15) / 16;
+			bytes = (end + 63) & ~63U;
+			be = htobe32((ind & qp->sq.wqe_cnt ? 1U << 31 : 0) |
+				     (ind & 0xffff) << 8 |
+				     be32toh(qp->fast_op[t->opcode].opcode_be));
+			memcpy(expect, &be, 4);
+			be = htobe32(qpn << 8 | fence | size);
+			memcpy(expect + 4, &be, 4);
+			be = htobe32(srcrb);
+			memcpy(expect + 8, &be, 4);
+			memcpy(expect + 12, &imm, 4);
+			if (t->data_offset == 32) {
+				uint64_t raddr = htobe64(wr.wr.rdma.remote_addr);
+
+				memcpy(expect + 16, &raddr, 8);
+				be = htobe32(wr.wr.rdma.rkey);
+				memcpy(expect + 24, &be, 4);
+			} else if (t->type == IBV_QPT_UD) {
+				/* The address vector as test_ud_send() has it. */
+				memcpy(expect + 16, wqe + 16, 32);
+				be = htobe32(0x1234);
+				memcpy(expect + 48, &be, 4);
+				be = htobe32(0x5678);
+				memcpy(expect + 52, &be, 4);
+			}
+
+			bad += memcmp(wqe, expect, end) != 0;
+			bad += memcmp(bf, wqe, bytes) != 0;
+			bad += env.ctx->bf_offset != (unsigned int)
+			       (bf == env.bf ? 256 : 0);
+			bad += uar_send_doorbell() != 0;
+			bad += qp->sq.head != ind + 1;
+			bad += qp->sq.wrid[ind & qp->sq.mask] != len;
+			if (qp->sq_stamp)
+				bad += memcmp(ahead + 64, "\xff\xff\xff\xff", 4) != 0;
+			if (bad) {
+				printf("# %s, %u bytes:\n", t->name, len);
+				dump_bytes("expected", expect, end);
+				dump_bytes("ring", wqe, bytes);
+				dump_bytes("BlueFlame", bf, bytes);
+				break;
+			}
+		}
+		CHECK(!bad, "%s: a lone inline WQE differs", t->name);
+		CHECK(qp->sq_stamp == (stride > 64), "%s: stamping", t->name);
+		fake_qp_free(qp);
+	}
+	mlx4_destroy_ah(ah);
+}
+
 static void test_stamping(void)
 {
 	struct ibv_sge sge[4] = {
@@ -876,6 +1073,7 @@ int main(void)
 	test_rc_send();
 	test_rc_opcodes();
 	test_inline_and_blueflame();
+	test_lone_inline_layout();
 	test_stamping();
 	test_ud_send();
 	test_xrc_and_sig_all();
