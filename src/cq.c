@@ -202,8 +202,8 @@ srq_wqe:
 	return CQ_OK;
 }
 
-static inline void fill_recv_wc(struct mlx4_cqe *cqe, struct mlx4_qp *qp,
-				struct ibv_wc *wc)
+static inline void fill_recv_wc(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
+				struct mlx4_qp *qp, struct ibv_wc *wc)
 {
 	unsigned int op = cqe->owner_sr_opcode & 3;
 	uint32_t g_mlpath_rqpn = be32toh(cqe->g_mlpath_rqpn);
@@ -234,7 +234,11 @@ static inline void fill_recv_wc(struct mlx4_cqe *cqe, struct mlx4_qp *qp,
 		wc->wc_flags |= IBV_WC_GRH;
 	wc->slid = be16toh(cqe->rlid);
 	/* RoCE carries a 3-bit priority where IB has a 4-bit SL. */
-	if (qp && qp->link_layer == IBV_LINK_LAYER_ETHERNET)
+	if (unlikely(cq->timestamped)) {
+		/* The completion time is where they would be: unknown. */
+		wc->slid = 0;
+		wc->sl = 0;
+	} else if (qp && qp->link_layer == IBV_LINK_LAYER_ETHERNET)
 		wc->sl = sl_vid >> 13;
 	else
 		wc->sl = sl_vid >> 12;
@@ -273,7 +277,7 @@ static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 		wc->wc_flags = send_wc[opcode].flags;
 		wc->byte_len = be32toh(cqe->byte_cnt);
 	} else {
-		fill_recv_wc(cqe, *cur_qp, wc);
+		fill_recv_wc(cq, cqe, *cur_qp, wc);
 	}
 	return CQ_OK;
 }
@@ -492,6 +496,19 @@ static uint8_t mlx4_cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	       0x7f;
 }
 
+/*
+ * The adapter's 48-bit clock when it wrote the CQE, in the place of SL
+ * and SLID: a CQ asks for it at creation.  The same clock as the one
+ * ibv_query_rt_values_ex() reads, in the same ticks.
+ */
+static uint64_t mlx4_cq_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+
+	return (uint64_t)be32toh(cqe->ts_47_16) << 16 |
+	       (uint64_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
+}
+
 enum {
 	MLX4_CQ_SUPPORTED_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN |
 				     IBV_WC_EX_WITH_IMM |
@@ -499,12 +516,19 @@ enum {
 				     IBV_WC_EX_WITH_SRC_QP |
 				     IBV_WC_EX_WITH_SLID |
 				     IBV_WC_EX_WITH_SL |
-				     IBV_WC_EX_WITH_DLID_PATH_BITS,
+				     IBV_WC_EX_WITH_DLID_PATH_BITS |
+				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	/* A timestamped CQE has no room left for these. */
+	MLX4_CQ_NOT_WITH_TIMESTAMP = IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL,
 };
 
+/* An extended CQ: the readers of the fields @wc_flags asks for. */
 void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
+
+	cq->wc_flags = wc_flags;
+	cq->timestamped = !!(wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
 
 	ibcq->start_poll = mlx4_start_poll;
 	ibcq->next_poll = mlx4_next_poll;
@@ -526,6 +550,8 @@ void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
 		ibcq->read_sl = mlx4_cq_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		ibcq->read_dlid_path_bits = mlx4_cq_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		ibcq->read_completion_ts = mlx4_cq_read_completion_ts;
 }
 
 /* ---------------------------------------------------------------------
@@ -609,6 +635,12 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 		struct mlx4_create_cq_resp_ex resp = {};
 		struct ibv_cq_init_attr_ex cmd_attr = *attr;
 
+		/*
+		 * libibverbs fills the command in from cmd_attr; its
+		 * wc_flags with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP become
+		 * the kernel's IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION,
+		 * which has the adapter write times into the CQEs.
+		 */
 		cmd_attr.cqe = nent - 1;
 		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
 		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
@@ -678,7 +710,9 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->wc_flags & ~(uint64_t)MLX4_CQ_SUPPORTED_WC_FLAGS) {
+	if ((attr->wc_flags & ~(uint64_t)MLX4_CQ_SUPPORTED_WC_FLAGS) ||
+	    ((attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) &&
+	     (attr->wc_flags & MLX4_CQ_NOT_WITH_TIMESTAMP))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -702,7 +736,6 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 	if (ret)
 		goto err_ring;
 
-	cq->wc_flags = attr->wc_flags;
 	cq->verbs_cq.cq.cqe = nent - 1;
 	return cq;
 

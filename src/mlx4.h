@@ -151,6 +151,7 @@ struct mlx4_cq {
 	__be32		       *set_ci_db;
 	struct mlx4_context    *ctx;
 	struct mlx4_qp	       *last_qp;	/* of the last completion */
+	uint8_t			timestamped;	/* CQEs: a time, no SL/SLID */
 
 	__be32		       *arm_db;
 	uint32_t		arm_sn;
