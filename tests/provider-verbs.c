@@ -3,9 +3,9 @@
  * The provider on a device: the verbs that pingpong programs and perftest
  * leave out.  Two RC QPs of one context, connected to each other, carry
  * messages while the test resizes the CQ under outstanding completions,
- * polls through the extended CQ interface, takes a QP through RESET and
- * back, posts to a shared receive queue, changes its limit, and feeds
- * each data verb requests it must refuse.
+ * polls through the extended CQ interface (completion timestamps too),
+ * takes a QP through RESET and back, posts to a shared receive queue,
+ * changes its limit, and feeds each data verb requests it must refuse.
  *
  * Run on the simulator by tests/provider-verbs.sh, with either provider.
  */
@@ -261,6 +261,128 @@ static void test_cq_ex(void)
 		ibv_end_poll(cq);
 	}
 	CHECK(sends == 4 && recvs == 4, "%d sends, %d receives", sends, recvs);
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/* The device's clock, as ibv_query_rt_values_ex() reads it; 0 on error. */
+static uint64_t raw_clock(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v))
+		return 0;
+	return v.raw_clock.tv_nsec;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Completion timestamps: a CQ created for them reports, per completion,
+ * the adapter's clock when it wrote the CQE.  They are nonzero, never go
+ * back, and share their clock with ibv_query_rt_values_ex(): its value
+ * before the first post is not after the first timestamp, and the clock
+ * soon reaches the last one without running ahead of the wall clock.
+ * (The simulator refreshes its clock page only when it wakes, every few
+ * milliseconds at the least: the bounds allow 10 ms, and a second for
+ * the upper one.)  SLID and SL share the CQE's room with the timestamp:
+ * asking for both is refused.
+ */
+static void test_cq_timestamps(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_device_attr_ex dattr = {};
+	struct ibv_poll_cq_attr pattr = {};
+	uint64_t ts[8], khz, slack, clock0, clock1, wall0, wall1, wait_end;
+	struct ibv_cq_ex *cq, *refused;
+	struct ibv_qp *a, *b;
+	int n = 0, ordered = 1, nonzero = 1, ret, i;
+	time_t end;
+
+	cattr.wc_flags |= IBV_WC_EX_WITH_SLID;
+	refused = ibv_create_cq_ex(ctx, &cattr);
+	CHECK(!refused && errno == EOPNOTSUPP,
+	      "timestamps with SLID: %s", refused ? "created" : strerror(errno));
+	if (refused)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(refused));
+	cattr.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_SLID;
+
+	cq = ibv_create_cq_ex(ctx, &cattr);
+	CHECK(cq != NULL, "ibv_create_cq_ex with timestamps: %s",
+	      strerror(errno));
+	if (!cq)
+		return;
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
+	khz = dattr.hca_core_clock;
+	CHECK(khz != 0, "hca_core_clock");
+	slack = khz * 10;	/* 10 ms of ticks */
+
+	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	wall0 = monotonic_ns();
+	clock0 = raw_clock();
+	CHECK(clock0 != 0, "the clock");
+	for (i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (i = 0; i < 4; i++)
+		post_send(a, 20 + i, 4 + i, 0);
+
+	end = time(NULL) + 5;
+	while (n < 8 && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		CHECK(ret == 0, "start_poll %d", ret);
+		if (ret)
+			break;
+		do {
+			CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+			ts[n] = ibv_wc_read_completion_ts(cq);
+			nonzero &= ts[n] != 0;
+			ordered &= !n || ts[n] >= ts[n - 1];
+			n++;
+		} while (n < 8 && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	CHECK(n == 8, "%d completions", n);
+	CHECK(nonzero, "a zero timestamp");
+	CHECK(ordered, "timestamps out of order");
+
+	if (n == 8 && khz) {
+		CHECK(clock0 <= ts[0] + slack,
+		      "clock 0x%llx before the post, first completion at 0x%llx",
+		      (unsigned long long)clock0, (unsigned long long)ts[0]);
+
+		/* The clock page catches up with the last completion. */
+		wait_end = monotonic_ns() + 2000000000ULL;
+		do
+			clock1 = raw_clock();
+		while (clock1 + slack < ts[7] && monotonic_ns() < wait_end);
+		wall1 = monotonic_ns();
+		CHECK(clock1 + slack >= ts[7],
+		      "clock 0x%llx, last completion at 0x%llx",
+		      (unsigned long long)clock1, (unsigned long long)ts[7]);
+		/* ... and has not run ahead of the time that passed. */
+		CHECK(clock1 - clock0 <= (wall1 - wall0 + 1000000000ULL) *
+					 khz / 1000000,
+		      "clock ran 0x%llx ticks in %llu ns",
+		      (unsigned long long)(clock1 - clock0),
+		      (unsigned long long)(wall1 - wall0));
+	}
 
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
@@ -695,6 +817,7 @@ int main(void)
 
 	test_resize();
 	test_cq_ex();
+	test_cq_timestamps();
 	test_reset();
 	test_srq();
 	test_refusals();

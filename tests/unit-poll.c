@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -568,6 +569,83 @@ static void test_poll_ex(void)
 	fake_env_cleanup(&env);
 }
 
+/*
+ * A CQ created for completion timestamps: the adapter writes its 48-bit
+ * clock where SL and SLID would be, bits 47..16 big-endian in bytes
+ * 12..15, bits 15..8 and 7..0 in bytes 29 and 30.  The extended reader
+ * puts them together; ibv_poll_cq() reports no SL or SLID for them; a CQ
+ * cannot have both.
+ */
+static void test_timestamps(void)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 8,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct fake_env env;
+	struct mlx4_cq *cq;
+	struct mlx4_qp *qp;
+	struct ibv_cq_ex *ex;
+	struct ibv_wc wc[2];
+
+	fake_env_init(&env, 32, 0);
+
+	/* Refused before the kernel is asked. */
+	attr.wc_flags |= IBV_WC_EX_WITH_SL;
+	errno = 0;
+	CHECK(!mlx4_create_cq_ex(&env.ctx->ibv_ctx.context, &attr) &&
+	      errno == EOPNOTSUPP, "timestamps and SL: errno %d", errno);
+	attr.wc_flags ^= IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_SLID;
+	errno = 0;
+	CHECK(!mlx4_create_cq_ex(&env.ctx->ibv_ctx.context, &attr) &&
+	      errno == EOPNOTSUPP, "timestamps and SLID: errno %d", errno);
+	attr.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_SLID;
+
+	cq = fake_cq(&env, 8, 0x4c);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x77, 0);
+	mlx4_cq_fill_ex_ops(cq, attr.wc_flags);
+	ex = &cq->verbs_cq.cq_ex;
+	CHECK(ex->read_completion_ts != NULL, "read_completion_ts");
+	CHECK(ex->read_slid == NULL && ex->read_sl == NULL, "no SLID, SL");
+	qp->rq.head = 2;
+	qp->rq.wrid[0] = 0x900;
+	qp->rq.wrid[1] = 0x901;
+	qp->sq.head = 1;
+	qp->sq.wrid[0] = 0xa00;
+
+	/* A receive, then a send whose time has bit 47 set. */
+	put_cqe(cq, 0, "00000077 00000000 00000000 12345678"
+		       "00000000 00000040 00000000 009abc01");
+	put_cqe(cq, 1, "00000077 00000000 00000000 fedcba98"
+		       "00000000 00000000 00000000 0076544a");
+	CHECK_EQ(ex->start_poll(ex, &pattr), 0);
+	CHECK_EQ(ex->wr_id, 0x900);
+	CHECK_EQ(ex->read_byte_len(ex), 0x40);
+	CHECK_EQ(ex->read_completion_ts(ex), 0x123456789abcULL);
+	CHECK_EQ(ex->next_poll(ex), 0);
+	CHECK_EQ(ex->wr_id, 0xa00);
+	CHECK_EQ(ex->read_opcode(ex), IBV_WC_SEND);
+	CHECK_EQ(ex->read_completion_ts(ex), 0xfedcba987654ULL);
+	CHECK_EQ(ex->next_poll(ex), ENOENT);
+	ex->end_poll(ex);
+
+	/* The same CQ through ibv_poll_cq(): the time is no SLID or SL. */
+	put_cqe(cq, 2, "00000077 00000000 00000000 f2345678"
+		       "00000000 00000020 00010000 009abc01");
+	CHECK_EQ(poll(cq, 2, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 0x901);
+	CHECK_EQ(wc[0].opcode, IBV_WC_RECV);
+	CHECK_EQ(wc[0].byte_len, 0x20);
+	CHECK_EQ(wc[0].slid, 0);
+	CHECK_EQ(wc[0].sl, 0);
+
+	fake_qp_free(qp);
+	fake_cq_free(cq);
+	fake_env_cleanup(&env);
+}
+
 int main(void)
 {
 	test_sends(32);
@@ -582,5 +660,6 @@ int main(void)
 	test_resize_copy(64);
 	test_clean();
 	test_poll_ex();
+	test_timestamps();
 	return tests_report();
 }
