@@ -867,7 +867,7 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	if (unlikely(opcode >= MLX4_NUM_WR_OPCODES ||
 		     wq_looks_full(&qp->sq, ind)))
 		goto general;
-	/* The opcode may carry this much inline on this QP. */
+	/* Inline allowed, and no more than two blocks: else the long way. */
 	if (unlikely(sg->length >= qp->inline_limit[opcode]))
 		goto general;
 	if (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!wr->wr.ud.ah))
@@ -876,6 +876,7 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	op = &qp->fast_op[opcode];
 	idx = ind & qp->sq.mask;
 	ctrl = (void *)((char *)qp->sq.buf + (idx << qp->sq.wqe_shift));
+	/* Now, so that fewer values live across the payload's barriers. */
 	qp->sq.wrid[idx] = wr->wr_id;
 	qp->sq.head = ind + 1;
 	srcrb = qp->srcrb_of_flags[(flags >> 1) & 3];
