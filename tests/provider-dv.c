@@ -19,18 +19,7 @@
 #include <infiniband/verbs.h>
 #include "mlx4dv.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		printf("FAIL line %d: %s: ", __LINE__, #cond);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	}								\
-} while (0)
+#include "checks.h"
 
 static int is_pow2(uint32_t n)
 {

@@ -20,18 +20,7 @@
 
 #include <infiniband/verbs.h>
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		printf("FAIL line %d: %s: ", __LINE__, #cond);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	}								\
-} while (0)
+#include "checks.h"
 
 enum { MSG = 64, NBUF = 64 };
 

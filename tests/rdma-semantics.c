@@ -18,32 +18,14 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "tap.h"
+
 #define BUF_SIZE	4096
 #define TIMEOUT_MS	5000
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static uint16_t lid;
-static int test_number, failures;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++test_number);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
-
-static void bail(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static uint64_t now_ms(void)
 {
@@ -819,6 +801,5 @@ int main(void)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
-	printf("1..%d\n", test_number);
-	return failures ? 1 : 0;
+	return tap_finish();
 }

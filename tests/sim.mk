@@ -10,7 +10,9 @@ AM_TESTS_ENVIRONMENT = \
 	export top_builddir top_srcdir;
 
 check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict
+tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h
 tests_rdma_semantics_LDADD = -libverbs
+tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h
 tests_verbs_control_LDADD = -libverbs
 # sim-strict reaches under the distribution's provider through its mlx4dv.
 tests_sim_strict_LDADD = -libverbs -lmlx4

@@ -20,31 +20,13 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "tap.h"
+
 static struct ibv_context *ctx;
 static struct ibv_device_attr dev;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static uint16_t lid;
-static int test_number, failures;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++test_number);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
-
-static void bail(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 /* What the device holds, if it is mlx4sim; -1 otherwise. */
 static long device_objects(void)
@@ -412,6 +394,5 @@ int main(int argc, char **argv)
 	check(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
 	      ibv_close_device(ctx) == 0, "everything torn down");
 	ibv_free_device_list(list);
-	printf("1..%d\n", test_number);
-	return failures ? 1 : 0;
+	return tap_finish();
 }
