@@ -362,16 +362,17 @@ static void check_arm_record(struct sim_cq *cq)
 }
 
 /*
- * A write to the CQ doorbell of @ctx's UAR.  The page keeps only the last
- * write, so an arm of another CQ may have been overwritten: the records
- * of all the context's CQs say what was asked.
+ * A write to the CQ doorbell of @ctx's UAR: its first word names the CQ
+ * and the command (the second repeats the consumer index of the arm
+ * record).  The page keeps only the last write, so an arm of another CQ
+ * may have been overwritten: the records of all the context's CQs say
+ * what was asked.
  */
-void cq_doorbell(struct sim_ctx *ctx, uint32_t word0, uint32_t word1)
+void cq_doorbell(struct sim_ctx *ctx, uint32_t word0)
 {
 	uint32_t cqn = word0 & CI_MASK;
 	struct sim_cq *cq = table_get(&ctx->hca->cqs, cqn);
 
-	(void)word1;
 	if (!cq || cq->ctx != ctx)
 		breach(ctx, "CQ doorbell 0x%08x for CQ 0x%x, not one of this context's",
 		       word0, cqn);

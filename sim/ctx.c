@@ -386,17 +386,11 @@ int ctx_map_pages(struct sim_ctx *ctx)
 	return 0;
 }
 
-struct mmap_request {
-	uint64_t length;
-	uint32_t prot;
-	uint32_t flags;
-};
-
 static int handle_mmap(struct sim_ctx *ctx, uint32_t page, const void *payload,
 		       size_t len)
 {
 	struct mlx4sim_reply reply = { .fd_offset = -1 };
-	struct mmap_request req;
+	struct mlx4sim_mmap req;
 
 	if (len < sizeof(req) || !ctx->has_ucontext)
 		return reply_errno(ctx, -EINVAL);
@@ -429,12 +423,12 @@ static int handle_event(struct sim_ctx *ctx, uint32_t id, const void *payload,
 	struct sim_event_file *file = event_file_find(ctx, id);
 	struct mlx4sim_reply reply = { .fd_offset = -1 };
 	uint8_t buf[sizeof(struct ib_uverbs_async_event_desc)];
-	uint32_t count;
+	struct mlx4sim_event req;
 
-	if (!file || len < sizeof(count))
+	if (!file || len < sizeof(req))
 		return reply_errno(ctx, -EINVAL);
-	memcpy(&count, payload, sizeof(count));
-	reply.ret = event_pop(file, buf, count);
+	memcpy(&req, payload, sizeof(req));
+	reply.ret = event_pop(file, buf, req.count);
 	return send_reply(ctx, &reply, buf, reply.ret > 0 ? reply.ret : 0, -1);
 }
 

@@ -65,7 +65,7 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 	cq = take64(uar + MLX4_CQ_DOORBELL);
 	if (cq) {
 		sim.work_done = true;
-		cq_doorbell(ctx, be32toh((uint32_t)cq), be32toh(cq >> 32));
+		cq_doorbell(ctx, be32toh((uint32_t)cq));
 	}
 	for (int off = 0; off < SIM_PAGE_SIZE; off += BF_CHUNK) {
 		uint64_t head = take64(bf + off);

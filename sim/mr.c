@@ -21,6 +21,7 @@
 #define REREG_TRANS	1
 #define REREG_PD	2
 #define REREG_ACCESS	4
+#define FIRST_MPT	0x80
 
 static int check_access(uint32_t access)
 {
@@ -45,11 +46,10 @@ static int mpt_add(struct sim_hca *hca, struct sim_mr *mr)
 
 	if (hca->nmrs >= CX3_MAX_MR)
 		return -ENOMEM;
-	do {
+	/* Entries below FIRST_MPT are the firmware's. */
+	do
 		index = hca->next_mpt++ & 0xffffff;
-		if (index < 0x80)
-			continue;	/* reserved for the firmware */
-	} while (index < 0x80 || table_get(&hca->mrs, index));
+	while (index < FIRST_MPT || table_get(&hca->mrs, index));
 	if (table_put(&hca->mrs, index, mr))
 		return -ENOMEM;
 	mr->lkey = mr->rkey = new_key(hca, index);
@@ -292,15 +292,14 @@ struct sim_mr *mr_check(struct sim_hca *hca, uint32_t key, struct sim_pd *pd,
  * by the index of its new key; type 1 windows keep their key tag as the
  * provider chose it.  Returns 0 or a CQE syndrome.
  */
-int mw_bind(struct sim_qp *qp, uint32_t mw_rkey, uint32_t new_rkey,
-	    uint32_t mr_lkey, uint64_t va, uint64_t len, uint32_t access)
+int mw_bind(struct sim_qp *qp, uint32_t new_rkey, uint32_t mr_lkey,
+	    uint64_t va, uint64_t len, uint32_t access)
 {
 	struct sim_hca *hca = qp->hca;
 	struct sim_mr *mw = table_get(&hca->mrs, new_rkey >> 8);
 	struct sim_mr *mr;
 	uint64_t addr;
 
-	(void)mw_rkey;
 	if (!mw || !mw->is_mw || mw->pd != qp->pd)
 		return MLX4_CQE_SYNDROME_MW_BIND_ERR;
 	if (mw->mw_type == IBV_MW_TYPE_2 && mw->bound)

@@ -588,7 +588,7 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 {
 	uint8_t event[sizeof(struct ib_uverbs_async_event_desc)];
 	struct mlx4sim_reply reply;
-	uint32_t want = count > UINT32_MAX ? UINT32_MAX : count;
+	struct mlx4sim_event want = { count > UINT32_MAX ? UINT32_MAX : count };
 	uint64_t token, one = 1;
 	int err, unused;
 
@@ -645,16 +645,10 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	return real.ioctl(fd, request, arg);
 }
 
-struct mmap_request {
-	uint64_t length;
-	uint32_t prot;
-	uint32_t flags;
-};
-
 static void *uverbs_mmap(struct fd_entry *e, void *addr, size_t len, int prot,
 			 int flags, off_t off)
 {
-	struct mmap_request req = { len, prot, flags };
+	struct mlx4sim_mmap req = { len, prot, flags };
 	struct mlx4sim_reply reply;
 	void *p;
 	int err, fd;

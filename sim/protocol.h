@@ -48,6 +48,18 @@ struct mlx4sim_request {
 	/* followed by the payload */
 };
 
+/* The payload of an MMAP request: the rest of the mmap(2) call. */
+struct mlx4sim_mmap {
+	uint64_t length;
+	uint32_t prot;
+	uint32_t flags;
+};
+
+/* The payload of an EVENT request: the count read(2) was given. */
+struct mlx4sim_event {
+	uint32_t count;
+};
+
 struct mlx4sim_reply {
 	/*
 	 * OPEN: 0 or -errno.  WRITE: the byte count write(2) returns, or

@@ -576,7 +576,6 @@ static void dest_from_path(struct ib_uverbs_qp_dest *d,
 static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 {
 	uint32_t mask = m->attr_mask;
-	uint8_t port = mask & IBV_QP_PORT ? m->port_num : qp->port;
 	const uint32_t access_ok = IBV_ACCESS_LOCAL_WRITE |
 		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
@@ -615,7 +614,6 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 		return -EINVAL;
 	if ((mask & IBV_QP_PATH_MIG_STATE) && m->path_mig_state > IBV_MIG_ARMED)
 		return -EINVAL;
-	(void)port;
 	return 0;
 }
 

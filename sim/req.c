@@ -598,7 +598,7 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
 		access |= IBV_ACCESS_REMOTE_ATOMIC;
 	if (be32toh(w->bind.flags2) & MLX4_WQE_BIND_ZERO_BASED)
 		access |= IBV_ACCESS_ZERO_BASED;
-	syndrome = mw_bind(qp, 0, be32toh(w->bind.new_rkey),
+	syndrome = mw_bind(qp, be32toh(w->bind.new_rkey),
 			   be32toh(w->bind.lkey), be64toh(w->bind.addr),
 			   be64toh(w->bind.length), access);
 	return syndrome ? fail(qp, w, syndrome) : done(qp, w, 0);

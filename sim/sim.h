@@ -545,15 +545,15 @@ enum mr_use {
 struct sim_mr *mr_check(struct sim_hca *hca, uint32_t key, struct sim_pd *pd,
 			uint64_t va, uint64_t len, enum mr_use use,
 			uint64_t *addr);
-int mw_bind(struct sim_qp *qp, uint32_t mw_rkey, uint32_t new_rkey,
-	    uint32_t mr_lkey, uint64_t va, uint64_t len, uint32_t access);
+int mw_bind(struct sim_qp *qp, uint32_t new_rkey, uint32_t mr_lkey,
+	    uint64_t va, uint64_t len, uint32_t access);
 int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
 struct sim_xrcd *xrcd_get(struct sim_xrcd *xrcd);
 void xrcd_put(struct sim_xrcd *xrcd);
 
 /* cq.c: the device side of a CQ */
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);
-void cq_doorbell(struct sim_ctx *ctx, uint32_t word0, uint32_t word1);
+void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 
 /* qp.c */

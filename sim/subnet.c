@@ -16,7 +16,6 @@
 #define NODE_GUID_BASE	0x0002c90300a1b200ULL	/* Mellanox OUI 00:02:c9 */
 #define FIRST_LID	2
 #define FIRST_QPN	0x48
-#define FIRST_MPT	0x80
 
 static struct sim_port **port_of_lid;
 static uint16_t lid_count;
@@ -48,7 +47,7 @@ int subnet_init(void)
 		hca->next_cqn = 0x80 + h * 0x100;
 		hca->next_srqn = 0x40 + h * 0x100;
 		hca->next_pdn = 1;
-		hca->next_mpt = FIRST_MPT;
+		hca->next_mpt = 0x80;	/* past the firmware's entries */
 		hca->key_tag = 0x5a + h;
 		for (int p = 0; p < nports; p++) {
 			struct sim_port *port = &hca->port[p];
