@@ -66,6 +66,37 @@ static int next_async_event(struct ibv_async_event *ev)
 	return ibv_get_async_event(ctx, ev);
 }
 
+/*
+ * Wait for an async event of @type about the QP or SRQ @about, acking it
+ * and any other on the way.
+ */
+static bool await_async_event(enum ibv_event_type type, const void *about)
+{
+	struct ibv_async_event ev;
+	bool got = false;
+
+	while (!got && next_async_event(&ev) == 0) {
+		got = ev.event_type == type &&
+		      (type == IBV_EVENT_SRQ_LIMIT_REACHED ?
+		       (const void *)ev.element.srq : (const void *)ev.element.qp) == about;
+		ibv_ack_async_event(&ev);
+	}
+	return got;
+}
+
+/*
+ * Ack what a case left queued.  The device queues a responder's events
+ * before the requester's completion, so what is due is there already.
+ */
+static void drain_async_events(void)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	while (poll(&pfd, 1, 100) == 1 && ibv_get_async_event(ctx, &ev) == 0)
+		ibv_ack_async_event(&ev);
+}
+
 /* ------------------------------------------------------------------ */
 /* A pair of connected RC QPs, each with its CQ and a registered buffer */
 /* ------------------------------------------------------------------ */
@@ -257,7 +288,6 @@ static void bad_rkey(void)
 
 static void out_of_bounds(void)
 {
-	struct ibv_async_event ev;
 	struct ibv_wc wc;
 	struct pair p;
 
@@ -271,8 +301,7 @@ static void out_of_bounds(void)
 	      status_str(&wc));
 	check(all_bytes(p.b.buf, 0x5a, BUF_SIZE),
 	      "and the region is untouched");
-	if (next_async_event(&ev) == 0)
-		ibv_ack_async_event(&ev);
+	drain_async_events();
 	free_pair(&p);
 }
 
@@ -346,7 +375,6 @@ static void flush(void)
 
 static void receive_too_small(void)
 {
-	struct ibv_async_event ev;
 	struct ibv_wc wc;
 	struct pair p;
 
@@ -360,8 +388,7 @@ static void receive_too_small(void)
 	poll_one(p.a.cq, &wc);
 	check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 7,
 	      "and the sender REM_INV_REQ_ERR (%s)", status_str(&wc));
-	while (next_async_event(&ev) == 0)
-		ibv_ack_async_event(&ev);
+	drain_async_events();
 	free_pair(&p);
 }
 
@@ -554,12 +581,10 @@ static void srq_events(void)
 		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
 	};
 	struct ibv_qp_attr to_err = { .qp_state = IBV_QPS_ERR };
-	struct ibv_async_event ev;
 	struct ibv_srq *srq;
 	struct ibv_qp *qp;
 	struct ibv_wc wc;
 	struct pair p;
-	bool limit = false, last_wqe = false;
 	int ret;
 
 	make_pair(&p, &defaults);
@@ -604,12 +629,8 @@ static void srq_events(void)
 		poll_one(p.b.cq, &wc);
 		poll_one(p.a.cq, &wc);
 	}
-	while (!limit && next_async_event(&ev) == 0) {
-		limit = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
-			ev.element.srq == srq;
-		ibv_ack_async_event(&ev);
-	}
-	check(limit, "fewer than 3 left: IBV_EVENT_SRQ_LIMIT_REACHED");
+	check(await_async_event(IBV_EVENT_SRQ_LIMIT_REACHED, srq),
+	      "fewer than 3 left: IBV_EVENT_SRQ_LIMIT_REACHED");
 	attr.srq_limit = 99;
 	attr.max_wr = 0;
 	ret = ibv_query_srq(srq, &attr);
@@ -617,12 +638,8 @@ static void srq_events(void)
 	      "the limit disarms itself (query: limit %u, max_wr %u)",
 	      attr.srq_limit, attr.max_wr);
 	ibv_modify_qp(qp, &to_err, IBV_QP_STATE);
-	while (!last_wqe && next_async_event(&ev) == 0) {
-		last_wqe = ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
-			   ev.element.qp == qp;
-		ibv_ack_async_event(&ev);
-	}
-	check(last_wqe, "an SRQ's QP moved to ERROR: IBV_EVENT_QP_LAST_WQE_REACHED");
+	check(await_async_event(IBV_EVENT_QP_LAST_WQE_REACHED, qp),
+	      "an SRQ's QP moved to ERROR: IBV_EVENT_QP_LAST_WQE_REACHED");
 	free_pair(&p);
 	check(ibv_destroy_srq(srq) == 0, "the SRQ is destroyed after its QP");
 }
@@ -631,7 +648,6 @@ static void memory_window(void)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	struct ibv_mw_bind bind = { .wr_id = 800, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_async_event ev;
 	struct ibv_wc wc;
 	struct pair p;
 
@@ -666,8 +682,7 @@ static void memory_window(void)
 	check(wc.status == IBV_WC_REM_ACCESS_ERR && all_bytes(p.b.buf + 1280, 0, 64),
 	      "one past the window is refused and writes nothing (%s)",
 	      status_str(&wc));
-	while (next_async_event(&ev) == 0)
-		ibv_ack_async_event(&ev);
+	drain_async_events();
 	check(ibv_dereg_mr(p.b.mr) != 0,
 	      "a region with a window bound to it cannot be deregistered");
 	check(ibv_dealloc_mw(mw) == 0, "the window is freed");
