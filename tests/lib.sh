@@ -17,6 +17,9 @@ sim_running=
 
 cleanup() {
 	[ -n "$sim_running" ] && "$MLX4SIM" stop >/dev/null 2>&1
+	for p in $claimed; do
+		rmdir "$port_claims/$p" 2>/dev/null
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -83,11 +86,22 @@ sim_stop() {
 }
 
 # A TCP port for a server and its clients, different for each pair and
-# each test script running at the same time.
+# each test script running at the same time: a port is claimed by making
+# its directory (atomic), and given back when the script ends.
+port_claims=${TMPDIR:-/tmp}/mlx4sim-test-ports
+claimed=
 next_port=$(( ($$ * 37) % 20000 + 30000 ))
 new_port() {
-	next_port=$((next_port + 1))
-	port=$next_port
+	mkdir -p "$port_claims"
+	while :; do
+		next_port=$((next_port + 1))
+		[ $next_port -lt 60000 ] || next_port=30000
+		if mkdir "$port_claims/$next_port" 2>/dev/null; then
+			port=$next_port
+			claimed="$claimed $port"
+			return
+		fi
+	done
 }
 
 # run_client LOG CMD...: a client, retried while its server is not yet
@@ -110,8 +124,8 @@ run_client() {
 # (to localhost) on the running simulator; passes if both exit 0.  The
 # *_ENV arguments are prefixes for env(1), e.g. "-u RDMAV_DRIVERS".
 #
-# Tried again: a run whose server found its port taken by a test running
-# beside this one, and a perftest run that gave up calibrating its cycle
+# Tried again: a run whose server found its port taken by another program,
+# and a perftest run that gave up calibrating its cycle
 # counter against the clock because the machine was busy ("Correlation
 # coefficient ... < 0.9").
 pair() {
