@@ -125,7 +125,14 @@ void comp_flush_rq(struct sim_qp *qp)
 			qp->rq.head = qp->rq_posted;
 			return;
 		}
-		comp_recv_error(qp->recv_cq, qp->qpn, qp->rq.head & 0xffff,
+		/*
+		 * The adapter's wqe_index of a receive flush is not the
+		 * flushed WQE's (mlx4_ib and rdma-core retire the RQ tail
+		 * instead): here it is the one before, so that a driver
+		 * trusting it reports the wrong wr_id.
+		 */
+		comp_recv_error(qp->recv_cq, qp->qpn,
+				(qp->rq.head - 1) & 0xffff,
 				MLX4_CQE_SYNDROME_WR_FLUSH_ERR);
 		qp->rq.head++;
 	}

@@ -300,6 +300,43 @@ static void test_errors(void)
 	fake_env_cleanup(&env);
 }
 
+/*
+ * A plain receive queue completes in order: its CQEs retire the tail,
+ * whatever their wqe_index says (a flush CQE's means nothing).
+ */
+static void test_recv_in_order(void)
+{
+	static const char *index_hex[] = { "ffff", "0002", "1234" };
+	struct fake_env env;
+	struct mlx4_cq *cq;
+	struct mlx4_qp *qp;
+	struct ibv_wc wc;
+	char hex[80];
+	int i;
+
+	fake_env_init(&env, 32, 0);
+	cq = fake_cq(&env, 8, 0x48);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x444, 0);
+	for (i = 0; i < 3; i++)
+		qp->rq.wrid[i] = 0x6000 + i;
+	qp->rq.head = 3;
+
+	for (i = 0; i < 3; i++) {
+		/* Receive flush: syndrome 5, vendor 0xf9, opcode 0x1e. */
+		sprintf(hex, "00000444 00000000 00000000 00000000"
+			     "00000000 00000000 %sf905 0000001e", index_hex[i]);
+		put_cqe(cq, i, hex);
+		CHECK_EQ(poll(cq, 1, &wc), 1);
+		CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+		CHECK_EQ(wc.wr_id, 0x6000 + i);
+	}
+	CHECK_EQ(qp->rq.tail, 3);
+
+	fake_qp_free(qp);
+	fake_cq_free(cq);
+	fake_env_cleanup(&env);
+}
+
 static void test_srq_and_xrc(void)
 {
 	struct fake_env env;
@@ -653,6 +690,7 @@ int main(void)
 	test_receives(32);
 	test_receives(64);
 	test_errors();
+	test_recv_in_order();
 	test_srq_and_xrc();
 	test_init_owner();
 	test_arm();
