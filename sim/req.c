@@ -278,6 +278,15 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	}
 	if (!opcode_allowed(qp->type, w->opcode))
 		return 0;	/* completes with a local QP operation error */
+	/*
+	 * The adapter runs WQEs in a pipeline: a key change without strong
+	 * ordering may overtake the WQEs before it that use the key.
+	 */
+	if ((w->opcode == MLX4_OPCODE_BIND_MW ||
+	     w->opcode == MLX4_OPCODE_LOCAL_INVAL) &&
+	    !(flags & MLX4_WQE_CTRL_STRONG_ORDER))
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: opcode 0x%x without strong ordering",
+		       qp->qpn, w->index, w->opcode);
 	middle = middle_size(qp->type, w->opcode);
 	if (16 + middle > size) {
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: %zu bytes too short for opcode 0x%x",
@@ -642,6 +651,7 @@ void req_run(struct sim_qp *qp)
 			if (parse_wqe(qp, raw + i * MAX_STRIDE, &w)) {
 				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 				return;
+			TRACE(trace_send_wqe(qp, w.index, raw + i * MAX_STRIDE));
 			}
 			if (execute(qp, &w) != EXEC_DONE)
 				return;

@@ -666,12 +666,19 @@ static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
 	}
 
-	if (op->segs == SEG_BIND_MW)
+	/*
+	 * The device may start a later WQE before an earlier one is done;
+	 * a change to a key waits for the WQEs before it to finish.
+	 */
+	if (op->segs == SEG_BIND_MW) {
 		set_bind_seg(seg, wr);
-	else if (op->segs == SEG_LOCAL_INV)
+		srcrb |= MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
+	} else if (op->segs == SEG_LOCAL_INV) {
 		set_local_inv_seg(seg, wr->invalidate_rkey);
-	else
+		srcrb |= MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
+	} else {
 		set_remote_segs(seg, wr, op->segs);
+	}
 	seg = (char *)seg + op->hdr_size;
 
 	if (wr_is_inline(wr)) {

@@ -198,7 +198,7 @@ static void test_rc_opcodes(void)
 	wr.invalidate_rkey = 0x00abcdef;
 	CHECK_EQ(post1(qp, &wr), 0);
 	CHECK_BYTES(send_wqe(qp, 6),
-		    "0000001b 00000003 0000000c 00000000"
+		    "0000001b 00000003 0000008c 00000000"
 		    "00000000 00000000 00abcdef 00000000"
 		    "00000000 00000000 00000000 00000000");
 
@@ -208,6 +208,30 @@ static void test_rc_opcodes(void)
 	CHECK_EQ(post1(qp, &wr), 0);
 	CHECK_BYTES(send_wqe(qp, 7) + 16, "80000000 00000042 00000000 00001000");
 	CHECK_EQ(qp->sq.head, 8);
+
+	/*
+	 * Bind a type 2 window, remote read and write: flags, new rkey,
+	 * the region's lkey, address and length.  Like the invalidate, it
+	 * waits for the WQEs before it (strong ordering, bit 7).
+	 */
+	{
+		struct ibv_mr mr = { .lkey = 0x3344 };
+		struct ibv_mw mw = { .type = IBV_MW_TYPE_2, .rkey = 0x500 };
+
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.bind_mw.mw = &mw;
+		wr.bind_mw.rkey = 0x501;
+		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+			.mr = &mr, .addr = 0x10000, .length = 0x2000,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_WRITE,
+		};
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 8),
+			    "00000018 00000003 0000008c 00000000"
+			    "60000000 80000000 00000501 00003344"
+			    "00000000 00010000 00000000 00002000");
+	}
 
 	fake_qp_free(qp);
 }
