@@ -651,7 +651,6 @@ void req_run(struct sim_qp *qp)
 			if (parse_wqe(qp, raw + i * MAX_STRIDE, &w)) {
 				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 				return;
-			TRACE(trace_send_wqe(qp, w.index, raw + i * MAX_STRIDE));
 			}
 			if (execute(qp, &w) != EXEC_DONE)
 				return;
