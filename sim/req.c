@@ -50,7 +50,7 @@ struct sim_wqe {
 		uint32_t len;
 	} sge[CX3_MAX_SGE];
 	bool is_inline;
-	uint32_t length;
+	uint64_t length;	/* a sum of client-chosen lengths: no wrap */
 	uint8_t inline_data[CX3_MAX_SQ_DESC];
 };
 
@@ -202,17 +202,26 @@ static void parse_middle(struct sim_qp *qp, const uint8_t *seg,
 static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 		      size_t end, struct sim_wqe *w)
 {
-	bool seen_gather = false;
-
 	while (off < end) {
 		uint32_t word = be32toh(*(const uint32_t *)(wqe + off));
+		bool inline_seg = word & MLX4_INLINE_SEG;
 
 		if (word == 0xffffffff) {
 			breach(qp->ctx, "QP 0x%x WQE 0x%x: stamp 0xffffffff at offset %zu, inside the WQE's %zu bytes",
 			       qp->qpn, w->index, off, end);
 			return -EINVAL;
 		}
-		if (word & MLX4_INLINE_SEG) {
+		/*
+		 * Refuse the mix before using the segment: w->length sums
+		 * gather lengths the client chose, so it must never index
+		 * the inline buffer.
+		 */
+		if ((inline_seg && w->nsge) || (!inline_seg && w->is_inline)) {
+			breach(qp->ctx, "QP 0x%x WQE 0x%x: inline and gather segments mixed",
+			       qp->qpn, w->index);
+			return -EINVAL;
+		}
+		if (inline_seg) {
 			uint32_t len = word & ~MLX4_INLINE_SEG;
 
 			if ((off & 63) + 4 + len > 64 || off + 4 + len > end) {
@@ -238,13 +247,7 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 		w->sge[w->nsge].addr = be64toh(d->addr);
 		w->length += word;
 		w->nsge++;
-		seen_gather = true;
 		off += 16;
-	}
-	if (seen_gather && w->is_inline) {
-		breach(qp->ctx, "QP 0x%x WQE 0x%x: inline and gather segments mixed",
-		       qp->qpn, w->index);
-		return -EINVAL;
 	}
 	return 0;
 }

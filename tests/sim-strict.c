@@ -133,6 +133,19 @@ int main(int argc, char **argv)
 		/* A stamp where a data segment should start. */
 		d->byte_count = htobe32(0xffffffff);
 		ring(ctrl, MLX4_OPCODE_SEND, 2);
+	} else if (!strcmp(how, "gather-then-inline")) {
+		struct mlx4_wqe_data_seg *d = (void *)seg;
+
+		/*
+		 * A gather entry of nearly 2 GiB, then an inline segment:
+		 * a device that added the gather length before refusing
+		 * the mix would copy the inline bytes far past its buffer.
+		 */
+		d->byte_count = htobe32(0x7ffffff0);
+		d->lkey = htobe32(0x1234);
+		d->addr = htobe64(0x10000);
+		*(uint32_t *)(seg + 16) = htobe32(MLX4_INLINE_SEG | 12);
+		ring(ctrl, MLX4_OPCODE_SEND, 3);
 	} else if (!strcmp(how, "foreign-cq-doorbell")) {
 		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
 	} else if (!strcmp(how, "ci-ahead")) {
