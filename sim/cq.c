@@ -436,6 +436,7 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 		       (unsigned long long)cq->buf);
 		return;
 	}
+	TRACE(trace_cqe(cq, cq->prod, &cqe));
 	cq->prod++;
 
 	error = (cqe.owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==

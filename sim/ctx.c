@@ -351,6 +351,10 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 		err = -EINVAL;
 	if (!err)
 		err = cmd.handler(&cmd);
+	TRACE(trace_command(ctx, cmd.command, cmd.extended, cmd.in_len,
+			    err ? 0 : response_length(&cmd), err ? err : 0,
+			    cmd.drv_in, cmd.drv_in_len, cmd.drv_out,
+			    err ? 0 : cmd.drv_out_len));
 	if (err)
 		return reply_errno(ctx, err);
 
@@ -446,6 +450,8 @@ static int handle_open(struct sim_ctx *ctx, uint32_t index)
 		reply.ret = -ENODEV;
 	else
 		ctx->hca = &sim.hca[index];
+	if (!reply.ret)
+		TRACE(trace_open_file(ctx, index));
 	return send_reply(ctx, &reply, NULL, 0, -1);
 }
 
@@ -548,6 +554,8 @@ void ctx_close(struct sim_ctx *ctx)
 	};
 	struct sim_event_file *file, *tmp;
 
+	if (ctx->hca)
+		TRACE(trace_close_file(ctx));
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
 		release_all(ctx, order[i]);
 	list_for_each_safe(&ctx->event_files, file, tmp, struct sim_event_file,

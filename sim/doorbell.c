@@ -60,10 +60,14 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 
 	rung->n = 0;
 	db = take32(uar + MLX4_SEND_DOORBELL);
-	if (db)
+	if (db) {
+		TRACE(trace_send_doorbell(ctx, be32toh(db)));
 		ring(ctx, rung, be32toh(db) >> 8, "the send doorbell");
+	}
 	cq = take64(uar + MLX4_CQ_DOORBELL);
 	if (cq) {
+		TRACE(trace_cq_doorbell(ctx, be32toh((uint32_t)cq),
+					be32toh((uint32_t)(cq >> 32))));
 		sim.work_done = true;
 		cq_doorbell(ctx, be32toh((uint32_t)cq));
 	}
@@ -74,9 +78,12 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 		 * The first eight bytes of the control segment: owner_opcode,
 		 * then the QPN in the three bytes before fence_size.
 		 */
-		if (head)
-			ring(ctx, rung, be32toh((uint32_t)(head >> 32)) >> 8,
-			     "a BlueFlame write");
+		if (!head)
+			continue;
+		TRACE(trace_blueflame(ctx, SIM_PAGE_SIZE + off, head, bf + off,
+				      BF_CHUNK));
+		ring(ctx, rung, be32toh((uint32_t)(head >> 32)) >> 8,
+		     "a BlueFlame write");
 	}
 }
 

@@ -50,6 +50,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--cqe-size 32|64] [--no-strict]\n"
+		"                [--trace FILE]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
 
@@ -61,6 +62,7 @@ static int parse_options(int argc, char **argv)
 		{ "ports", required_argument, NULL, 'p' },
 		{ "cqe-size", required_argument, NULL, 'c' },
 		{ "no-strict", no_argument, NULL, 'n' },
+		{ "trace", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -77,6 +79,7 @@ static int parse_options(int argc, char **argv)
 		case 'p': sim.opt.nports = atoi(optarg); break;
 		case 'c': sim.opt.cqe_size = atoi(optarg); break;
 		case 'n': sim.opt.strict = false; break;
+		case 't': sim.opt.trace = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -360,6 +363,10 @@ int main(int argc, char **argv)
 			path);
 		return 1;
 	}
+	if (sim.opt.trace && trace_open(sim.opt.trace)) {
+		fprintf(stderr, "mlx4simd: %s: %m\n", sim.opt.trace);
+		return 1;
+	}
 	listen_fd = open_socket(sim.opt.dir);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -383,6 +390,7 @@ int main(int argc, char **argv)
 
 	while (!list_empty(&sim.ctxs))
 		ctx_close(list_entry(sim.ctxs.next, struct sim_ctx, link));
+	trace_close();
 	/* The breaches that fail the run: none when not strict. */
 	if (!sim.opt.strict)
 		sim.breaches = 0;

@@ -651,6 +651,7 @@ void req_run(struct sim_qp *qp)
 		sim.work_done = true;
 		for (int i = 0; i < n && qp_can_send(qp); i++) {
 			w.index = qp->sq.head;
+			TRACE(trace_send_wqe(qp, w.index, raw + i * MAX_STRIDE));
 			if (parse_wqe(qp, raw + i * MAX_STRIDE, &w)) {
 				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 				return;

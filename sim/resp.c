@@ -103,6 +103,7 @@ static int rq_take(struct sim_qp *qp, struct sim_recv *r)
 			return -EAGAIN;
 	}
 	r->wqe_index = qp->rq.head & 0xffff;
+	TRACE(trace_recv_wqe(qp, r->wqe_index, wqe, stride));
 	qp->rq.head++;
 	parse_scatter(qp->hca, wqe, qp->rq.max_gs, r);
 	return 0;
@@ -148,6 +149,7 @@ static int srq_take(struct sim_srq *srq, struct sim_recv *r)
 		return -EAGAIN;
 	}
 	r->wqe_index = srq->next_wqe;
+	TRACE(trace_srq_wqe(srq, r->wqe_index, wqe, stride));
 	srq->next_wqe = next;
 	srq->consumed++;
 	parse_scatter(srq->hca, wqe + 16, srq->max_gs, r);

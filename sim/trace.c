@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The trace (mlx4simd --trace FILE): one text line for each thing a
+ * driver says to the device or the device does in its memory, so that two
+ * drivers running the same program can be compared line by line.
+ *
+ * Every line starts with the process ("p<pid>"), then what happened:
+ *
+ *   open uverbsN cmd=ARGV          a process opened the device file
+ *   close                          and its file is gone
+ *   cmd NAME in=N out=N ret=R drv_in=HEX drv_out=HEX
+ *                                  a uverbs command: the sizes of the core
+ *                                  request and of the response, and the
+ *                                  driver's data both ways
+ *   db uar send=VALUE              the send doorbell register
+ *   db uar cq=WORD0,WORD1          the CQ doorbell register
+ *   bf uar+OFFSET wqe=SEGMENTS     a BlueFlame write, with its bytes
+ *   sq qp=QPN i=INDEX wqe=SEGMENTS a send WQE the device read
+ *   rq qp=QPN i=INDEX wqe=SEGMENTS a receive WQE it took
+ *   srq srq=SRQN i=INDEX wqe=...   an SRQ WQE it took
+ *   cqe cq=CQN i=INDEX HEX         a CQE it wrote (the 32 bytes of
+ *                                  struct mlx4_cqe, owner bit included)
+ *
+ * WQE bytes are printed whole, in hex, cut where their segments begin
+ * (ctrl, raddr, atomic, bind, inval, dgram, data, inl, next, pad), so a
+ * reader can tell an address from a key without knowing the format.
+ * Register values are as the device reads them (host order).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+FILE *sim_trace;
+
+#define TRACE_BUFFER	(1 << 20)
+
+int trace_open(const char *path)
+{
+	sim_trace = fopen(path, "we");
+	if (!sim_trace)
+		return -1;
+	/* A big buffer: the data path should not wait for the disk. */
+	setvbuf(sim_trace, NULL, _IOFBF, TRACE_BUFFER);
+	return 0;
+}
+
+void trace_close(void)
+{
+	if (sim_trace)
+		fclose(sim_trace);
+	sim_trace = NULL;
+}
+
+static void hex(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		fprintf(sim_trace, "%02x", p[i]);
+}
+
+static void segment(const char *name, const uint8_t *p, size_t len,
+		    bool *first)
+{
+	fprintf(sim_trace, "%s%s:", *first ? "" : ",", name);
+	hex(p, len);
+	*first = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Processes and commands                                              */
+/* ------------------------------------------------------------------ */
+
+void trace_open_file(const struct sim_ctx *ctx, uint32_t index)
+{
+	char path[64], argv[512];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)ctx->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, argv, sizeof(argv) - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	argv[n] = 0;
+	/* One token: arguments joined by '_', no blanks. */
+	for (ssize_t i = 0; i < n; i++)
+		if (argv[i] == 0 || argv[i] == ' ' || argv[i] == '\t')
+			argv[i] = i == n - 1 ? 0 : '_';
+	fprintf(sim_trace, "p%d open uverbs%u cmd=%s\n", (int)ctx->pid, index,
+		argv);
+}
+
+void trace_close_file(const struct sim_ctx *ctx)
+{
+	fprintf(sim_trace, "p%d close\n", (int)ctx->pid);
+}
+
+static const char *const legacy_names[] = {
+#define NAME(c) [IB_USER_VERBS_CMD_##c] = #c
+	NAME(GET_CONTEXT), NAME(QUERY_DEVICE), NAME(QUERY_PORT),
+	NAME(ALLOC_PD), NAME(DEALLOC_PD), NAME(CREATE_AH), NAME(MODIFY_AH),
+	NAME(QUERY_AH), NAME(DESTROY_AH), NAME(REG_MR), NAME(REG_SMR),
+	NAME(REREG_MR), NAME(QUERY_MR), NAME(DEREG_MR), NAME(ALLOC_MW),
+	NAME(BIND_MW), NAME(DEALLOC_MW), NAME(CREATE_COMP_CHANNEL),
+	NAME(CREATE_CQ), NAME(RESIZE_CQ), NAME(DESTROY_CQ), NAME(POLL_CQ),
+	NAME(PEEK_CQ), NAME(REQ_NOTIFY_CQ), NAME(CREATE_QP), NAME(QUERY_QP),
+	NAME(MODIFY_QP), NAME(DESTROY_QP), NAME(POST_SEND), NAME(POST_RECV),
+	NAME(ATTACH_MCAST), NAME(DETACH_MCAST), NAME(CREATE_SRQ),
+	NAME(MODIFY_SRQ), NAME(QUERY_SRQ), NAME(DESTROY_SRQ),
+	NAME(POST_SRQ_RECV), NAME(OPEN_XRCD), NAME(CLOSE_XRCD),
+	NAME(CREATE_XSRQ), NAME(OPEN_QP),
+#undef NAME
+};
+
+static const char *const ex_names[] = {
+#define NAME(c) [IB_USER_VERBS_EX_CMD_##c] = "EX_" #c
+	NAME(QUERY_DEVICE), NAME(CREATE_CQ), NAME(CREATE_QP), NAME(MODIFY_QP),
+	NAME(CREATE_FLOW), NAME(DESTROY_FLOW), NAME(CREATE_WQ),
+	NAME(MODIFY_WQ), NAME(DESTROY_WQ), NAME(CREATE_RWQ_IND_TBL),
+	NAME(DESTROY_RWQ_IND_TBL), NAME(MODIFY_CQ),
+#undef NAME
+};
+
+void trace_command(const struct sim_ctx *ctx, uint32_t command, bool extended,
+		   size_t in_len, size_t out_len, int ret,
+		   const uint8_t *drv_in, size_t drv_in_len,
+		   const uint8_t *drv_out, size_t drv_out_len)
+{
+	const char *const *names = extended ? ex_names : legacy_names;
+	size_t count = extended ? ARRAY_SIZE(ex_names) :
+				  ARRAY_SIZE(legacy_names);
+	const char *name = command < count ? names[command] : NULL;
+
+	fprintf(sim_trace, "p%d cmd ", (int)ctx->pid);
+	if (name)
+		fputs(name, sim_trace);
+	else
+		fprintf(sim_trace, "%s%u", extended ? "EX_" : "", command);
+	fprintf(sim_trace, " in=%zu out=%zu ret=%d drv_in=", in_len, out_len,
+		ret);
+	hex(drv_in, drv_in_len);
+	fputs(" drv_out=", sim_trace);
+	hex(drv_out, drv_out_len);
+	fputc('\n', sim_trace);
+}
+
+/* ------------------------------------------------------------------ */
+/* Doorbells                                                           */
+/* ------------------------------------------------------------------ */
+
+void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value)
+{
+	fprintf(sim_trace, "p%d db uar send=0x%08x\n", (int)ctx->pid, value);
+}
+
+void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
+		       uint32_t word1)
+{
+	fprintf(sim_trace, "p%d db uar cq=0x%08x,0x%08x\n", (int)ctx->pid,
+		word0, word1);
+}
+
+static void send_wqe_segments(enum ibv_qp_type type, const uint8_t *wqe,
+			      size_t size);
+
+/* @head is the first eight bytes, which the device took from the page. */
+void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
+		     uint64_t head, const volatile uint8_t *chunk, size_t room)
+{
+	uint8_t wqe[SIM_PAGE_SIZE];
+	struct sim_qp *qp;
+	size_t size;
+
+	memcpy(wqe, &head, sizeof(head));
+	for (size_t i = sizeof(head); i < room; i++)
+		wqe[i] = chunk[i];
+	size = MIN((size_t)(wqe[7] & 0x3f) * 16, room);
+	/* The QPN is in bytes 4-6; its type says what segments follow. */
+	qp = qp_by_num(ctx->hca, be32toh((uint32_t)(head >> 32)) >> 8);
+	fprintf(sim_trace, "p%d bf uar+0x%x wqe=", (int)ctx->pid, offset);
+	send_wqe_segments(qp ? qp->type : IBV_QPT_RC, wqe,
+			  MAX(size, sizeof(head)));
+	fputc('\n', sim_trace);
+}
+
+/* ------------------------------------------------------------------ */
+/* WQEs                                                                */
+/* ------------------------------------------------------------------ */
+
+/* The opcode-specific segments between control and data, by name. */
+static void middle_segments(enum ibv_qp_type type, uint8_t opcode,
+			    const uint8_t *p, size_t room, size_t *off,
+			    bool *first)
+{
+	struct { const char *name; size_t len; } seg[2] = {};
+
+	if (type == IBV_QPT_UD) {
+		seg[0].name = "dgram";
+		seg[0].len = sizeof(struct mlx4_wqe_datagram_seg);
+	} else {
+		switch (opcode) {
+		case MLX4_OPCODE_RDMA_WRITE:
+		case MLX4_OPCODE_RDMA_WRITE_IMM:
+		case MLX4_OPCODE_RDMA_READ:
+			seg[0].name = "raddr";
+			seg[0].len = sizeof(struct mlx4_wqe_raddr_seg);
+			break;
+		case MLX4_OPCODE_ATOMIC_CS:
+		case MLX4_OPCODE_ATOMIC_FA:
+		case MLX4_OPCODE_MASKED_ATOMIC_CS:
+		case MLX4_OPCODE_MASKED_ATOMIC_FA:
+			seg[0].name = "raddr";
+			seg[0].len = sizeof(struct mlx4_wqe_raddr_seg);
+			seg[1].name = "atomic";
+			seg[1].len = sizeof(struct mlx4_wqe_atomic_seg);
+			break;
+		case MLX4_OPCODE_BIND_MW:
+			seg[0].name = "bind";
+			seg[0].len = sizeof(struct mlx4_wqe_bind_seg);
+			break;
+		case MLX4_OPCODE_LOCAL_INVAL:
+			seg[0].name = "inval";
+			seg[0].len = sizeof(struct mlx4_wqe_local_inval_seg);
+			break;
+		}
+	}
+	for (int i = 0; i < 2 && seg[i].name; i++) {
+		size_t len = MIN(seg[i].len, room - *off);
+
+		segment(seg[i].name, p + *off, len, first);
+		*off += len;
+	}
+}
+
+/*
+ * Data segments: a byte count with bit 31 set starts an inline segment,
+ * padded to 16 bytes; anything else is a 16-byte gather entry.
+ */
+static void data_segments(const uint8_t *p, size_t off, size_t size,
+			  bool *first)
+{
+	while (off < size) {
+		uint32_t word = be32toh(*(const uint32_t *)(p + off));
+		size_t len = 16;
+
+		if (word != 0xffffffff && (word & MLX4_INLINE_SEG)) {
+			len = ((4 + (word & ~MLX4_INLINE_SEG)) + 15) & ~15u;
+			segment("inl", p + off, MIN(len, size - off), first);
+		} else {
+			segment("data", p + off, MIN(len, size - off), first);
+		}
+		off += len;
+	}
+}
+
+static void send_wqe_segments(enum ibv_qp_type type, const uint8_t *wqe,
+			      size_t size)
+{
+	uint8_t opcode = wqe[3] & 0x1f;
+	bool first = true;
+	size_t off;
+
+	segment("ctrl", wqe, MIN(size, 16), &first);
+	off = MIN(size, 16);
+	if (off < size)
+		middle_segments(type, opcode, wqe, size, &off, &first);
+	data_segments(wqe, off, size, &first);
+}
+
+void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
+		    const uint8_t *wqe)
+{
+	size_t stride = 1u << qp->sq.wqe_shift;
+	size_t size = MIN((size_t)(wqe[7] & 0x3f) * 16, stride);
+
+	fprintf(sim_trace, "p%d sq qp=0x%x i=%u wqe=", (int)qp->ctx->pid,
+		qp->qpn, index);
+	send_wqe_segments(qp->type, wqe, MAX(size, 16));
+	fputc('\n', sim_trace);
+}
+
+/* A receive WQE is gather entries to the end of its stride. */
+void trace_recv_wqe(const struct sim_qp *qp, uint32_t index,
+		    const uint8_t *wqe, size_t size)
+{
+	bool first = true;
+
+	fprintf(sim_trace, "p%d rq qp=0x%x i=%u wqe=", (int)qp->ctx->pid,
+		qp->qpn, index);
+	for (size_t off = 0; off < size; off += 16)
+		segment("data", wqe + off, MIN(16, size - off), &first);
+	fputc('\n', sim_trace);
+}
+
+void trace_srq_wqe(const struct sim_srq *srq, uint32_t index,
+		   const uint8_t *wqe, size_t size)
+{
+	bool first = true;
+
+	fprintf(sim_trace, "p%d srq srq=0x%x i=%u wqe=", (int)srq->ctx->pid,
+		srq->srqn, index);
+	for (size_t off = 0; off < size; off += 16)
+		segment(off ? "data" : "next", wqe + off, MIN(16, size - off),
+			&first);
+	fputc('\n', sim_trace);
+}
+
+/* ------------------------------------------------------------------ */
+/* CQEs                                                                */
+/* ------------------------------------------------------------------ */
+
+void trace_cqe(const struct sim_cq *cq, uint32_t index,
+	       const struct mlx4_cqe *cqe)
+{
+	fprintf(sim_trace, "p%d cqe cq=0x%x i=%u ", (int)cq->ctx->pid, cq->cqn,
+		index);
+	hex(cqe, sizeof(*cqe));
+	fputc('\n', sim_trace);
+}
