@@ -90,6 +90,9 @@ struct mlx4_context {
 	int			bf_buf_size;	/* half a BlueFlame register */
 	unsigned int		bf_offset;	/* which half is next */
 	struct mlx4_lock	bf_lock;
+#if !MLX4_MMIO_STORE64
+	struct mlx4_lock	uar_lock;	/* 64-bit doorbells in halves */
+#endif
 
 	int			cqe_size;	/* 32 or 64 */
 	int			qp_tab_size;
@@ -230,8 +233,8 @@ struct mlx4_qp {
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
 	uint8_t			sge_limit[MLX4_WR_OPCODES];
 	/*
-	 * Per verbs opcode: the lone inline path takes payloads shorter
-	 * than this (0: none).  Not in fast_op[], which stays 16 bytes.
+	 * Per verbs opcode: the lone inline path takes payloads of 1 to
+	 * this many bytes (0: none).  Not in fast_op[], which stays 16 bytes.
 	 */
 	uint16_t		inline_limit[MLX4_WR_OPCODES];
 	/* srcrb_flags by IBV_SEND_SIGNALED/SOLICITED, sq_sig_all folded in. */

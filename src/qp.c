@@ -254,9 +254,9 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 				 MLX4_INLINE_ALIGN;
 		/* The lone inline path fills two blocks at most. */
 		if (o->inline_ok)
-			qp->inline_limit[op] = 1 + min_int(max_inline,
-							   f->inline_room +
-							   INLINE_BLOCK_ROOM);
+			qp->inline_limit[op] = min_int(max_inline,
+						       f->inline_room +
+						       INLINE_BLOCK_ROOM);
 	}
 
 	for (op = 0; op < 4; op++)
@@ -647,7 +647,7 @@ enum {
 
 /*
  * Any WQE, for the slow path: @wr passed check_send_wr().  Returns its
- * size in 16-byte units, WQE_INLINE added if the payload went inline.
+ * size in 16-byte units, WQE_INLINE added if inline bytes went in.
  */
 static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 				   unsigned int ind)
@@ -682,9 +682,13 @@ static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	seg = (char *)seg + op->hdr_size;
 
 	if (wr_is_inline(wr)) {
+		void *start = seg;
+
 		seg = set_inline_data(seg, wr);
 		size = ((uintptr_t)seg - (uintptr_t)ctrl + 15) / 16;
-		inl = WQE_INLINE;
+		/* BlueFlame only for a payload (rdma-core's rule too). */
+		if (seg != start)
+			inl = WQE_INLINE;
 	} else {
 		struct mlx4_wqe_data_seg *dseg = seg;
 		int i, n = op->segs < SEG_BIND_MW ? wr->num_sge : 0;
@@ -738,6 +742,8 @@ void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
 		 * writing it, the UAR doorbell does the job without waiting.
 		 */
 		if (likely(mlx4_trylock(&ctx->bf_lock))) {
+			/* The last holder's BlueFlame stores go first. */
+			mmio_wc_start();
 			mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset,
 				       ctrl, ((last_size & ~WQE_INLINE) * 16 +
 					      63) & ~63U);
@@ -830,20 +836,17 @@ static inline char *set_inline_seg(struct mlx4_wqe_inline_seg *hdr,
 }
 
 /*
- * The inline payload of a lone request: @len bytes, at most @room + 60,
- * in the segment behind @hdr, @room bytes to the first 64-byte boundary,
- * and if need be in a second segment in the next block.  Nothing to copy
- * means no segment.  Returns where the data ends.
+ * The inline payload of a lone request: @len bytes, 1 to @room + 60, in
+ * the segment behind @hdr, @room bytes to the first 64-byte boundary,
+ * and if need be in a second segment in the next block.  Returns where
+ * the data ends.
  */
 static inline __attribute__((always_inline))
 char *set_inline_payload(struct mlx4_wqe_inline_seg *hdr, unsigned int room,
 			 const char *src, unsigned int len)
 {
-	if (len <= room) {
-		if (unlikely(!len))
-			return (char *)hdr;
+	if (len <= room)
 		return set_inline_seg(hdr, src, len);
-	}
 	hdr = (struct mlx4_wqe_inline_seg *)set_inline_seg(hdr, src, room);
 	return set_inline_seg(hdr, src + room, len - room);
 }
@@ -874,8 +877,11 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	if (unlikely(opcode >= MLX4_NUM_WR_OPCODES ||
 		     wq_looks_full(&qp->sq, ind)))
 		goto general;
-	/* Inline allowed, and no more than two blocks: else the long way. */
-	if (unlikely(sg->length >= qp->inline_limit[opcode]))
+	/*
+	 * Inline allowed, 1 byte to two blocks: else the long way.  No
+	 * payload takes no BlueFlame, as a one-unit WQE never does.
+	 */
+	if (unlikely(sg->length - 1 >= qp->inline_limit[opcode]))
 		goto general;
 	if (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!wr->wr.ud.ah))
 		goto general;
@@ -914,8 +920,11 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		ctrl->bf_qpn = htobe32(fence_size) | qp->doorbell_qpn;
 		udma_to_device_barrier();
 		ctrl->owner_opcode = owner_opcode | htobe32((ind & 0xffff) << 8);
-		/* The ring copy is whole before the device may read it. */
-		udma_to_device_barrier();
+		/*
+		 * The ring copy is whole before the device may read it, and
+		 * the last holder's BlueFlame stores go first.
+		 */
+		mmio_wc_start();
 
 		mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset, ctrl,
 			       bytes);

@@ -320,10 +320,27 @@ static void test_inline_and_blueflame(void)
 	CHECK_BYTES(env.bf, "00000000");
 	CHECK_EQ(env.ctx->bf_offset, 0);
 
-	/* Inline with no bytes at all: no inline segment. */
+	/*
+	 * Inline with no bytes at all: no inline segment, and a one-unit
+	 * WQE: rung at the UAR, not through BlueFlame (rdma-core's rule).
+	 */
+	memset(env.uar, 0, 4096);
 	wr.num_sge = 0;
 	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 4), "0000040a 00010201 0000000c 00000000");
+	CHECK_BYTES(send_wqe(qp, 4), "0000000a 00000001 0000000c 00000000");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
+	CHECK_BYTES(env.bf, "00000000");
+	CHECK_EQ(env.ctx->bf_offset, 0);
+
+	/* The same with one empty SGE, the lone inline request. */
+	memset(env.uar, 0, 4096);
+	wr.num_sge = 1;
+	sge[0].length = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 5), "0000000a 00000001 0000000c 00000000");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
+	CHECK_BYTES(env.bf, "00000000");
+	CHECK_EQ(env.ctx->bf_offset, 0);
 
 	fake_qp_free(qp);
 }
@@ -477,11 +494,16 @@ static void test_lone_inline_layout(void)
 						  payload + len % 3, len);
 			size = (end + 15) / 16;
 			bytes = (end + 63) & ~63U;
+			/*
+			 * BlueFlame (WQE counter and QPN in the control
+			 * segment) only with a payload: a WQE with none is
+			 * rung at the UAR, as rdma-core does.
+			 */
 			be = htobe32((ind & qp->sq.wqe_cnt ? 1U << 31 : 0) |
-				     (ind & 0xffff) << 8 |
+				     (len ? (ind & 0xffff) << 8 : 0) |
 				     be32toh(qp->fast_op[t->opcode].opcode_be));
 			memcpy(expect, &be, 4);
-			be = htobe32(qpn << 8 | fence | size);
+			be = htobe32((len ? qpn << 8 : 0) | fence | size);
 			memcpy(expect + 4, &be, 4);
 			be = htobe32(srcrb);
 			memcpy(expect + 8, &be, 4);
@@ -502,13 +524,21 @@ static void test_lone_inline_layout(void)
 			}
 
 			bad += memcmp(wqe, expect, end) != 0;
-			bad += memcmp(bf, wqe, bytes) != 0;
-			bad += env.ctx->bf_offset != (unsigned int)
-			       (bf == env.bf ? 256 : 0);
-			bad += uar_send_doorbell() != 0;
+			if (len) {
+				bad += memcmp(bf, wqe, bytes) != 0;
+				bad += env.ctx->bf_offset != (unsigned int)
+				       (bf == env.bf ? 256 : 0);
+				bad += uar_send_doorbell() != 0;
+			} else {
+				bad += memcmp(bf, "\0\0\0\0\0\0\0\0", 8) != 0;
+				bad += env.ctx->bf_offset != (unsigned int)
+				       (bf == env.bf ? 0 : 256);
+				bad += uar_send_doorbell() != htobe32(qpn << 8);
+			}
 			bad += qp->sq.head != ind + 1;
 			bad += qp->sq.wrid[ind & qp->sq.mask] != len;
-			if (qp->sq_stamp)
+			/* Stamped ahead by the lone path: a payload. */
+			if (qp->sq_stamp && len)
 				bad += memcmp(ahead + 64, "\xff\xff\xff\xff", 4) != 0;
 			if (bad) {
 				printf("# %s, %u bytes:\n", t->name, len);
