@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -324,7 +325,14 @@ static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	}
-	if (sendmsg(ctx->sock, &msg, MSG_NOSIGNAL) < 0)
+	/*
+	 * Never wait for a client: one that does not read its replies
+	 * would stall the device for every other process.  A client
+	 * running the protocol has at most one reply outstanding, so a
+	 * full socket means a client that stopped playing by it; the
+	 * error closes its context.
+	 */
+	if (sendmsg(ctx->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return -errno;
 	return 0;
 }
@@ -455,6 +463,14 @@ static int handle_open(struct sim_ctx *ctx, uint32_t index)
 	return send_reply(ctx, &reply, NULL, 0, -1);
 }
 
+/* Whether the process closed its end (a zero-length read can be either). */
+static bool peer_gone(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) != 0;
+}
+
 /* Returns -1 when the connection is gone and the context must close. */
 int ctx_handle_request(struct sim_ctx *ctx)
 {
@@ -467,8 +483,11 @@ int ctx_handle_request(struct sim_ctx *ctx)
 	n = recv(ctx->sock, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
-	if (n <= 0)
+	if (n < 0)
 		return -1;
+	/* An empty datagram reads like the end of the connection. */
+	if (n == 0)
+		return peer_gone(ctx->sock) ? -1 : 0;
 	if ((size_t)n < sizeof(*req))
 		return reply_errno(ctx, -EINVAL) ? -1 : 0;
 	len = n - sizeof(*req);

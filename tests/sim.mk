@@ -9,7 +9,8 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)'; top_srcdir='$(abs_top_srcdir)'; \
 	export top_builddir top_srcdir;
 
-check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict
+check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict \
+	tests/sim-hostile
 tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h
 tests_rdma_semantics_LDADD = -libverbs
 tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h
@@ -25,6 +26,7 @@ SIM_TESTS = \
 	tests/semantics-system.tap \
 	tests/control-system.tap \
 	tests/strict.tap \
+	tests/hostile.tap \
 	tests/cleanup.tap \
 	tests/devinfo-project.tap \
 	tests/pingpong-project.tap \
