@@ -27,6 +27,7 @@ SIM_TESTS = \
 	tests/control-system.tap \
 	tests/strict.tap \
 	tests/hostile.tap \
+	tests/lifecycle.tap \
 	tests/cleanup.tap \
 	tests/devinfo-project.tap \
 	tests/pingpong-project.tap \
