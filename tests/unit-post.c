@@ -904,7 +904,10 @@ static void test_post_recv(void)
 
 static void test_srq(void)
 {
-	struct ibv_sge sge[2] = { { 0x5000, 0x100, 0x33 }, { 0x6000, 8, 0x34 } };
+	/* Three entries: one request below posts three SGEs. */
+	struct ibv_sge sge[3] = {
+		{ 0x5000, 0x100, 0x33 }, { 0x6000, 8, 0x34 }, { 0x7000, 4, 0x35 },
+	};
 	struct ibv_recv_wr wr[5];
 	struct ibv_recv_wr *bad;
 	struct mlx4_srq *srq;
