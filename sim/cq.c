@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "uverbs.h"
 
@@ -59,6 +60,14 @@ static int init_ownership(pid_t pid, uint64_t buf, uint32_t nent,
 	return 0;
 }
 
+/* mlx4_core gives completions one event queue per online CPU. */
+uint32_t hca_comp_vectors(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus > 0 ? cpus : 1;
+}
+
 static bool buffer_ok(struct sim_ctx *ctx, uint64_t buf, uint64_t len)
 {
 	return buf && dma_range_mapped(ctx->pid, buf, len, true);
@@ -84,6 +93,12 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	struct sim_cq *cq;
 	int err;
 
+	/*
+	 * uverbs refuses a vector the device does not have, then mlx4_ib a
+	 * size outside 1..max_cqe.
+	 */
+	if (p->comp_vector >= hca_comp_vectors())
+		return -EINVAL;
 	if (p->cqe < 1 || p->cqe > CX3_MAX_CQE || hca->ncqs >= CX3_MAX_CQ)
 		return -EINVAL;
 	if (cmd->drv_in_len < sizeof(drv))

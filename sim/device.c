@@ -20,7 +20,6 @@ SIM_HANDLER(cmd_get_context)
 	struct sim_ctx *ctx = cmd->ctx;
 	struct ib_uverbs_get_context_resp resp = {};
 	struct mlx4_ib_alloc_ucontext_resp drv = {};
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int err;
 
 	if (ctx->has_ucontext)
@@ -32,7 +31,7 @@ SIM_HANDLER(cmd_get_context)
 	if (!ctx->async)
 		return -ENOMEM;
 
-	resp.num_comp_vectors = cpus > 0 ? cpus : 1;
+	resp.num_comp_vectors = hca_comp_vectors();
 	drv.dev_caps = sim.opt.cqe_size == 64 ? MLX4_USER_DEV_CAP_LARGE_CQE : 0;
 	drv.qp_tab_size = CX3_QP_TAB_SIZE;
 	drv.bf_reg_size = CX3_BF_REG_SIZE;
@@ -110,7 +109,7 @@ SIM_HANDLER(cmd_ex_query_device)
 	resp.device_cap_flags_ex = CX3_DEVICE_CAP_FLAGS;
 	resp.rss_caps.supported_qpts = 1 << IBV_QPT_RAW_PACKET;
 	resp.rss_caps.max_rwq_indirection_tables = 256;
-	resp.rss_caps.max_rwq_indirection_table_size = 256;
+	resp.rss_caps.max_rwq_indirection_table_size = CX3_MAX_RSS_TBL_SZ;
 	resp.max_wq_type_rq = CX3_MAX_QP;
 	resp.cq_moderation_caps.max_cq_moderation_count = CX3_MAX_CQ_MODERATION;
 	resp.cq_moderation_caps.max_cq_moderation_period = CX3_MAX_CQ_MODERATION;
@@ -119,6 +118,7 @@ SIM_HANDLER(cmd_ex_query_device)
 	drv.comp_mask = MLX4_IB_QUERY_DEV_RESP_MASK_CORE_CLOCK_OFFSET;
 	drv.response_length = sizeof(drv);
 	drv.hca_core_clock_offset = SIM_CLOCK_OFFSET;
+	drv.max_inl_recv_sz = CX3_MAX_INL_RECV;
 	drv.rss_caps.rx_hash_function = MLX4_IB_RX_HASH_FUNC_TOEPLITZ;
 	drv.rss_caps.rx_hash_fields_mask =
 		MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4 |

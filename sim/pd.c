@@ -161,6 +161,9 @@ SIM_HANDLER(cmd_close_xrcd)
 	h = uobj_get(cmd->ctx, req.xrcd_handle, SIM_OBJ_XRCD);
 	if (!h)
 		return -EINVAL;
+	/* uverbs keeps the handle while SRQs or QPs made through it live. */
+	if (h->users)
+		return -EBUSY;
 	xrcd_handle_release(h);
 	return 0;
 }

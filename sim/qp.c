@@ -52,26 +52,32 @@ struct qp_params {
 	uint32_t create_flags;
 };
 
-/* The RQ as mlx4_ib sizes it for a user QP (set_rq_size). */
+/*
+ * The RQ as mlx4_ib sizes it for a user QP (set_rq_size).  A receive
+ * inline size widens the stride to the power of two at or BELOW it: the
+ * kernel takes ilog2, so a driver that rounds up and says so unrounded
+ * gets a stride other than the one it writes with.
+ */
 static int size_rq(struct sim_qp *qp, const struct qp_params *p,
-		   const struct mlx4_ib_create_qp *drv)
+		   uint32_t inl_recv_sz)
 {
+	uint32_t wqe_size;
+
 	if (p->max_recv_wr > CX3_MAX_QP_WR || p->max_recv_sge > CX3_MAX_SGE)
 		return -EINVAL;
-	if (drv->inl_recv_sz)
-		return -EINVAL;		/* no inline receive here */
 	if (!has_rq(p->qp_type, p->is_srq)) {
-		if (p->max_recv_wr)
+		if (p->max_recv_wr || inl_recv_sz)
 			return -EINVAL;
 		return 0;
 	}
 	/* The hardware needs at least one entry with one gather entry. */
-	if (!p->max_recv_wr || !p->max_recv_sge)
+	if (!p->max_recv_wr || !p->max_recv_sge ||
+	    inl_recv_sz > CX3_MAX_INL_RECV)
 		return -EINVAL;
 	qp->rq.wqe_cnt = roundup_pow2(p->max_recv_wr);
 	qp->rq.max_gs = roundup_pow2(p->max_recv_sge);
-	qp->rq.wqe_shift = ilog2_u32(qp->rq.max_gs *
-				     sizeof(struct mlx4_wqe_data_seg));
+	wqe_size = qp->rq.max_gs * sizeof(struct mlx4_wqe_data_seg);
+	qp->rq.wqe_shift = ilog2_u32(MAX(wqe_size, inl_recv_sz));
 	qp->cap.max_recv_wr = qp->rq.wqe_cnt;
 	qp->cap.max_recv_sge = qp->rq.max_gs;
 	return 0;
@@ -97,18 +103,22 @@ static int size_sq(struct sim_qp *qp, const struct qp_params *p,
 	return 0;
 }
 
-/* Where the queues are in the buffer: the larger stride goes first. */
-static uint64_t place_queues(struct sim_qp *qp)
+/*
+ * Where the device finds the queues in a QP's buffer: the one with the
+ * larger stride first, the send queue first when they are equal.  Returns
+ * the buffer's size, which the kernel pins.
+ */
+uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq)
 {
-	uint64_t rq_size = (uint64_t)qp->rq.wqe_cnt << qp->rq.wqe_shift;
-	uint64_t sq_size = (uint64_t)qp->sq.wqe_cnt << qp->sq.wqe_shift;
+	uint64_t rq_size = (uint64_t)rq->wqe_cnt << rq->wqe_shift;
+	uint64_t sq_size = (uint64_t)sq->wqe_cnt << sq->wqe_shift;
 
-	if (qp->rq.wqe_shift > qp->sq.wqe_shift) {
-		qp->rq.offset = 0;
-		qp->sq.offset = rq_size;
+	if (rq->wqe_shift > sq->wqe_shift) {
+		rq->offset = 0;
+		sq->offset = rq_size;
 	} else {
-		qp->rq.offset = sq_size;
-		qp->sq.offset = 0;
+		rq->offset = sq_size;
+		sq->offset = 0;
 	}
 	return rq_size + sq_size;
 }
@@ -121,7 +131,7 @@ static int alloc_qpn(struct sim_hca *hca, struct sim_qp *qp)
 		return -ENOMEM;
 	do {
 		qp->qpn = (hca->next_qpn++ & (CX3_QPN_XRC_BIT - 1)) | flag;
-	} while (qp->qpn < 0x48 || table_get(&hca->qps, qp->qpn));
+	} while (qp->qpn < CX3_FIRST_QPN || table_get(&hca->qps, qp->qpn));
 	if (table_put(&hca->qps, qp->qpn, qp))
 		return -ENOMEM;
 	hca->nqps++;
@@ -139,6 +149,7 @@ static int qp_bind_objects(struct sim_ctx *ctx, struct sim_qp *qp,
 		if (!x)
 			return -EINVAL;
 		qp->xrcd = x->xrcd;
+		qp->xrcd_handle = x;
 		return 0;
 	}
 	qp->pd = uobj_get(ctx, p->pd_handle, SIM_OBJ_PD);
@@ -172,6 +183,8 @@ static void qp_hold_objects(struct sim_qp *qp)
 		qp->srq->users++;
 	if (qp->xrcd)
 		xrcd_get(qp->xrcd);
+	if (qp->xrcd_handle)
+		qp->xrcd_handle->users++;
 }
 
 static void qp_drop_objects(struct sim_qp *qp)
@@ -226,12 +239,12 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 			goto fail;
 		}
 		cmd_drv_in(cmd, &drv, sizeof(drv));
-		err = size_rq(qp, p, &drv);
+		err = size_rq(qp, p, drv.inl_recv_sz);
 		if (!err)
 			err = size_sq(qp, p, &drv);
 		if (err)
 			goto fail;
-		size = place_queues(qp);
+		size = place_queues(&qp->sq, &qp->rq);
 		err = -EFAULT;
 		if (!drv.buf_addr ||
 		    !dma_range_mapped(ctx->pid, drv.buf_addr, size, true))
@@ -346,6 +359,8 @@ SIM_HANDLER(cmd_open_qp)
 	}
 	open->uobj.user_handle = req.user_handle;
 	open->qp = qp;
+	open->xrcd_handle = x;
+	x->users++;
 	qp->opens++;
 	resp.qp_handle = open->uobj.handle;
 	resp.qpn = qp->qpn;
@@ -893,6 +908,10 @@ void qp_release(struct sim_qp *qp)
 	event_forget(qp->uobj.ctx, qp);
 	list_del(&qp->ctx_link);
 	list_init(&qp->ctx_link);
+	/* The handle it was made by counts the QP's handle, not the QP. */
+	if (qp->xrcd_handle)
+		qp->xrcd_handle->users--;
+	qp->xrcd_handle = NULL;
 	uobj_remove(&qp->uobj);
 	if (!qp->opens)
 		qp_free(qp);
@@ -903,6 +922,7 @@ void qp_open_release(struct sim_qp_open *open)
 	struct sim_qp *qp = open->qp;
 
 	event_forget(open->uobj.ctx, qp);
+	open->xrcd_handle->users--;
 	uobj_remove(&open->uobj);
 	free(open);
 	if (!--qp->opens && !qp->uobj.ctx)

@@ -70,7 +70,11 @@
 #define CX3_BF_REG_SIZE		512
 #define CX3_BF_REGS_PER_PAGE	8
 #define CX3_QPN_XRC_BIT		(1u << 23)	/* set in XRC target QPNs */
+#define CX3_FIRST_QPN		0x48	/* below: the firmware's own QPs */
 #define CX3_INVALID_LKEY	0x100
+/* Receive inline: at most the bytes of a full scatter list (max_rq_sg). */
+#define CX3_MAX_INL_RECV	(CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg))
+#define CX3_MAX_RSS_TBL_SZ	256	/* WQs an RSS indirection table spans */
 
 /* Pages of a context's device file, by mmap page offset. */
 enum sim_page {
@@ -132,6 +136,7 @@ struct sim_ctx {
 	struct list_node event_files;
 	struct list_node qps;		/* QPs whose doorbells ring here */
 	struct list_node cqs;		/* CQs armed through this UAR */
+	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 };
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
@@ -185,6 +190,7 @@ struct sim_xrcd {
 struct sim_xrcd_handle {
 	struct sim_uobj uobj;
 	struct sim_xrcd *xrcd;
+	int users;			/* SRQs and QPs made or opened by it */
 };
 
 /* Memory regions and windows share the key space (the MPT). */
@@ -241,6 +247,7 @@ struct sim_srq {
 	uint32_t srqn;
 	enum ibv_srq_type type;
 	struct sim_xrcd *xrcd;
+	struct sim_xrcd_handle *xrcd_handle;	/* the one it was made by */
 	struct sim_cq *cq;
 	uint64_t buf, db;
 	uint32_t wqe_cnt, wqe_shift, max_gs;
@@ -289,6 +296,7 @@ struct sim_qp {
 	struct sim_cq *send_cq, *recv_cq;
 	struct sim_srq *srq;
 	struct sim_xrcd *xrcd;
+	struct sim_xrcd_handle *xrcd_handle;	/* the one it was made by */
 	uint64_t buf, db;
 	bool sq_sig_all;
 	struct sim_wq sq, rq;
@@ -329,6 +337,7 @@ struct sim_qp {
 struct sim_qp_open {
 	struct sim_uobj uobj;
 	struct sim_qp *qp;
+	struct sim_xrcd_handle *xrcd_handle;	/* the one it was opened by */
 	uint32_t events_reported;
 };
 
@@ -352,11 +361,30 @@ struct sim_flow {
 	struct sim_qp *qp;
 };
 
+/*
+ * A block of WQ numbers, aligned to its size, that mlx4_ib reserves for a
+ * context so that an indirection table can span consecutive WQs.  WQs
+ * take its numbers in turn until it is full or one of them is destroyed.
+ */
+struct sim_wqn_range {
+	uint32_t base;
+	uint32_t size;
+	uint32_t refs;			/* numbers taken, while none is freed */
+	bool dirty;			/* one was freed: take no more */
+};
+
+/*
+ * A receive WQ: to the device a QP with a one-entry, 64-byte send queue
+ * that is never used, laid out in the buffer like any QP's.
+ */
 struct sim_wq_obj {
 	struct sim_uobj uobj;
 	struct sim_pd *pd;
 	struct sim_cq *cq;
 	uint32_t wqn;
+	struct sim_wqn_range *range;
+	uint64_t buf, db;
+	struct sim_wq sq, rq;
 	enum ibv_wq_state state;
 	uint32_t events_reported;
 	int users;
@@ -553,12 +581,14 @@ struct sim_xrcd *xrcd_get(struct sim_xrcd *xrcd);
 void xrcd_put(struct sim_xrcd *xrcd);
 
 /* cq.c: the device side of a CQ */
+uint32_t hca_comp_vectors(void);
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 
 /* qp.c */
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
+uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
 void qp_to_error(struct sim_qp *qp);
 bool qp_can_send(const struct sim_qp *qp);
 bool qp_can_receive(const struct sim_qp *qp);
@@ -623,6 +653,7 @@ void trace_cqe(const struct sim_cq *cq, uint32_t index,
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ALIGN_UP(v, pow2) (((v) + (pow2) - 1) & ~((pow2) - 1))
 
 static inline uint32_t roundup_pow2(uint32_t v)
 {

@@ -83,8 +83,11 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 	srq->pd = pd;
 	pd->users++;
 	srq->type = p->srq_type;
-	if (x)
+	if (x) {
 		srq->xrcd = xrcd_get(x->xrcd);
+		srq->xrcd_handle = x;
+		x->users++;
+	}
 	srq->cq = cq;
 	if (cq)
 		cq->users++;
@@ -169,6 +172,8 @@ void srq_release(struct sim_srq *srq)
 		srq->cq->users--;
 	if (srq->xrcd)
 		xrcd_put(srq->xrcd);
+	if (srq->xrcd_handle)
+		srq->xrcd_handle->users--;
 	uobj_remove(&srq->uobj);
 	free(srq);
 }

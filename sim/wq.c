@@ -4,8 +4,10 @@
  *
  * A ConnectX-3 uses them to spread and steer Ethernet traffic.  The
  * simulated ports are InfiniBand, so no packet ever matches a rule or
- * lands in a WQ: the objects are created, checked and destroyed as the
- * kernel would, and carry no data path.
+ * lands in a WQ, and mlx4_ib never hands a WQ to the device before an
+ * RSS QP over it reaches INIT on an Ethernet port: the objects are
+ * created, checked, laid out and destroyed as the kernel would, and carry
+ * no data path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,6 +62,69 @@ SIM_HANDLER(cmd_ex_destroy_flow)
 	return 0;
 }
 
+/*
+ * The WQ's number, from the context's open range (mlx4_ib_alloc_wqn).  A
+ * new range, aligned to its size, opens when there is none, when it is
+ * full or when one of its WQs has gone; asking for a range of more than
+ * one while one is open is refused.
+ */
+static int wqn_take(struct sim_ctx *ctx, uint32_t size, struct sim_wq_obj *wq)
+{
+	struct sim_wqn_range *r = ctx->wqn_range;
+	struct sim_hca *hca = ctx->hca;
+
+	if (!r || r->refs == r->size || r->dirty) {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		r->size = size;
+		r->base = ALIGN_UP(hca->next_qpn, size);
+		if (r->base + size >= CX3_QPN_XRC_BIT)
+			r->base = ALIGN_UP(CX3_FIRST_QPN, size);
+		hca->next_qpn = r->base + size;
+		ctx->wqn_range = r;
+	} else if (size != 1) {
+		return -EINVAL;
+	}
+	wq->range = r;
+	wq->wqn = r->base + r->refs++;
+	return 0;
+}
+
+/* A WQ gives its number back; its range closes to new WQs. */
+static void wqn_put(struct sim_ctx *ctx, struct sim_wq_obj *wq)
+{
+	struct sim_wqn_range *r = wq->range;
+
+	if (--r->refs) {
+		r->dirty = true;
+		return;
+	}
+	if (ctx && ctx->wqn_range == r)
+		ctx->wqn_range = NULL;
+	free(r);
+}
+
+/*
+ * The queue as mlx4_ib's create_rq sizes it: the receive queue of a user
+ * QP, and a dummy send queue of one 64-byte entry in the same buffer.
+ */
+static int wq_size(struct sim_wq_obj *wq,
+		   const struct ib_uverbs_ex_create_wq *req, uint64_t *size)
+{
+	if (!req->max_wr || req->max_wr > CX3_MAX_QP_WR ||
+	    !req->max_sge || req->max_sge > CX3_MAX_SGE)
+		return -EINVAL;
+	wq->rq.wqe_cnt = roundup_pow2(req->max_wr);
+	wq->rq.max_gs = roundup_pow2(req->max_sge);
+	wq->rq.wqe_shift = ilog2_u32(wq->rq.max_gs *
+				     sizeof(struct mlx4_wqe_data_seg));
+	wq->sq.wqe_cnt = 1;
+	wq->sq.wqe_shift = CX3_MIN_SQ_STRIDE_LOG;
+	*size = place_queues(&wq->sq, &wq->rq);
+	return 0;
+}
+
 SIM_HANDLER(cmd_ex_create_wq)
 {
 	struct ib_uverbs_ex_create_wq req;
@@ -68,39 +133,60 @@ SIM_HANDLER(cmd_ex_create_wq)
 	struct sim_wq_obj *wq;
 	struct sim_pd *pd;
 	struct sim_cq *cq;
+	uint64_t size;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
 	pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
 	cq = uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ);
-	if (!pd || !cq || req.comp_mask || req.wq_type != IBV_WQT_RQ ||
-	    !req.max_wr || req.max_wr > CX3_MAX_QP_WR ||
-	    !req.max_sge || req.max_sge > CX3_MAX_SGE ||
-	    cmd->drv_in_len < offsetofend(struct mlx4_ib_create_wq, db_addr))
+	if (!pd || !cq || req.comp_mask)
+		return -EINVAL;
+	if (cmd->drv_in_len < offsetofend(struct mlx4_ib_create_wq, comp_mask))
 		return -EINVAL;
 	cmd_drv_in(cmd, &drv, sizeof(drv));
-	if (!dma_range_mapped(cmd->ctx->pid, drv.db_addr, 4, true))
-		return -EFAULT;
+	if (req.wq_type != IBV_WQT_RQ || drv.comp_mask || drv.reserved[0] ||
+	    drv.reserved[1] || drv.reserved[2] ||
+	    (req.create_flags & ~IBV_WQ_FLAGS_SCATTER_FCS) ||
+	    drv.log_range_size > ilog2_u32(CX3_MAX_RSS_TBL_SZ))
+		return -EOPNOTSUPP;
 	wq = calloc(1, sizeof(*wq));
 	if (!wq)
 		return -ENOMEM;
+	err = wq_size(wq, &req, &size);
+	if (err)
+		goto fail;
+	/* The kernel pins the receive queue and the dummy send queue. */
+	err = -EFAULT;
+	if (!drv.buf_addr ||
+	    !dma_range_mapped(cmd->ctx->pid, drv.buf_addr, size, true) ||
+	    !dma_range_mapped(cmd->ctx->pid, drv.db_addr, 4, true))
+		goto fail;
+	err = wqn_take(cmd->ctx, 1u << drv.log_range_size, wq);
+	if (err)
+		goto fail;
 	if (uobj_add(cmd->ctx, &wq->uobj, SIM_OBJ_WQ)) {
-		free(wq);
-		return -ENOMEM;
+		wqn_put(cmd->ctx, wq);
+		err = -ENOMEM;
+		goto fail;
 	}
 	wq->uobj.user_handle = req.user_handle;
 	wq->pd = pd;
 	wq->cq = cq;
 	pd->users++;
 	cq->users++;
-	wq->wqn = cmd->ctx->hca->next_qpn++ & (CX3_QPN_XRC_BIT - 1);
+	wq->buf = drv.buf_addr;
+	wq->db = drv.db_addr;
 	wq->state = IBV_WQS_RESET;
 	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
 	resp.wq_handle = wq->uobj.handle;
-	resp.max_wr = roundup_pow2(req.max_wr);
-	resp.max_sge = roundup_pow2(req.max_sge);
+	resp.max_wr = wq->rq.wqe_cnt;
+	resp.max_sge = wq->rq.max_gs;
 	resp.wqn = wq->wqn;
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;
+fail:
+	free(wq);
+	return err;
 }
 
 SIM_HANDLER(cmd_ex_modify_wq)
@@ -128,6 +214,7 @@ void wq_release(struct sim_wq_obj *wq)
 	event_forget(wq->uobj.ctx, wq);
 	wq->pd->users--;
 	wq->cq->users--;
+	wqn_put(wq->uobj.ctx, wq);
 	uobj_remove(&wq->uobj);
 	free(wq);
 }
@@ -149,6 +236,20 @@ SIM_HANDLER(cmd_ex_destroy_wq)
 	wq_release(wq);
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;
+}
+
+/*
+ * mlx4_ib's rule for an indirection table: the device knows it by its
+ * first WQ number and its size, so the WQs must be numbered consecutively
+ * from a multiple of the size, and the size may not pass the device's.
+ */
+static bool wqs_spannable(struct sim_wq_obj **wqs, uint32_t i, uint32_t size)
+{
+	if (size > CX3_MAX_RSS_TBL_SZ)
+		return false;
+	if (!i)
+		return wqs[0]->wqn % size == 0;
+	return wqs[i]->wqn == wqs[0]->wqn + i;
 }
 
 SIM_HANDLER(cmd_ex_create_ind_tbl)
@@ -176,7 +277,7 @@ SIM_HANDLER(cmd_ex_create_ind_tbl)
 	}
 	for (uint32_t i = 0; i < size; i++) {
 		tbl->wqs[i] = uobj_get(cmd->ctx, handles[i], SIM_OBJ_WQ);
-		if (!tbl->wqs[i]) {
+		if (!tbl->wqs[i] || !wqs_spannable(tbl->wqs, i, size)) {
 			free(tbl->wqs);
 			free(tbl);
 			return -EINVAL;
