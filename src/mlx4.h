@@ -455,6 +455,8 @@ void mlx4_init_sq_ownership(struct mlx4_qp *qp);
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 			struct ibv_qp_cap *cap);
 int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind);
+int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size);
+void mlx4_free_qp_buf(struct mlx4_qp *qp);
 void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 		       uint32_t inl_recv_sz);
 void mlx4_qp_clean_cqs(struct mlx4_qp *qp, struct ibv_cq *send_cq,

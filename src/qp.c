@@ -1214,7 +1214,11 @@ void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 	qp->rq.max_post = qp->rq.wqe_cnt;
 }
 
-static int alloc_qp_buf(struct mlx4_qp *qp, int page_size)
+/*
+ * The buffer of both queues, laid out as the device finds them: the
+ * queue with the larger stride first, the send queue first on a tie.
+ */
+int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size)
 {
 	struct mlx4_context *ctx = qp->ctx;
 	size_t sq_size = (size_t)qp->sq.wqe_cnt << qp->sq.wqe_shift;
@@ -1263,7 +1267,7 @@ err_wrid:
 	return ENOMEM;
 }
 
-static void free_qp_buf(struct mlx4_qp *qp)
+void mlx4_free_qp_buf(struct mlx4_qp *qp)
 {
 	if (qp->buf_is_extern)
 		qp->ctx->extern_alloc.free(qp->buf.buf, qp->ctx->extern_alloc.data);
@@ -1326,7 +1330,7 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 		attr->cap.max_recv_sge = 0;
 	}
 
-	ret = alloc_qp_buf(qp, mlx4_page_size(&ctx->ibv_ctx.context));
+	ret = mlx4_alloc_qp_buf(qp, mlx4_page_size(&ctx->ibv_ctx.context));
 	if (ret)
 		return ret;
 	mlx4_init_sq_ownership(qp);
@@ -1334,7 +1338,7 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 	if (has_rq) {
 		qp->db = mlx4_alloc_db(ctx);
 		if (!qp->db) {
-			free_qp_buf(qp);
+			mlx4_free_qp_buf(qp);
 			return ENOMEM;
 		}
 	}
@@ -1345,7 +1349,7 @@ void mlx4_qp_free_queues(struct mlx4_qp *qp)
 {
 	mlx4_free_db(qp->ctx, qp->db);
 	qp->db = NULL;
-	free_qp_buf(qp);
+	mlx4_free_qp_buf(qp);
 }
 
 /*

@@ -25,28 +25,29 @@ struct mlx4_modify_wq {
 	struct mlx4_ib_modify_wq	drv;
 };
 
-static int alloc_wq_buf(struct mlx4_qp *qp, int page_size)
+/*
+ * mlx4_ib gives a WQ the layout of a QP whose send queue is a single,
+ * never used, 64-byte entry, and pins both queues: the receive queue
+ * starts after that entry unless its stride is the larger.
+ */
+static int alloc_wq_queues(struct mlx4_qp *qp, struct ibv_wq_init_attr *attr,
+			   int page_size)
 {
-	size_t size = (size_t)qp->rq.wqe_cnt << qp->rq.wqe_shift;
+	struct ibv_qp_cap cap = {
+		.max_recv_wr = attr->max_wr ? attr->max_wr : 1,
+		.max_recv_sge = attr->max_sge ? attr->max_sge : 1,
+	};
+	int ret;
 
-	qp->rq.wrid = calloc(qp->rq.wqe_cnt, sizeof(uint64_t));
-	if (!qp->rq.wrid)
-		return ENOMEM;
-	if (mlx4_alloc_buf(&qp->buf, size, page_size)) {
-		free(qp->rq.wrid);
-		qp->rq.wrid = NULL;
-		return ENOMEM;
-	}
-	memset(qp->buf.buf, 0, size);
-	qp->rq.offset = 0;
-	qp->rq.buf = qp->buf.buf;
+	mlx4_calc_rq_size(qp, &cap, 0);
+	qp->sq.wqe_cnt = 1;
+	qp->sq.wqe_shift = MLX4_MIN_SQ_STRIDE;
+	qp->sq.mask = 0;
+	ret = mlx4_alloc_qp_buf(qp, page_size);
+	if (ret)
+		return ret;
+	mlx4_init_sq_ownership(qp);
 	return 0;
-}
-
-static void free_wq_buf(struct mlx4_qp *qp)
-{
-	mlx4_free_buf(&qp->buf);
-	free(qp->rq.wrid);
 }
 
 struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
@@ -55,7 +56,6 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	struct mlx4_context *ctx = to_mctx(context);
 	struct ib_uverbs_ex_create_wq_resp resp = {};
 	struct mlx4_create_wq cmd = {};
-	struct ibv_qp_cap cap = {};
 	struct mlx4_rwq *rwq;
 	struct mlx4_qp *qp;
 	int ret;
@@ -79,11 +79,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	qp->ctx = ctx;
 	mlx4_lock_init(&qp->rq.lock);
 
-	cap.max_recv_wr = attr->max_wr ? attr->max_wr : 1;
-	cap.max_recv_sge = attr->max_sge ? attr->max_sge : 1;
-	mlx4_calc_rq_size(qp, &cap, 0);
-
-	ret = alloc_wq_buf(qp, mlx4_page_size(context));
+	ret = alloc_wq_queues(qp, attr, mlx4_page_size(context));
 	if (ret)
 		goto err_free;
 
@@ -119,7 +115,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 err_db:
 	mlx4_free_db(ctx, qp->db);
 err_buf:
-	free_wq_buf(qp);
+	mlx4_free_qp_buf(qp);
 err_free:
 	free(rwq);
 	errno = ret;
@@ -160,7 +156,7 @@ int mlx4_destroy_wq(struct ibv_wq *ibwq)
 	mlx4_qp_clean_cqs(qp, NULL, ibwq->cq);
 	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 	mlx4_free_db(qp->ctx, qp->db);
-	free_wq_buf(qp);
+	mlx4_free_qp_buf(qp);
 	free(rwq);
 	return 0;
 }
