@@ -1325,6 +1325,12 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 		if (!attr->cap.max_recv_sge)
 			attr->cap.max_recv_sge = 1;
 		mlx4_calc_rq_size(qp, &attr->cap, qp->inl_recv_sz);
+		/*
+		 * The kernel sets the stride to the power of two at or below
+		 * the size it is told: tell it the stride written with.
+		 */
+		if (qp->inl_recv_sz)
+			qp->inl_recv_sz = 1u << qp->rq.wqe_shift;
 	} else {
 		attr->cap.max_recv_wr = 0;
 		attr->cap.max_recv_sge = 0;
@@ -1620,6 +1626,7 @@ struct ibv_qp *mlx4dv_create_qp(struct ibv_context *context,
 				struct mlx4dv_qp_init_attr *mlx4_attr)
 {
 	uint32_t inl_recv_sz = 0;
+	struct ibv_qp *qp;
 
 	if (mlx4_attr->comp_mask & ~(uint64_t)MLX4DV_QP_INIT_ATTR_MASK_INL_RECV) {
 		errno = EOPNOTSUPP;
@@ -1627,7 +1634,11 @@ struct ibv_qp *mlx4dv_create_qp(struct ibv_context *context,
 	}
 	if (mlx4_attr->comp_mask & MLX4DV_QP_INIT_ATTR_MASK_INL_RECV)
 		inl_recv_sz = mlx4_attr->inl_recv_sz;
-	return create_qp(context, attr, inl_recv_sz);
+	qp = create_qp(context, attr, inl_recv_sz);
+	/* What a receive WQE really holds inline: its stride. */
+	if (qp && inl_recv_sz)
+		mlx4_attr->inl_recv_sz = to_mqp(qp)->inl_recv_sz;
+	return qp;
 }
 
 struct ibv_qp *mlx4_open_qp(struct ibv_context *context,
