@@ -106,6 +106,11 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 		goto err_db;
 	}
 
+	/*
+	 * The range was this WQ's to open: the kernel refuses another range
+	 * while it has numbers left, and the WQs that follow take them.
+	 */
+	ctx->log_wqs_range_sz = 0;
 	qp->rq.cq = to_mcq(attr->cq);
 	rwq->wq.post_recv = mlx4_post_wq_recv;
 	attr->max_wr = qp->rq.wqe_cnt;
