@@ -41,3 +41,12 @@ TESTS += $(SIM_TESTS)
 
 EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
 	tests/perftest.sh tests/semantics.sh tests/control.sh
+
+# What mlx4_ib refuses and how it lays out the queues it hands the
+# device, with both providers.
+check_PROGRAMS += tests/kernel-rules
+tests_kernel_rules_SOURCES = tests/kernel-rules.c tests/tap.h
+tests_kernel_rules_LDADD = -libverbs -ldl
+TESTS += tests/kernel-rules-system.tap tests/kernel-rules-project.tap
+EXTRA_DIST += tests/kernel-rules-system.tap tests/kernel-rules-project.tap \
+	tests/kernel-rules.sh

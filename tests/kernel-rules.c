@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kernel-rules: what mlx4_ib (and uverbs in front of it) refuses, and how
+ * it lays out the queues it hands to the device, seen through any mlx4
+ * provider.  A table of rules, each with the errno the kernel returns,
+ * then the layouts: a WQ's receive WQEs where the device reads them, a
+ * receive-inline QP whose stride the kernel takes, and a type 2 memory
+ * window whose key is gone.  Prints TAP.
+ *
+ * The mlx4 direct verbs are taken from whichever provider libibverbs
+ * loaded, so that the same program checks the distribution's and ours.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <endian.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx4dv.h>
+
+#include "tap.h"
+
+static struct ibv_context *ctx;
+static struct ibv_device_attr dev;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static uint16_t lid;
+
+/* The direct verbs of the loaded provider. */
+static struct {
+	struct ibv_qp *(*create_qp)(struct ibv_context *,
+				    struct ibv_qp_init_attr_ex *,
+				    struct mlx4dv_qp_init_attr *);
+	int (*init_obj)(struct mlx4dv_obj *, uint64_t);
+	int (*set_context_attr)(struct ibv_context *,
+				enum mlx4dv_set_ctx_attr_type, void *);
+} dv;
+
+static int find_provider(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	if (!strstr(info->dlpi_name, "libmlx4-rdmav"))
+		return 0;
+	*(void **)out = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+	return *(void **)out != NULL;
+}
+
+static void load_dv(void)
+{
+	void *lib = NULL;
+
+	dl_iterate_phdr(find_provider, &lib);
+	if (!lib)
+		bail("find the mlx4 provider");
+	dv.create_qp = dlsym(lib, "mlx4dv_create_qp");
+	dv.init_obj = dlsym(lib, "mlx4dv_init_obj");
+	dv.set_context_attr = dlsym(lib, "mlx4dv_set_context_attr");
+	if (!dv.create_qp || !dv.init_obj || !dv.set_context_attr)
+		bail("the mlx4 direct verbs");
+}
+
+static int set_wq_range(uint8_t log_size)
+{
+	return dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				   &log_size);
+}
+
+/* 0 if @obj was made (and is freed again), else the errno it failed with. */
+static int made(void *obj, int (*destroy)(void *))
+{
+	if (!obj)
+		return errno ? errno : -1;
+	return destroy(obj) ? -1 : 0;
+}
+
+static int destroy_cq(void *p) { return ibv_destroy_cq(p); }
+static int destroy_qp(void *p) { return ibv_destroy_qp(p); }
+static int destroy_wq(void *p) { return ibv_destroy_wq(p); }
+static int destroy_tbl(void *p) { return ibv_destroy_rwq_ind_table(p); }
+
+static struct ibv_wq *make_wq(uint32_t max_wr, uint32_t max_sge)
+{
+	struct ibv_wq_init_attr attr = {
+		.wq_type = IBV_WQT_RQ, .max_wr = max_wr, .max_sge = max_sge,
+		.pd = pd, .cq = cq,
+	};
+
+	errno = 0;
+	return ibv_create_wq(ctx, &attr);
+}
+
+static struct ibv_rwq_ind_table *make_table(struct ibv_wq **wqs, int log)
+{
+	struct ibv_rwq_ind_table_init_attr attr = {
+		.log_ind_tbl_size = log, .ind_tbl = wqs,
+	};
+
+	errno = 0;
+	return ibv_create_rwq_ind_table(ctx, &attr);
+}
+
+/* ------------------------------------------------------------------ */
+/* The rules                                                           */
+/* ------------------------------------------------------------------ */
+
+static int cq_on_vector(int vector)
+{
+	errno = 0;
+	return made(ibv_create_cq(ctx, 16, NULL, NULL, vector), destroy_cq);
+}
+
+static int cq_vector_past_last(void)
+{
+	return cq_on_vector(ctx->num_comp_vectors);
+}
+
+static int cq_vector_last(void)
+{
+	return cq_on_vector(ctx->num_comp_vectors - 1);
+}
+
+static int cq_too_many_cqes(void)
+{
+	errno = 0;
+	return made(ibv_create_cq(ctx, dev.max_cqe + 1, NULL, NULL, 0),
+		    destroy_cq);
+}
+
+static int cq_rounded(void)
+{
+	struct ibv_cq *c = ibv_create_cq(ctx, 100, NULL, NULL, 0);
+	int cqe = c ? c->cqe : -1;
+
+	if (!c || ibv_destroy_cq(c))
+		return errno;
+	/* roundup_pow_of_two(100 + 1) entries, one kept empty */
+	return cqe == 127 ? 0 : ERANGE;
+}
+
+static int qp_to_port(uint8_t port)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = port,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret;
+
+	if (!qp)
+		return errno;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
+static int qp_port_zero(void) { return qp_to_port(0); }
+static int qp_port_past_last(void) { return qp_to_port(dev.phys_port_cnt + 1); }
+static int qp_port_last(void) { return qp_to_port(dev.phys_port_cnt); }
+
+static struct ibv_qp *inline_recv_qp(struct ibv_cq *c, struct ibv_srq *srq,
+				     uint32_t *inl_recv_sz)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.send_cq = c, .recv_cq = c, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = srq ? 0 : 8,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+	struct mlx4dv_qp_init_attr mlx4 = {
+		.comp_mask = MLX4DV_QP_INIT_ATTR_MASK_INL_RECV,
+		.inl_recv_sz = *inl_recv_sz,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = dv.create_qp(ctx, &init, &mlx4);
+	*inl_recv_sz = mlx4.inl_recv_sz;
+	return qp;
+}
+
+static int inline_recv(uint32_t size)
+{
+	return made(inline_recv_qp(cq, NULL, &size), destroy_qp);
+}
+
+static int inline_recv_past_max(void)
+{
+	/* max_rq_sg (32) data segments of 16 bytes */
+	return inline_recv(513);
+}
+
+static int inline_recv_odd(void)
+{
+	return inline_recv(100);
+}
+
+static int inline_recv_without_rq(void)
+{
+	struct ibv_srq_init_attr attr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &attr);
+	uint32_t size = 64;
+	int ret;
+
+	if (!srq)
+		return -1;
+	ret = made(inline_recv_qp(cq, srq, &size), destroy_qp);
+	ibv_destroy_srq(srq);
+	return ret;
+}
+
+static int wq_range_past_max(void)
+{
+	int ret;
+
+	/* ilog2(max_rss_tbl_sz): 256 WQs */
+	set_wq_range(9);
+	ret = made(make_wq(4, 1), destroy_wq);
+	set_wq_range(0);
+	return ret;
+}
+
+/* A second range asked for while the first still has free numbers. */
+static int wq_range_while_open(void)
+{
+	struct ibv_wq *first, *second;
+	int ret;
+
+	set_wq_range(1);
+	first = make_wq(4, 1);
+	if (!first)
+		return -1;
+	set_wq_range(1);
+	second = make_wq(4, 1);
+	ret = made(second, destroy_wq);
+	set_wq_range(0);
+	ibv_destroy_wq(first);
+	return ret;
+}
+
+/* Four WQs from one range, and tables over some of them. */
+static struct ibv_wq *range4[4];
+
+static int wq_range_of_four(void)
+{
+	int i;
+
+	set_wq_range(2);
+	for (i = 0; i < 4; i++) {
+		range4[i] = make_wq(4, 1);
+		if (!range4[i])
+			break;
+	}
+	if (i < 4) {
+		int err = errno;
+
+		while (i--)
+			ibv_destroy_wq(range4[i]);
+		set_wq_range(0);
+		return err;
+	}
+	for (i = 1; i < 4; i++)
+		if (range4[i]->wq_num != range4[0]->wq_num + i)
+			return ERANGE;
+	return range4[0]->wq_num % 4 ? ERANGE : 0;
+}
+
+static bool have_range4(void)
+{
+	for (int i = 0; i < 4; i++)
+		if (!range4[i])
+			return false;
+	return true;
+}
+
+static int table_of_four(void)
+{
+	if (!have_range4())
+		return -1;
+	return made(make_table(range4, 2), destroy_tbl);
+}
+
+static int table_unaligned(void)
+{
+	if (!have_range4())
+		return -1;
+	return made(make_table(range4 + 1, 1), destroy_tbl);
+}
+
+static int table_not_consecutive(void)
+{
+	struct ibv_wq *wqs[2] = { range4[0], range4[2] };
+
+	if (!have_range4())
+		return -1;
+	return made(make_table(wqs, 1), destroy_tbl);
+}
+
+static int table_too_big(void)
+{
+	struct ibv_wq *wqs[512];
+
+	if (!have_range4())
+		return -1;
+	for (int i = 0; i < 512; i++)
+		wqs[i] = range4[i % 4];
+	return made(make_table(wqs, 9), destroy_tbl);
+}
+
+static int wq_in_table_destroyed(void)
+{
+	struct ibv_rwq_ind_table *tbl;
+	int ret;
+
+	if (!have_range4())
+		return -1;
+	tbl = make_table(range4, 2);
+	if (!tbl)
+		return -1;
+	ret = ibv_destroy_wq(range4[0]);
+	if (!ret)
+		range4[0] = NULL;
+	if (ibv_destroy_rwq_ind_table(tbl))
+		return -1;
+	return ret;
+}
+
+static struct ibv_xrcd *open_xrcd(void)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+
+	return ibv_open_xrcd(ctx, &attr);
+}
+
+static int close_xrcd_with_srq(void)
+{
+	struct ibv_xrcd *xrcd = open_xrcd();
+	struct ibv_srq_init_attr_ex attr = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = xrcd, .cq = cq,
+	};
+	struct ibv_srq *srq = xrcd ? ibv_create_srq_ex(ctx, &attr) : NULL;
+	int ret;
+
+	if (!srq)
+		return -1;
+	ret = ibv_close_xrcd(xrcd);
+	if (ibv_destroy_srq(srq) || ibv_close_xrcd(xrcd))
+		return -1;
+	return ret;
+}
+
+static int close_xrcd_with_qp(void)
+{
+	struct ibv_xrcd *xrcd = open_xrcd();
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = xrcd,
+	};
+	struct ibv_qp *qp = xrcd ? ibv_create_qp_ex(ctx, &attr) : NULL;
+	int ret;
+
+	if (!qp)
+		return -1;
+	ret = ibv_close_xrcd(xrcd);
+	if (ibv_destroy_qp(qp) || ibv_close_xrcd(xrcd))
+		return -1;
+	return ret;
+}
+
+struct rule {
+	const char *what;
+	const char *source;
+	int expect;
+	int (*try)(void);
+};
+
+static const struct rule rules[] = {
+	{ "CQ on the vector past the last", "uverbs create_cq",
+	  EINVAL, cq_vector_past_last },
+	{ "CQ on the last vector", "uverbs create_cq", 0, cq_vector_last },
+	{ "CQ of max_cqe + 1 entries", "mlx4_ib_create_cq",
+	  EINVAL, cq_too_many_cqes },
+	{ "CQ of 100 gets 127", "mlx4_ib_create_cq", 0, cq_rounded },
+	{ "QP to port 0", "_mlx4_ib_modify_qp", EINVAL, qp_port_zero },
+	{ "QP to port phys_port_cnt + 1", "_mlx4_ib_modify_qp",
+	  EINVAL, qp_port_past_last },
+	{ "QP to port phys_port_cnt", "_mlx4_ib_modify_qp",
+	  0, qp_port_last },
+	{ "receive inline of 513 bytes", "set_rq_size",
+	  EINVAL, inline_recv_past_max },
+	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
+	{ "receive inline on a QP with an SRQ", "set_rq_size",
+	  EINVAL, inline_recv_without_rq },
+	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max },
+	{ "WQ range of 2 while one is open", "mlx4_ib_alloc_wqn",
+	  EINVAL, wq_range_while_open },
+	{ "four WQs from a range of 4: consecutive, aligned",
+	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four },
+	{ "indirection table over them", "mlx4_ib_create_rwq_ind_table",
+	  0, table_of_four },
+	{ "table of 2 from an odd WQ number", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_unaligned },
+	{ "table of 2 over WQs n and n + 2", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_not_consecutive },
+	{ "table of 512", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_too_big },
+	{ "destroy a WQ a table uses", "uverbs destroy_wq",
+	  EBUSY, wq_in_table_destroyed },
+	{ "close an XRC domain an SRQ uses", "uverbs_free_xrcd",
+	  EBUSY, close_xrcd_with_srq },
+	{ "close an XRC domain a target QP uses", "uverbs_free_xrcd",
+	  EBUSY, close_xrcd_with_qp },
+};
+
+static void check_rules(void)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const struct rule *r = &rules[i];
+		int got = r->try();
+
+		check(got == r->expect, "%s (%s): %s, expected %s", r->what,
+		      r->source, got ? strerror(got) : "made",
+		      r->expect ? strerror(r->expect) : "made");
+	}
+	for (int i = 0; i < 4; i++)
+		if (range4[i])
+			ibv_destroy_wq(range4[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Layouts                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The kernel tells the device a WQ is a QP with a one-entry, 64-byte send
+ * queue; the device puts the queue with the larger stride first, the send
+ * queue on a tie.  So receive WQE i is at 64 + i * stride for strides up
+ * to 64, and at i * stride above.
+ */
+static void wq_layout(uint32_t max_sge)
+{
+	uint32_t stride = 16, offset;
+	struct ibv_sge sge[4];
+	struct ibv_recv_wr wr[4], *bad;
+	struct mlx4dv_rwq rwq;
+	struct mlx4dv_obj obj = { .rwq = { .in = NULL, .out = &rwq } };
+	struct ibv_wq *wq = make_wq(4, max_sge);
+	bool placed = true;
+
+	while (stride < max_sge * 16)
+		stride <<= 1;
+	offset = stride > 64 ? 0 : 64;
+	if (!wq) {
+		check(0, "WQ of %u SGEs: %s", max_sge, strerror(errno));
+		return;
+	}
+	obj.rwq.in = wq;
+	for (int i = 0; i < 4; i++) {
+		sge[i] = (struct ibv_sge){ .addr = 0x1000 * (i + 1),
+					   .length = 100 + i,
+					   .lkey = 0x4000 + i };
+		wr[i] = (struct ibv_recv_wr){ .wr_id = i, .sg_list = &sge[i],
+					      .num_sge = 1,
+					      .next = i < 3 ? &wr[i + 1] : NULL };
+	}
+	if (dv.init_obj(&obj, MLX4DV_OBJ_RWQ) || ibv_post_wq_recv(wq, wr, &bad)) {
+		check(0, "WQ of %u SGEs: direct verbs and posting", max_sge);
+		ibv_destroy_wq(wq);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		struct mlx4_wqe_data_seg *d = (void *)((char *)rwq.buf.buf +
+						       offset + i * stride);
+
+		placed &= be64toh(d->addr) == sge[i].addr &&
+			  be32toh(d->lkey) == sge[i].lkey &&
+			  be32toh(d->byte_count) == sge[i].length;
+	}
+	check(placed, "WQ of %u SGEs: receive WQE i at %u + i * %u, where the device reads it",
+	      max_sge, offset, stride);
+	ibv_destroy_wq(wq);
+}
+
+struct end {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+#define BUF_SIZE 4096
+
+static bool connect_to(struct ibv_qp *qp, uint32_t remote)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = remote, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 },
+	};
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return false;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 2,
+		.rnr_retry = 1, .max_rd_atomic = 1,
+	};
+	return !ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Both ends' QPs made by @make, connected to each other. */
+static void make_ends(struct end e[2],
+		      struct ibv_qp *(*make)(struct ibv_cq *))
+{
+	for (int i = 0; i < 2; i++) {
+		e[i].cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+		e[i].qp = e[i].cq ? make(e[i].cq) : NULL;
+		e[i].buf = aligned_alloc(4096, BUF_SIZE);
+		if (!e[i].qp || !e[i].buf)
+			bail("an end");
+		memset(e[i].buf, 0, BUF_SIZE);
+		e[i].mr = ibv_reg_mr(pd, e[i].buf, BUF_SIZE,
+				     IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_MW_BIND);
+		if (!e[i].mr)
+			bail("ibv_reg_mr");
+	}
+	if (!connect_to(e[0].qp, e[1].qp->qp_num) ||
+	    !connect_to(e[1].qp, e[0].qp->qp_num))
+		bail("connect");
+}
+
+static void free_ends(struct end e[2])
+{
+	for (int i = 0; i < 2; i++) {
+		ibv_destroy_qp(e[i].qp);
+		ibv_dereg_mr(e[i].mr);
+		ibv_destroy_cq(e[i].cq);
+		free(e[i].buf);
+	}
+}
+
+static int poll_one(struct ibv_cq *c, struct ibv_wc *wc)
+{
+	struct timespec start, now;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		n = ibv_poll_cq(c, 1, wc);
+		if (n)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - start.tv_sec < 5);
+	return 0;
+}
+
+static int post(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
+		uint32_t len, uint64_t remote, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)e->buf + offset, .length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr = { .rdma = { .remote_addr = remote, .rkey = rkey } },
+	}, *bad;
+
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static uint32_t inline_size;
+
+static struct ibv_qp *make_inline_qp(struct ibv_cq *c)
+{
+	uint32_t size = 100;
+	struct ibv_qp *qp = inline_recv_qp(c, NULL, &size);
+
+	inline_size = size;
+	return qp;
+}
+
+/*
+ * A receive-inline size that is not a power of two: the kernel gives the
+ * RQ the stride ilog2 of what it is told, and the device reads receive
+ * WQEs (and places the queues) by that stride.
+ */
+static void inline_recv_layout(void)
+{
+	struct end e[2];
+	struct ibv_wc wc;
+	int good = 0;
+
+	make_ends(e, make_inline_qp);
+	check(inline_size == 128,
+	      "receive inline of 100 bytes: the caller is told %u (128, the stride)",
+	      inline_size);
+	for (int i = 0; i < 3; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)e[1].buf + 1024 * i, .length = 1000,
+			.lkey = e[1].mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(e[1].qp, &wr, &bad))
+			bail("post_recv");
+	}
+	for (int i = 0; i < 3; i++) {
+		memset(e[0].buf + 64 * i, 'a' + i, 64);
+		if (post(&e[0], IBV_WR_SEND, 64 * i, 64, 0, 0))
+			bail("post_send");
+	}
+	for (int i = 0; i < 3; i++) {
+		bool ok = poll_one(e[1].cq, &wc) == 1 &&
+			  wc.status == IBV_WC_SUCCESS && wc.byte_len == 64 &&
+			  e[1].buf[1024 * wc.wr_id] == 'a' + (int)wc.wr_id &&
+			  e[1].buf[1024 * wc.wr_id + 63] == 'a' + (int)wc.wr_id;
+
+		good += ok;
+	}
+	check(good == 3, "receive inline of 100 bytes: 3 messages land in 3 receive WQEs (%d)",
+	      good);
+	free_ends(e);
+}
+
+static struct ibv_qp *make_rc_qp(struct ibv_cq *c)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = c, .recv_cq = c, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &init);
+}
+
+/*
+ * A type 2 window, bound, invalidated and deallocated: its key opens
+ * nothing, so a write with it is a remote access error.
+ */
+static void dead_window(void)
+{
+	struct end e[2];
+	struct ibv_mw *mw;
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	bool bound, written, invalidated, refused;
+
+	make_ends(e, make_rc_qp);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw)
+		bail("ibv_alloc_mw");
+	rkey = ibv_inc_rkey(mw->rkey);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = e[1].mr, .addr = (uintptr_t)e[1].buf,
+		.length = BUF_SIZE, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	bound = !ibv_post_send(e[1].qp, &wr, &bad) &&
+		poll_one(e[1].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS;
+	memset(e[0].buf, 0x5a, 16);
+	written = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
+			(uintptr_t)e[1].buf + 256, rkey) &&
+		  poll_one(e[0].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+		  e[1].buf[256] == 0x5a;
+	wr = (struct ibv_send_wr){ .opcode = IBV_WR_LOCAL_INV,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .invalidate_rkey = rkey };
+	invalidated = !ibv_post_send(e[1].qp, &wr, &bad) &&
+		      poll_one(e[1].cq, &wc) == 1 &&
+		      wc.status == IBV_WC_SUCCESS;
+	check(bound && written && invalidated && !ibv_dealloc_mw(mw),
+	      "type 2 window: bound, written through, invalidated, deallocated");
+	refused = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
+			(uintptr_t)e[1].buf + 512, rkey) &&
+		  poll_one(e[0].cq, &wc) == 1;
+	check(refused && wc.status == IBV_WC_REM_ACCESS_ERR &&
+	      e[1].buf[512] == 0,
+	      "a write with the dead window's key: remote access error (%s)",
+	      refused ? ibv_wc_status_str(wc.status) : "no completion");
+	free_ends(e);
+}
+
+int main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr port;
+
+	if (!list || !list[0]) {
+		printf("1..0 # SKIP no RDMA device\n");
+		return 0;
+	}
+	ctx = ibv_open_device(list[0]);
+	if (!ctx || ibv_query_device(ctx, &dev) || ibv_query_port(ctx, 1, &port))
+		bail("open the device");
+	lid = port.lid;
+	load_dv();
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq)
+		bail("PD and CQ");
+
+	check_rules();
+	wq_layout(1);
+	wq_layout(4);
+	wq_layout(8);
+	inline_recv_layout();
+	dead_window();
+
+	check(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
+	      ibv_close_device(ctx) == 0, "everything torn down");
+	ibv_free_device_list(list);
+	return tap_finish();
+}

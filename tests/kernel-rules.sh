@@ -1,0 +1,8 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# What mlx4_ib refuses and how it lays out queues (tests/kernel-rules),
+# on the simulator; its TAP is this test's.
+# Usage: kernel-rules.sh project|system
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+exec "$top_builddir/sim/mlx4sim" run --provider="$1" -- \
+	"$top_builddir/tests/kernel-rules"
