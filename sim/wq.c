@@ -137,9 +137,11 @@ SIM_HANDLER(cmd_ex_create_wq)
 	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
+	if (req.comp_mask)
+		return -EOPNOTSUPP;
 	pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
 	cq = uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ);
-	if (!pd || !cq || req.comp_mask)
+	if (!pd || !cq)
 		return -EINVAL;
 	if (cmd->drv_in_len < offsetofend(struct mlx4_ib_create_wq, comp_mask))
 		return -EINVAL;
