@@ -420,6 +420,26 @@ static inline void set_data_seg(struct mlx4_wqe_data_seg *dseg,
 	dseg->byte_count = htobe32(length | (uint32_t)!length << 31);
 }
 
+/*
+ * A gather length the device reads as a pointer: bit 31 would make the
+ * segment inline data, the lkey and address sent as payload.  2 GB, the
+ * port's max_msg_sz, is refused with the rest.
+ */
+static inline int sge_length_ok(uint32_t length)
+{
+	return !(length & MLX4_INLINE_SEG);
+}
+
+/* The fast path's data segment: 1 byte to 2 GB - 1, send_wr_is_plain(). */
+static inline void set_plain_data_seg(struct mlx4_wqe_data_seg *dseg,
+				      const struct ibv_sge *sg)
+{
+	dseg->lkey = htobe32(sg->lkey);
+	dseg->addr = htobe64(sg->addr);
+	udma_to_device_barrier();
+	dseg->byte_count = htobe32(sg->length);
+}
+
 /* Sum of the gather list, for the inline limit. */
 static inline uint64_t sge_total(const struct ibv_send_wr *wr)
 {
@@ -556,13 +576,16 @@ static inline int send_wr_ok(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 }
 
 /*
- * What the fast path takes: one SGE, no inline data, an opcode with a
- * recipe in qp->fast_op[] (allowed here; fixed headers, then the data).
+ * What the fast path takes: one SGE of 1 byte to 2 GB - 1 (one test: no
+ * empty segment to encode, no length that reads as inline), no inline
+ * data, an opcode with a recipe in qp->fast_op[] (allowed here; fixed
+ * headers, then the data).
  */
 static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 {
 	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
+	       wr->sg_list->length - 1 < MLX4_INLINE_SEG - 1 &&
 	       !(wr->send_flags & IBV_SEND_INLINE);
 }
 
@@ -630,7 +653,8 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		}
 	}
 	set_remote_segs(ctrl + 1, wr, op->segs);
-	set_data_seg((void *)((char *)ctrl + op->data_offset), wr->sg_list);
+	set_plain_data_seg((void *)((char *)ctrl + op->data_offset),
+			   wr->sg_list);
 
 	/* The whole WQE is in place before the device may own it. */
 	udma_to_device_barrier();
@@ -776,8 +800,16 @@ static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 		return EINVAL;
 	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
 		return EINVAL;
-	if (wr_is_inline(wr) && sge_total(wr) > (uint64_t)qp->max_inline_data)
-		return ENOMEM;
+	if (wr_is_inline(wr)) {
+		if (sge_total(wr) > (uint64_t)qp->max_inline_data)
+			return ENOMEM;
+	} else if (send_ops[wr->opcode].segs < SEG_BIND_MW) {
+		int i;
+
+		for (i = 0; i < wr->num_sge; i++)
+			if (!sge_length_ok(wr->sg_list[i].length))
+				return EINVAL;
+	}
 	return 0;
 }
 

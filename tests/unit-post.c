@@ -803,6 +803,38 @@ static void test_send_errors(void)
 		fake_qp_free(qp);
 	}
 
+	/*
+	 * A gather length with bit 31 set would read as an inline segment,
+	 * its lkey and address sent as data: EINVAL, nothing written, on
+	 * the fast path (one WR) and the general one (the second of two).
+	 */
+	wrs[0].opcode = IBV_WR_RDMA_WRITE;
+	wrs[0].next = NULL;
+	sges[0].length = 0x8000000c;
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 0x80000000;	/* 2 GB: not a pointer's length */
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 8;
+	wrs[0].next = &wrs[1];
+	wrs[1].next = NULL;
+	wrs[1].sg_list = sges + 2;
+	sges[2].length = 0xfffffff0;
+	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	/* A SEND of the longest a pointer takes, then of none. */
+	sges[2].length = 0x7fffffff;
+	wrs[0].next = NULL;
+	check_refused(rc, &wrs[1], NULL, 0, 1);
+	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "7fffffff");
+	sges[2].length = 0;
+	check_refused(rc, &wrs[1], NULL, 0, 1);
+	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "80000000");
+	sges[2].length = 13;
+	wrs[1].sg_list = sges;
+	wrs[1].next = &wrs[2];
+	wrs[0].next = NULL;
+	wrs[0].opcode = IBV_WR_SEND;
+	rc->sq.tail = rc->sq.head;
+
 	/* An atomic returns into exactly one buffer. */
 	wrs[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wrs[0].num_sge = 2;
