@@ -969,6 +969,12 @@ void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq)
 
 	/* The QP goes away: poll must look the next one up afresh. */
 	cq->last_qp = NULL;
+	/*
+	 * A CQ the application drives itself has a consumer index we do
+	 * not know: its CQEs are its own business (rdma-core's rule).
+	 */
+	if (cq->dv_owned)
+		return;
 
 	for (prod = cq->cons_index; prod - cq->cons_index < nent; prod++)
 		if (!cqe_is_sw_owned(get_cqe(cq, prod), prod, nent))

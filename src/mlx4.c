@@ -456,6 +456,8 @@ static int init_dv_cq(struct ibv_cq *ibcq, struct mlx4dv_cq *out)
 	out->arm_db = cq->arm_db;
 	out->arm_sn = cq->arm_sn;
 	out->cqe_size = cq->cqe_size;
+	/* From now on the application may consume CQEs behind our back. */
+	cq->dv_owned = 1;
 	if (mask_in & MLX4DV_CQ_MASK_UAR) {
 		out->cq_uar = cq->ctx->uar;
 		out->comp_mask |= MLX4DV_CQ_MASK_UAR;

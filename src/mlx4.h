@@ -152,6 +152,7 @@ struct mlx4_cq {
 	struct mlx4_context    *ctx;
 	struct mlx4_qp	       *last_qp;	/* of the last completion */
 	uint8_t			timestamped;	/* CQEs: a time, no SL/SLID */
+	uint8_t			dv_owned;	/* exposed by mlx4dv_init_obj */
 
 	__be32		       *arm_db;
 	uint32_t		arm_sn;

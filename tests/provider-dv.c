@@ -26,6 +26,86 @@ static int is_pow2(uint32_t n)
 	return n && !(n & (n - 1));
 }
 
+/* CQE @n of an exposed CQ once the device handed it over, or NULL. */
+static struct mlx4_cqe *dv_cqe_wait(struct mlx4dv_cq *dvcq, uint32_t n)
+{
+	struct mlx4_cqe *cqe = (void *)((uint8_t *)dvcq->buf.buf +
+					(size_t)(n & (dvcq->cqe_cnt - 1)) *
+					dvcq->cqe_size + dvcq->cqe_size - 32);
+	struct timespec ts = { 0, 1000000 };
+
+	for (int i = 0; i < 2000; i++) {
+		if (!!mlx4dv_get_cqe_owner(cqe) == !!(n & dvcq->cqe_cnt))
+			return cqe;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * A CQ handed out by mlx4dv_init_obj is the application's to consume:
+ * destroying a QP must leave its CQEs and consumer index alone (the
+ * provider's own index is stale).  Two QPs in ERROR flush receives into
+ * one CQ, A B A; the application consumes all three itself; A goes.
+ */
+static void dv_cq_survives_qp_destroy(struct ibv_context *ctx,
+				      struct ibv_pd *pd, struct ibv_mr *mr,
+				      uint8_t *buf)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr qattr = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct mlx4dv_cq dvcq = {};
+	struct mlx4dv_obj obj = { .cq = { cq, &dvcq } };
+	struct ibv_qp *qp[2] = { NULL, NULL };
+	static uint8_t before[4096];
+	int ok = 1;
+
+	if (!cq) {
+		CHECK(0, "create_cq: %s", strerror(errno));
+		return;
+	}
+	qattr.send_cq = qattr.recv_cq = cq;
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp(pd, &qattr);
+		ok = ok && qp[i] && !ibv_modify_qp(qp[i], &err, IBV_QP_STATE);
+	}
+	CHECK(ok, "two QPs in ERROR: %s", strerror(errno));
+	CHECK(!mlx4dv_init_obj(&obj, MLX4DV_OBJ_CQ) &&
+	      dvcq.buf.length <= sizeof(before), "init_obj CQ: %zu bytes",
+	      dvcq.buf.length);
+	if (!ok || dvcq.buf.length > sizeof(before))
+		goto out;
+
+	for (int i = 0; i < 3; i++) {
+		rwr.wr_id = i;
+		ok = ok && !ibv_post_recv(qp[i & 1], &rwr, &rbad) &&
+		     dv_cqe_wait(&dvcq, i);
+	}
+	CHECK(ok, "three flush CQEs in the exposed ring");
+	*dvcq.set_ci_db = htobe32(3);	/* consumed by the application */
+	memcpy(before, dvcq.buf.buf, dvcq.buf.length);
+
+	CHECK(!ibv_destroy_qp(qp[0]), "destroy QP A");
+	qp[0] = NULL;
+	CHECK(be32toh(*dvcq.set_ci_db) == 3,
+	      "the application's consumer index stays 3 (now %u)",
+	      be32toh(*dvcq.set_ci_db));
+	CHECK(!memcmp(before, dvcq.buf.buf, dvcq.buf.length),
+	      "the application's CQEs stay as the device wrote them");
+out:
+	for (int i = 0; i < 2; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+	ibv_destroy_cq(cq);
+}
+
 int main(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -128,6 +208,8 @@ int main(void)
 	/* Send WQEs start invalid: owner bit set before the first pass. */
 	wqe = (uint8_t *)dvqp.buf.buf + dvqp.sq.offset;
 	CHECK(wqe[0] & 0x80, "send WQE 0 owner bit before the first pass");
+
+	dv_cq_survives_qp_destroy(ctx, pd, mr, buf);
 
 out:
 	if (qp)
