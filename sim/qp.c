@@ -53,15 +53,32 @@ struct qp_params {
 };
 
 /*
- * The RQ as mlx4_ib sizes it for a user QP (set_rq_size).  A receive
- * inline size widens the stride to the power of two at or BELOW it: the
- * kernel takes ilog2, so a driver that rounds up and says so unrounded
- * gets a stride other than the one it writes with.
+ * A user receive queue as mlx4_ib sizes it (set_rq_size), for QPs and
+ * WQs.  A receive inline size widens the stride to the power of two at or
+ * BELOW it: the kernel takes ilog2, so a driver that rounds up and says
+ * so unrounded gets a stride other than the one it writes with.
  */
+int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
+		 uint32_t inl_recv_sz)
+{
+	uint32_t wqe_size;
+
+	if (max_wr > CX3_MAX_QP_WR || max_sge > CX3_MAX_SGE)
+		return -EINVAL;
+	/* The hardware needs at least one entry with one gather entry. */
+	if (!max_wr || !max_sge || inl_recv_sz > CX3_MAX_INL_RECV)
+		return -EINVAL;
+	rq->wqe_cnt = roundup_pow2(max_wr);
+	rq->max_gs = roundup_pow2(max_sge);
+	wqe_size = rq->max_gs * sizeof(struct mlx4_wqe_data_seg);
+	rq->wqe_shift = ilog2_u32(MAX(wqe_size, inl_recv_sz));
+	return 0;
+}
+
 static int size_rq(struct sim_qp *qp, const struct qp_params *p,
 		   uint32_t inl_recv_sz)
 {
-	uint32_t wqe_size;
+	int err;
 
 	if (p->max_recv_wr > CX3_MAX_QP_WR || p->max_recv_sge > CX3_MAX_SGE)
 		return -EINVAL;
@@ -70,14 +87,10 @@ static int size_rq(struct sim_qp *qp, const struct qp_params *p,
 			return -EINVAL;
 		return 0;
 	}
-	/* The hardware needs at least one entry with one gather entry. */
-	if (!p->max_recv_wr || !p->max_recv_sge ||
-	    inl_recv_sz > CX3_MAX_INL_RECV)
-		return -EINVAL;
-	qp->rq.wqe_cnt = roundup_pow2(p->max_recv_wr);
-	qp->rq.max_gs = roundup_pow2(p->max_recv_sge);
-	wqe_size = qp->rq.max_gs * sizeof(struct mlx4_wqe_data_seg);
-	qp->rq.wqe_shift = ilog2_u32(MAX(wqe_size, inl_recv_sz));
+	err = size_user_rq(&qp->rq, p->max_recv_wr, p->max_recv_sge,
+			   inl_recv_sz);
+	if (err)
+		return err;
 	qp->cap.max_recv_wr = qp->rq.wqe_cnt;
 	qp->cap.max_recv_sge = qp->rq.max_gs;
 	return 0;

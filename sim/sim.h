@@ -588,6 +588,8 @@ void cq_error(struct sim_cq *cq);
 
 /* qp.c */
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
+int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
+		 uint32_t inl_recv_sz);
 uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
 void qp_to_error(struct sim_qp *qp);
 bool qp_can_send(const struct sim_qp *qp);

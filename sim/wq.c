@@ -112,13 +112,10 @@ static void wqn_put(struct sim_ctx *ctx, struct sim_wq_obj *wq)
 static int wq_size(struct sim_wq_obj *wq,
 		   const struct ib_uverbs_ex_create_wq *req, uint64_t *size)
 {
-	if (!req->max_wr || req->max_wr > CX3_MAX_QP_WR ||
-	    !req->max_sge || req->max_sge > CX3_MAX_SGE)
-		return -EINVAL;
-	wq->rq.wqe_cnt = roundup_pow2(req->max_wr);
-	wq->rq.max_gs = roundup_pow2(req->max_sge);
-	wq->rq.wqe_shift = ilog2_u32(wq->rq.max_gs *
-				     sizeof(struct mlx4_wqe_data_seg));
+	int err = size_user_rq(&wq->rq, req->max_wr, req->max_sge, 0);
+
+	if (err)
+		return err;
 	wq->sq.wqe_cnt = 1;
 	wq->sq.wqe_shift = CX3_MIN_SQ_STRIDE_LOG;
 	*size = place_queues(&wq->sq, &wq->rq);
