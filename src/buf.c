@@ -41,3 +41,35 @@ void mlx4_free_buf(struct mlx4_buf *buf)
 	buf->buf = NULL;
 	buf->length = 0;
 }
+
+/*
+ * Queue memory from the application's allocator (mlx4dv_set_context_attr):
+ * excluded from fork() like our own, for the same reason.
+ */
+int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
+			  size_t size)
+{
+	void *mem = ctx->extern_alloc.alloc(size, ctx->extern_alloc.data);
+	int ret;
+
+	if (!mem)
+		return ENOMEM;
+	ret = ibv_dontfork_range(mem, size);
+	if (ret) {
+		ctx->extern_alloc.free(mem, ctx->extern_alloc.data);
+		return ret;
+	}
+	buf->buf = mem;
+	buf->length = size;
+	return 0;
+}
+
+void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf)
+{
+	if (!buf->buf)
+		return;
+	ibv_dofork_range(buf->buf, buf->length);
+	ctx->extern_alloc.free(buf->buf, ctx->extern_alloc.data);
+	buf->buf = NULL;
+	buf->length = 0;
+}

@@ -648,7 +648,8 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 		cmd_attr.cqe = nent - 1;
 		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
 		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
-		ret = ibv_cmd_create_cq_ex(context, &cmd_attr, &cq->verbs_cq,
+		ret = ibv_cmd_create_cq_ex(context, &cmd_attr, PABI65(NULL,)
+					   &cq->verbs_cq,
 					   &cmd.ibv_cmd, sizeof(cmd),
 					   &resp.ibv_resp, sizeof(resp), 0);
 		if (ret)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The libibverbs provider interface, private ABI version 34.
+ * The libibverbs provider interface, private ABI version 34 or 65.
  *
  * rdma-core builds its providers in-tree and installs no header for the
  * interface they share with libibverbs, so an out-of-tree provider has
  * to declare it.  Everything here keeps libibverbs' own struct, member
- * and function names; the layouts are those of rdma-core 34 to 57
- * (symbol version IBVERBS_PRIVATE_34) and are checked member by member
- * against measured offsets by tests/abi.
+ * and function names; the layouts are those of rdma-core 34 to 56
+ * (symbol version IBVERBS_PRIVATE_34) or of rdma-core 65
+ * (IBVERBS_PRIVATE_65), as configure found (MLX4_PABI_VERSION), and are
+ * checked member by member against measured offsets by tests/abi.
  *
  * Public types (struct ibv_context, verbs_context, ibv_cq_ex, ...) come
  * from <infiniband/verbs.h>; the kernel command payloads from
@@ -26,6 +27,20 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+
+#if MLX4_PABI_VERSION != 34 && MLX4_PABI_VERSION != 65
+#error "MLX4_PABI_VERSION must be 34 or 65 (configure sets it)"
+#endif
+
+/*
+ * What only version 65 has: PABI65(...) stands for its arguments there
+ * and for nothing in version 34.
+ */
+#if MLX4_PABI_VERSION >= 65
+#define PABI65(...)	__VA_ARGS__
+#else
+#define PABI65(...)
+#endif
 
 /* Opaque to providers that only use the write() command helpers. */
 struct ibv_command_buffer;
@@ -116,7 +131,13 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
+#if MLX4_PABI_VERSION >= 65
+void verbs_register_driver_65(const struct verbs_device_ops *ops);
+#define verbs_register_driver	verbs_register_driver_65
+#else
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
+#define verbs_register_driver	verbs_register_driver_34
+#endif
 
 /* ---------------------------------------------------------------------
  * Objects that libibverbs and the provider share
@@ -186,6 +207,35 @@ struct verbs_counters {
 	uint32_t handle;
 };
 
+#if MLX4_PABI_VERSION >= 65
+/* A buffer libibverbs allocated for a provider, or the user handed in. */
+struct ibv_buf {
+	void *addr;
+	size_t size;
+	struct ibv_pd *pd;
+	int dmabuf_fd;
+};
+
+/* Memory the caller gives a CQ (CREATE_CQ_CMD_FLAGS_WITH_MEM_*). */
+struct verbs_create_cq_prov_attr {
+	struct {
+		uint64_t length;
+		union {
+			uint8_t *ptr;
+			struct {
+				uint64_t offset;
+				int fd;
+			} dmabuf;
+		};
+	} buffer;
+};
+
+struct verbs_dmah {
+	struct ibv_dmah dmah;
+	uint32_t handle;
+};
+#endif
+
 /* ---------------------------------------------------------------------
  * The provider's operations.  verbs_set_ops() copies the non-NULL ones;
  * libibverbs answers EOPNOTSUPP for the rest.  Alphabetical, as upstream.
@@ -195,8 +245,12 @@ struct verbs_context_ops {
 			 enum ib_uverbs_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+	PABI65(void *(*alloc_buf)(struct ibv_pd *pd, size_t size,
+				  struct ibv_buf **buf);)
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+	PABI65(struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+					      struct ibv_dmah_init_attr *attr);)
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(
@@ -218,6 +272,9 @@ struct verbs_context_ops {
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
 				    struct ibv_ah_attr *attr);
+	PABI65(struct ibv_comp_cntr *(*create_comp_cntr)(
+		struct ibv_context *context,
+		struct ibv_comp_cntr_init_attr *attr);)
 	struct ibv_counters *(*create_counters)(
 		struct ibv_context *context,
 		struct ibv_counters_init_attr *init_attr);
@@ -247,11 +304,13 @@ struct verbs_context_ops {
 		struct ibv_srq_init_attr_ex *srq_init_attr_ex);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *wq_init_attr);
+	PABI65(int (*dealloc_dmah)(struct ibv_dmah *dmah);)
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+	PABI65(int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);)
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -262,6 +321,8 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+	PABI65(int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);)
+	PABI65(void (*free_buf)(struct ibv_buf *buf);)
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -270,6 +331,10 @@ struct verbs_context_ops {
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+	PABI65(int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				    uint64_t amount);)
+	PABI65(int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					uint64_t amount);)
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -294,6 +359,12 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+	PABI65(int (*qp_attach_comp_cntr)(
+		struct ibv_qp *qp, struct ibv_comp_cntr *comp_cntr,
+		struct ibv_qp_attach_comp_cntr_attr *attr);)
+	PABI65(int (*query_comp_cntr_caps)(struct ibv_context *context,
+					   struct ibv_comp_cntr_caps *caps,
+					   size_t caps_size);)
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -301,6 +372,8 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+	PABI65(int (*query_port_speed)(struct ibv_context *context,
+				       uint32_t port_num, uint64_t *speed);)
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp,
@@ -308,9 +381,13 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	PABI65(int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				     uint64_t *value);)
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+	PABI65(int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					 uint64_t *value);)
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
@@ -319,11 +396,17 @@ struct verbs_context_ops {
 					int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+	PABI65(struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+				   struct ibv_mr_init_attr *mr_init_attr);)
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	PABI65(int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				    uint64_t value);)
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	PABI65(int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					uint64_t value);)
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
@@ -704,7 +787,10 @@ struct ibv_modify_wq {
 };
 
 /* ---------------------------------------------------------------------
- * libibverbs services (IBVERBS_PRIVATE_34)
+ * libibverbs services (IBVERBS_PRIVATE_34 or _65)
+ *
+ * Where version 65 added a parameter, the provider passes what gives
+ * version 34's behaviour: PABI65(NULL,) and friends at the call.
  */
 
 /*
@@ -736,6 +822,7 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
+			PABI65(struct ibv_fd_arr *fd_arr,)
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
 int ibv_cmd_query_device_any(struct ibv_context *context,
@@ -782,6 +869,7 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t resp_size);
 int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 PABI65(struct verbs_create_cq_prov_attr *prov_attr,)
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
 			 size_t cmd_size,
 			 struct ib_uverbs_ex_create_cq_resp *resp,
@@ -822,7 +910,8 @@ int ibv_cmd_create_qp_ex2(struct ibv_context *context,
 			  struct ibv_qp_init_attr_ex *qp_attr,
 			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
 			  struct ib_uverbs_ex_create_qp_resp *resp,
-			  size_t resp_size);
+			  size_t resp_size
+			  PABI65(, struct ibv_command_buffer *driver));
 int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
 		    int vqp_sz, struct ibv_qp_open_attr *attr,
 		    struct ibv_open_qp *cmd, size_t cmd_size,

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# The provider: libmlx4.so.1, also installed as libmlx4-rdmav34.so.
+# The provider: libmlx4.so.1, also installed as libmlx4-rdmav$(PABI).so
+# (34 or 65: the private interface of the libibverbs configure found).
 
 MLX4_PROVIDER_SOURCES = \
 	src/annotate.h \
@@ -34,7 +35,8 @@ mlx4conf_DATA = src/mlx4.driver
 
 EXTRA_DIST += src/libmlx4.map src/mlx4.driver
 
-# ... and loads libmlx4-rdmav34.so from its provider directory.
+# ... and loads libmlx4-rdmav$(PABI).so from its provider directory: a link
+# to the library, relative so that it holds under DESTDIR too.
 install-exec-hook: install-mlx4-provider
 uninstall-hook: uninstall-mlx4-provider
 
@@ -48,12 +50,12 @@ uninstall-mlx4-provider:
 
 # The build tree is a provider directory too:
 # RDMAV_DRIVERS=$(abs_builddir)/src/libmlx4 loads this build.
-all-local: src/libmlx4-rdmav34.so
+all-local: src/libmlx4-rdmav$(PABI).so
 
-src/libmlx4-rdmav34.so: src/libmlx4.la
+src/libmlx4-rdmav$(PABI).so: src/libmlx4.la
 	rm -f $@
 	ln -s .libs/libmlx4.so.1 $@
 
-CLEANFILES += src/libmlx4-rdmav34.so
+CLEANFILES += src/libmlx4-rdmav$(PABI).so
 
-.PHONY: install-mlx4-provider uninstall-mlx4-provider
+.PHONY: install-mlx4-provider uninstall-mlx4-provider mlx4-distribution-guard

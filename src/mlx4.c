@@ -199,6 +199,7 @@ static int mlx4_get_context(struct mlx4_context *ctx, int abi_version,
 					  &resp.ibv_resp, sizeof(resp));
 		if (ret)
 			return ret;
+					  PABI65(NULL,)
 		mlx4_mark_defined(&resp, sizeof(resp));
 		ctx->qp_tab_size = resp.drv.qp_tab_size;
 		*bf_reg_size = resp.drv.bf_reg_size;
@@ -210,6 +211,7 @@ static int mlx4_get_context(struct mlx4_context *ctx, int abi_version,
 					  &resp.ibv_resp, sizeof(resp));
 		if (ret)
 			return ret;
+					  PABI65(NULL,)
 		mlx4_mark_defined(&resp, sizeof(resp));
 		ctx->qp_tab_size = resp.drv.qp_tab_size;
 		*bf_reg_size = resp.drv.bf_reg_size;
@@ -361,7 +363,11 @@ static const struct verbs_device_ops mlx4_dev_ops = {
 
 static __attribute__((constructor)) void mlx4_register_driver(void)
 {
-	verbs_register_driver_34(&mlx4_dev_ops);
+#if defined(__s390x__)
+	/* PCI stores from user space: z15 and later, if the kernel allows. */
+	mlx4_s390_mio = !!(getauxval(AT_HWCAP) & HWCAP_S390_PCI_MIO);
+#endif
+	verbs_register_driver(&mlx4_dev_ops);
 }
 
 /* ---------------------------------------------------------------------

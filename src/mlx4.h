@@ -349,6 +349,9 @@ static inline int mlx4_ilog2(unsigned int n)
 /* buf.c */
 int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size);
 void mlx4_free_buf(struct mlx4_buf *buf);
+int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
+			  size_t size);
+void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf);
 
 /* dbrec.c */
 __be32 *mlx4_alloc_db(struct mlx4_context *ctx);

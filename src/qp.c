@@ -1267,10 +1267,8 @@ int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size)
 	}
 
 	if (ctx->extern_alloc.alloc) {
-		qp->buf.buf = ctx->extern_alloc.alloc(size, ctx->extern_alloc.data);
-		if (!qp->buf.buf)
+		if (mlx4_alloc_buf_extern(ctx, &qp->buf, size))
 			goto err_wrid;
-		qp->buf.length = size;
 		qp->buf_is_extern = 1;
 	} else if (mlx4_alloc_buf(&qp->buf, size, page_size)) {
 		goto err_wrid;
@@ -1302,7 +1300,7 @@ err_wrid:
 void mlx4_free_qp_buf(struct mlx4_qp *qp)
 {
 	if (qp->buf_is_extern)
-		qp->ctx->extern_alloc.free(qp->buf.buf, qp->ctx->extern_alloc.data);
+		mlx4_free_buf_extern(qp->ctx, &qp->buf);
 	else
 		mlx4_free_buf(&qp->buf);
 	free(qp->rq.wrid);
@@ -1471,7 +1469,7 @@ static int create_qp_cmd(struct mlx4_qp *qp, struct ibv_context *context,
 		cmd.drv = drv;
 		ret = ibv_cmd_create_qp_ex2(context, &qp->verbs_qp, attr,
 					    &cmd.ibv_cmd, sizeof(cmd),
-					    &resp, sizeof(resp));
+					    &resp, sizeof(resp) PABI65(, NULL));
 		mlx4_mark_defined(&resp, sizeof(resp));
 	} else {
 		struct mlx4_create_qp cmd = {};
@@ -1528,7 +1526,8 @@ static struct ibv_qp *create_rss_qp(struct ibv_context *context,
 	       sizeof(cmd.drv.rx_hash_key));
 
 	ret = ibv_cmd_create_qp_ex2(context, &qp->verbs_qp, attr, &cmd.ibv_cmd,
-				    sizeof(cmd), &resp, sizeof(resp));
+				    sizeof(cmd), &resp, sizeof(resp)
+				    PABI65(, NULL));
 	if (ret) {
 		free(qp);
 		errno = ret;

@@ -21,12 +21,16 @@ else
 	printf 'FAIL exported:\n%s\nexpected:\n%s\n' "$actual" "$expected"
 fi
 
-# libibverbs finds the provider through the constructor's registration.
-if nm -D --undefined-only "$lib" | grep -q ' verbs_register_driver_34@'; then
+# libibverbs finds the provider through the constructor's registration,
+# under the private interface version configure found.
+pabi=$(sed -n 's/^#define MLX4_PABI_VERSION //p' config.h)
+register=verbs_register_driver_$pabi@IBVERBS_PRIVATE_$pabi
+if nm -D --undefined-only --with-symbol-versions "$lib" |
+		grep -q " $register\$"; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1))
-	echo "FAIL verbs_register_driver_34 is not called"
+	echo "FAIL $register is not called"
 fi
 
 echo "$passed passed, $failed failed"

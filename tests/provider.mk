@@ -2,18 +2,21 @@
 # Tests of the provider: ABI layout, exported symbols, WQE and CQE unit tests.
 
 # Every row of libibverbs' measured provider-interface layout, checked
-# against src/driver.h by a program generated from the table.
+# against src/driver.h by a program generated from the table.  configure
+# picks the tables of the libibverbs it found (PABI_LAYOUT_TABLES).
 check_PROGRAMS += tests/abi/layout-check
 nodist_tests_abi_layout_check_SOURCES = tests/abi/layout-check.c
 TESTS += tests/abi/layout-check
 CLEANFILES += tests/abi/layout-check.c
-EXTRA_DIST += tests/abi/pabi34-layout.tsv tests/abi/gen-layout-check.sh
+EXTRA_DIST += tests/abi/pabi34-layout.tsv tests/abi/pabi34-rdma45-layout.tsv \
+	tests/abi/pabi65-layout.tsv tests/abi/gen-layout-check.sh
 
-tests/abi/layout-check.c: $(srcdir)/tests/abi/pabi34-layout.tsv \
-		$(srcdir)/tests/abi/gen-layout-check.sh
+ABI_LAYOUT_TABLES = $(PABI_LAYOUT_TABLES:%=$(srcdir)/tests/abi/%)
+tests/abi/layout-check.c: $(ABI_LAYOUT_TABLES) \
+		$(srcdir)/tests/abi/gen-layout-check.sh Makefile
 	$(MKDIR_P) tests/abi
 	$(SHELL) $(srcdir)/tests/abi/gen-layout-check.sh \
-		$(srcdir)/tests/abi/pabi34-layout.tsv > $@.tmp && mv $@.tmp $@
+		$(ABI_LAYOUT_TABLES) > $@.tmp && mv $@.tmp $@
 
 # The library exports the MLX4_1.0 direct verbs and nothing else.
 TESTS += tests/provider-symbols.sh

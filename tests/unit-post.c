@@ -1154,6 +1154,84 @@ static void test_threads(void)
 	fake_qp_free(shared_qp);
 }
 
+/*
+ * Test doubles for libibverbs' fork protection: the provider's calls
+ * resolve to these, which log the last range each was given.
+ */
+static struct {
+	void *base;
+	size_t size;
+	int calls;
+} dontfork, dofork;
+
+int ibv_dontfork_range(void *base, size_t size)
+{
+	dontfork.base = base;
+	dontfork.size = size;
+	dontfork.calls++;
+	return 0;
+}
+
+int ibv_dofork_range(void *base, size_t size)
+{
+	dofork.base = base;
+	dofork.size = size;
+	dofork.calls++;
+	return 0;
+}
+
+static void *extern_mem;
+static int extern_frees;
+
+static void *test_alloc(size_t size, void *data)
+{
+	CHECK(data == &extern_mem, "allocator's private data");
+	if (posix_memalign(&extern_mem, 4096, size))
+		return NULL;
+	return extern_mem;
+}
+
+static void test_free(void *ptr, void *data)
+{
+	CHECK(data == &extern_mem && ptr == extern_mem, "freed what it gave");
+	extern_frees++;
+	free(ptr);
+}
+
+/*
+ * A QP buffer from the application's allocator is kept out of a forked
+ * child, like the provider's own, and given back to fork() when freed.
+ */
+static void test_extern_buf_dontfork(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct mlx4_qp *qp;
+	void *mem;
+	size_t len;
+
+	env.ctx->extern_alloc = (struct mlx4dv_ctx_allocators){
+		test_alloc, test_free, &extern_mem,
+	};
+	memset(&dontfork, 0, sizeof(dontfork));
+	memset(&dofork, 0, sizeof(dofork));
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x700, 0);
+	mem = qp->buf.buf;
+	len = qp->buf.length;
+	CHECK(mem == extern_mem && len, "the QP buffer is the allocator's");
+	CHECK(dontfork.base == mem && dontfork.size == len,
+	      "dontfork of %p+%zu, the buffer is %p+%zu", dontfork.base,
+	      dontfork.size, mem, len);
+	fake_qp_free(qp);
+	CHECK(dofork.base == mem && dofork.size == len,
+	      "dofork of %p+%zu, the buffer was %p+%zu", dofork.base,
+	      dofork.size, mem, len);
+	CHECK_EQ(extern_frees, 1);
+	memset(&env.ctx->extern_alloc, 0, sizeof(env.ctx->extern_alloc));
+}
+
 int main(void)
 {
 	fake_env_init(&env, 32, 512);
@@ -1171,6 +1249,7 @@ int main(void)
 	test_srq();
 	test_create_limits();
 	test_threads();
+	test_extern_buf_dontfork();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
