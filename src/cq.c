@@ -180,9 +180,7 @@ static inline int retire_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 	}
 
 	if (is_send) {
-		/* wqe_index counts WQEs: skip to it, past unsignalled sends. */
 		wq = &qp->sq;
-		wq->tail += (uint16_t)(wqe_index - (uint16_t)wq->tail);
 	} else if (qp->verbs_qp.qp.srq) {
 		srq = to_msrq(qp->verbs_qp.qp.srq);
 		goto srq_wqe;
@@ -192,8 +190,11 @@ static inline int retire_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 		 * its flush CQEs means nothing: retire the tail.
 		 */
 		wq = &qp->rq;
+		wqe_index = wq->tail;
 	}
 
+	/* A send's wqe_index counts WQEs: skip past unsignalled ones. */
+	wq->tail += (uint16_t)(wqe_index - (uint16_t)wq->tail);
 	*wr_id = wq->wrid[wq->tail & wq->mask];
 	wq->tail++;
 	return CQ_OK;
