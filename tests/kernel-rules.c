@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <endian.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx4dv.h>
@@ -499,6 +501,83 @@ static void wq_layout(uint32_t max_sge)
 	ibv_destroy_wq(wq);
 }
 
+/*
+ * Queue memory that ends where the process's memory does: each buffer
+ * the provider asks for is placed against an inaccessible page, so that
+ * the kernel can pin no byte beyond it.
+ */
+static struct {
+	void *buf;
+	char *map;
+	size_t len;
+} guarded[16];
+static int guarded_allocs;
+
+static void *guarded_alloc(size_t size, void *data)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t len = (size + page - 1) / page * page + page;
+	char *map;
+	int i;
+
+	(void)data;
+	for (i = 0; i < 16 && guarded[i].buf; i++)
+		;
+	if (i == 16)
+		return NULL;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	mprotect(map + len - page, page, PROT_NONE);
+	guarded[i].map = map;
+	guarded[i].len = len;
+	guarded[i].buf = map + len - page - size;
+	guarded_allocs++;
+	return guarded[i].buf;
+}
+
+static void guarded_free(void *buf, void *data)
+{
+	(void)data;
+	for (int i = 0; i < 16; i++) {
+		if (guarded[i].buf == buf) {
+			munmap(guarded[i].map, guarded[i].len);
+			guarded[i].buf = NULL;
+		}
+	}
+}
+
+/*
+ * mlx4_ib pins a WQ's receive queue and the 64-byte send WQE before it:
+ * a buffer of the receive queue alone, against the end of memory, would
+ * be refused (EFAULT).  The allocator given for QP memory provides it.
+ */
+static void wq_buffer_pinned(void)
+{
+	struct mlx4dv_ctx_allocators alloc = {
+		.alloc = guarded_alloc, .free = guarded_free,
+	};
+	struct mlx4dv_ctx_allocators none = {};
+	struct ibv_wq *wq;
+	int before;
+
+	if (dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS,
+				&alloc)) {
+		check(0, "set the buffer allocators");
+		return;
+	}
+	before = guarded_allocs;
+	/* 256 receive WQEs of 16 bytes: exactly a page, plus 64 bytes */
+	wq = make_wq(256, 1);
+	check(wq && guarded_allocs > before,
+	      "WQ in memory that ends at its buffer: made (%s), its buffer from the allocator (%d)",
+	      wq ? "yes" : strerror(errno), guarded_allocs - before);
+	if (wq)
+		ibv_destroy_wq(wq);
+	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
+}
+
 struct end {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -740,6 +819,7 @@ int main(void)
 	wq_layout(1);
 	wq_layout(4);
 	wq_layout(8);
+	wq_buffer_pinned();
 	inline_recv_layout();
 	dead_window();
 
