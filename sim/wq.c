@@ -188,23 +188,40 @@ fail:
 	return err;
 }
 
+/*
+ * uverbs takes the current state from the caller when it names one, and
+ * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  Nothing reaches
+ * the device: mlx4_ib hands a WQ to it only under an RSS QP.
+ */
 SIM_HANDLER(cmd_ex_modify_wq)
 {
+	const uint32_t known = IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE |
+			       IBV_WQ_ATTR_FLAGS;
 	struct ib_uverbs_ex_modify_wq req;
+	struct mlx4_ib_modify_wq drv;
+	enum ibv_wq_state cur, next;
 	struct sim_wq_obj *wq;
 
 	cmd_in(cmd, &req, sizeof(req));
+	if (!req.attr_mask || (req.attr_mask & ~known))
+		return -EINVAL;
 	wq = uobj_get(cmd->ctx, req.wq_handle, SIM_OBJ_WQ);
-	if (!wq || (req.attr_mask & ~(IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE)))
+	if (!wq)
 		return -EINVAL;
-	if ((req.attr_mask & IBV_WQ_ATTR_CURR_STATE) &&
-	    req.curr_wq_state != wq->state)
+	cur = req.attr_mask & IBV_WQ_ATTR_CURR_STATE ? req.curr_wq_state :
+						       wq->state;
+	next = req.attr_mask & IBV_WQ_ATTR_STATE ? req.wq_state : cur;
+	if (cur > IBV_WQS_ERR || next > IBV_WQS_ERR)
 		return -EINVAL;
-	if (req.attr_mask & IBV_WQ_ATTR_STATE) {
-		if (req.wq_state > IBV_WQS_ERR)
-			return -EINVAL;
-		wq->state = req.wq_state;
-	}
+	if (cmd->drv_in_len < sizeof(drv))
+		return -EINVAL;
+	cmd_drv_in(cmd, &drv, sizeof(drv));
+	if (drv.comp_mask || drv.reserved || (req.attr_mask & IBV_WQ_ATTR_FLAGS))
+		return -EOPNOTSUPP;
+	if ((next == IBV_WQS_RDY && cur == IBV_WQS_ERR) ||
+	    (next == IBV_WQS_ERR && cur == IBV_WQS_RESET))
+		return -EINVAL;
+	wq->state = next;
 	return 0;
 }
 
@@ -260,7 +277,9 @@ SIM_HANDLER(cmd_ex_create_ind_tbl)
 	uint32_t size;
 
 	cmd_in(cmd, &req, sizeof(req));
-	if (req.comp_mask || req.log_ind_tbl_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
+	if (req.comp_mask)
+		return -EOPNOTSUPP;
+	if (req.log_ind_tbl_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
 		return -EINVAL;
 	size = 1u << req.log_ind_tbl_size;
 	if (cmd->in_len < sizeof(req) + size * sizeof(uint32_t))

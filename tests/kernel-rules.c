@@ -339,6 +339,53 @@ static int wq_in_table_destroyed(void)
 	return ret;
 }
 
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr attr = {
+		.attr_mask = IBV_WQ_ATTR_STATE, .wq_state = state,
+	};
+
+	return ibv_modify_wq(wq, &attr);
+}
+
+static int wq_reset_to_err(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_ERR);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static int wq_err_to_rdy(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_RDY) || wq_to(wq, IBV_WQS_ERR) ? -1 :
+	      wq_to(wq, IBV_WQS_RDY);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static int wq_rdy_err_reset(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_RDY);
+	if (!ret)
+		ret = wq_to(wq, IBV_WQS_ERR);
+	if (!ret)
+		ret = wq_to(wq, IBV_WQS_RESET);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
 static struct ibv_xrcd *open_xrcd(void)
 {
 	struct ibv_xrcd_init_attr attr = {
@@ -426,6 +473,11 @@ static const struct rule rules[] = {
 	  EINVAL, table_too_big },
 	{ "destroy a WQ a table uses", "uverbs destroy_wq",
 	  EBUSY, wq_in_table_destroyed },
+	{ "WQ from RESET to ERR", "mlx4_ib_modify_wq",
+	  EINVAL, wq_reset_to_err },
+	{ "WQ from ERR back to RDY", "mlx4_ib_modify_wq",
+	  EINVAL, wq_err_to_rdy },
+	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset },
 	{ "close an XRC domain an SRQ uses", "uverbs_free_xrcd",
 	  EBUSY, close_xrcd_with_srq },
 	{ "close an XRC domain a target QP uses", "uverbs_free_xrcd",
@@ -439,8 +491,8 @@ static void check_rules(void)
 		int got = r->try();
 
 		check(got == r->expect, "%s (%s): %s, expected %s", r->what,
-		      r->source, got ? strerror(got) : "made",
-		      r->expect ? strerror(r->expect) : "made");
+		      r->source, got ? strerror(got) : "succeeded",
+		      r->expect ? strerror(r->expect) : "success");
 	}
 	for (int i = 0; i < 4; i++)
 		if (range4[i])
