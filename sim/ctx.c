@@ -359,10 +359,7 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 		err = -EINVAL;
 	if (!err)
 		err = cmd.handler(&cmd);
-	TRACE(trace_command(ctx, cmd.command, cmd.extended, cmd.in_len,
-			    err ? 0 : response_length(&cmd), err ? err : 0,
-			    cmd.drv_in, cmd.drv_in_len, cmd.drv_out,
-			    err ? 0 : cmd.drv_out_len));
+	TRACE(trace_command(&cmd, err));
 	if (err)
 		return reply_errno(ctx, err);
 

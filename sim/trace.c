@@ -6,20 +6,21 @@
  *
  * Every line starts with the process ("p<pid>"), then what happened:
  *
- *   open uverbsN cmd=ARGV          a process opened the device file
+ *   open uverbsN cmd=ARGV...       a process opened the device file
  *   close                          and its file is gone
- *   cmd NAME in=N out=N ret=R drv_in=HEX drv_out=HEX
+ *   cmd NAME in=N out=N ret=R core_in=HEX core_out=HEX drv_in=HEX drv_out=HEX
  *                                  a uverbs command: the sizes of the core
- *                                  request and of the response, and the
- *                                  driver's data both ways
+ *                                  request and response, then the core's
+ *                                  and the driver's data both ways
  *   db uar send=VALUE              the send doorbell register
  *   db uar cq=WORD0,WORD1          the CQ doorbell register
  *   bf uar+OFFSET wqe=SEGMENTS     a BlueFlame write, with its bytes
  *   sq qp=QPN i=INDEX wqe=SEGMENTS a send WQE the device read
  *   rq qp=QPN i=INDEX wqe=SEGMENTS a receive WQE it took
  *   srq srq=SRQN i=INDEX wqe=...   an SRQ WQE it took
- *   cqe cq=CQN i=INDEX HEX         a CQE it wrote (the 32 bytes of
- *                                  struct mlx4_cqe, owner bit included)
+ *   cqe cq=CQN i=INDEX [ts] HEX    a CQE it wrote (the 32 bytes of
+ *                                  struct mlx4_cqe, owner bit included;
+ *                                  "ts" if it carries a timestamp)
  *
  * WQE bytes are printed whole, in hex, cut where their segments begin
  * (ctrl, raddr, atomic, bind, inval, dgram, data, inl, next, pad), so a
@@ -33,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "uverbs.h"
 
 FILE *sim_trace;
 
@@ -91,10 +92,10 @@ void trace_open_file(const struct sim_ctx *ctx, uint32_t index)
 	if (n < 0)
 		n = 0;
 	argv[n] = 0;
-	/* One token: arguments joined by '_', no blanks. */
+	/* The arguments, blank-separated, to the end of the line. */
 	for (ssize_t i = 0; i < n; i++)
-		if (argv[i] == 0 || argv[i] == ' ' || argv[i] == '\t')
-			argv[i] = i == n - 1 ? 0 : '_';
+		if (argv[i] == 0 || argv[i] == '\n')
+			argv[i] = i == n - 1 ? 0 : ' ';
 	fprintf(sim_trace, "p%d open uverbs%u cmd=%s\n", (int)ctx->pid, index,
 		argv);
 }
@@ -130,26 +131,29 @@ static const char *const ex_names[] = {
 #undef NAME
 };
 
-void trace_command(const struct sim_ctx *ctx, uint32_t command, bool extended,
-		   size_t in_len, size_t out_len, int ret,
-		   const uint8_t *drv_in, size_t drv_in_len,
-		   const uint8_t *drv_out, size_t drv_out_len)
+/* A command as its handler saw it; @err is what write() returns. */
+void trace_command(const struct sim_cmd *cmd, int err)
 {
-	const char *const *names = extended ? ex_names : legacy_names;
-	size_t count = extended ? ARRAY_SIZE(ex_names) :
-				  ARRAY_SIZE(legacy_names);
-	const char *name = command < count ? names[command] : NULL;
+	const char *const *names = cmd->extended ? ex_names : legacy_names;
+	size_t count = cmd->extended ? ARRAY_SIZE(ex_names) :
+				       ARRAY_SIZE(legacy_names);
+	const char *name = cmd->command < count ? names[cmd->command] : NULL;
 
-	fprintf(sim_trace, "p%d cmd ", (int)ctx->pid);
+	fprintf(sim_trace, "p%d cmd ", (int)cmd->ctx->pid);
 	if (name)
 		fputs(name, sim_trace);
 	else
-		fprintf(sim_trace, "%s%u", extended ? "EX_" : "", command);
-	fprintf(sim_trace, " in=%zu out=%zu ret=%d drv_in=", in_len, out_len,
-		ret);
-	hex(drv_in, drv_in_len);
+		fprintf(sim_trace, "%s%u", cmd->extended ? "EX_" : "",
+			cmd->command);
+	fprintf(sim_trace, " in=%zu out=%zu ret=%d core_in=", cmd->in_len,
+		err ? 0 : cmd->out_len, err);
+	hex(cmd->in, cmd->in_len);
+	fputs(" core_out=", sim_trace);
+	hex(cmd->out, err ? 0 : cmd->out_len);
+	fputs(" drv_in=", sim_trace);
+	hex(cmd->drv_in, cmd->drv_in_len);
 	fputs(" drv_out=", sim_trace);
-	hex(drv_out, drv_out_len);
+	hex(cmd->drv_out, err ? 0 : cmd->drv_out_len);
 	fputc('\n', sim_trace);
 }
 
@@ -321,8 +325,9 @@ void trace_srq_wqe(const struct sim_srq *srq, uint32_t index,
 void trace_cqe(const struct sim_cq *cq, uint32_t index,
 	       const struct mlx4_cqe *cqe)
 {
-	fprintf(sim_trace, "p%d cqe cq=0x%x i=%u ", (int)cq->ctx->pid, cq->cqn,
-		index);
+	/* "ts": the CQE carries a completion time, which no two runs share. */
+	fprintf(sim_trace, "p%d cqe cq=0x%x i=%u %s", (int)cq->ctx->pid,
+		cq->cqn, index, cq->timestamped ? "ts " : "");
 	hex(cqe, sizeof(*cqe));
 	fputc('\n', sim_trace);
 }

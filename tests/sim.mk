@@ -50,3 +50,9 @@ tests_kernel_rules_LDADD = -libverbs -ldl
 TESTS += tests/kernel-rules-system.tap tests/kernel-rules-project.tap
 EXTRA_DIST += tests/kernel-rules-system.tap tests/kernel-rules-project.tap \
 	tests/kernel-rules.sh
+
+# The differential test: our provider's traces against the distribution's.
+check_PROGRAMS += tests/difftrace-norm
+tests_difftrace_norm_SOURCES = tests/difftrace-norm.c
+TESTS += tests/difftrace.tap
+EXTRA_DIST += tests/difftrace.tap tests/difftrace-accepted.txt
