@@ -426,7 +426,6 @@ struct sim_options {
 	bool strict;
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
-	const char *trace;		/* file for the trace, or NULL */
 };
 
 struct sim {
@@ -635,39 +634,8 @@ int trace_open(const char *path);
 void trace_close(void);
 void trace_open_file(const struct sim_ctx *ctx, uint32_t index);
 void trace_close_file(const struct sim_ctx *ctx);
-void trace_command(const struct sim_ctx *ctx, uint32_t command, bool extended,
-		   size_t in_len, size_t out_len, int ret,
-		   const uint8_t *drv_in, size_t drv_in_len,
-		   const uint8_t *drv_out, size_t drv_out_len);
-void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value);
-void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
-		       uint32_t word1);
-void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
-		     uint64_t head, const volatile uint8_t *chunk, size_t room);
-void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe);
-void trace_recv_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe, size_t size);
-void trace_srq_wqe(const struct sim_srq *srq, uint32_t index,
-		   const uint8_t *wqe, size_t size);
-void trace_cqe(const struct sim_cq *cq, uint32_t index,
-	       const struct mlx4_cqe *cqe);
-
-/* trace.c: the trace (--trace), off unless sim_trace is open */
-extern FILE *sim_trace;
-#define TRACE(call) \
-	do { \
-		if (__builtin_expect(sim_trace != NULL, 0)) \
-			call; \
-	} while (0)
-int trace_open(const char *path);
-void trace_close(void);
-void trace_open_file(const struct sim_ctx *ctx, uint32_t index);
-void trace_close_file(const struct sim_ctx *ctx);
-void trace_command(const struct sim_ctx *ctx, uint32_t command, bool extended,
-		   size_t in_len, size_t out_len, int ret,
-		   const uint8_t *drv_in, size_t drv_in_len,
-		   const uint8_t *drv_out, size_t drv_out_len);
+struct sim_cmd;
+void trace_command(const struct sim_cmd *cmd, int err);
 void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value);
 void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
 		       uint32_t word1);
