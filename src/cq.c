@@ -134,6 +134,18 @@ static const struct {
 	[MLX4_OPCODE_LOCAL_INVAL]	= { IBV_WC_LOCAL_INV, 0 },
 };
 
+/*
+ * IBV_WC_IP_CSUM_OK of a receive on a QP with checksum offload: an IPv4
+ * packet whose IP header and TCP/UDP checksums the device found good.
+ */
+static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
+{
+	uint32_t ok = MLX4_BE32(MLX4_CQE_STATUS_IPV4_CSUM_OK);
+
+	return qp && qp->csum && (cqe->status & ok) == ok ?
+	       IBV_WC_IP_CSUM_OK : 0;
+}
+
 /* And a receive completion, by the opcode of the incoming message. */
 static const struct {
 	uint8_t opcode;
@@ -215,7 +227,7 @@ static inline void fill_recv_wc(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 	uint16_t sl_vid = be16toh(cqe->sl_vid);
 
 	wc->opcode = recv_wc[op].opcode;
-	wc->wc_flags = recv_wc[op].flags;
+	wc->wc_flags = recv_wc[op].flags | csum_ok(qp, cqe);
 	wc->byte_len = be32toh(cqe->byte_cnt);
 	switch (cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) {
 	case MLX4_RECV_OPCODE_RDMA_WRITE_IMM:
@@ -474,7 +486,7 @@ static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 
 	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
 		return send_wc[opcode].flags;
-	flags = recv_wc[opcode & 3].flags;
+	flags = recv_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->cur_qp, cqe);
 	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
 		flags |= IBV_WC_GRH;
 	return flags;

@@ -102,6 +102,7 @@ struct mlx4_context {
 	int			max_srq_wr;
 	int			max_srq_sge;
 	uint32_t		max_inl_recv_sz;
+	uint8_t			ud_ip_csum;	/* IBV_DEVICE_UD_IP_CSUM */
 
 	uint8_t			link_layer[MLX4_PORTS_NUM];
 
@@ -235,8 +236,11 @@ struct mlx4_qp {
 	 * this many bytes (0: none).  Not in fast_op[], which stays 16 bytes.
 	 */
 	uint16_t		inline_limit[MLX4_WR_OPCODES];
-	/* srcrb_flags by IBV_SEND_SIGNALED/SOLICITED, sq_sig_all folded in. */
-	uint32_t		srcrb_of_flags[4];
+	/*
+	 * srcrb_flags by IBV_SEND_SIGNALED/SOLICITED/IP_CSUM (SRCRB_INDEX()
+	 * in qp.c), sq_sig_all and the checksum offload folded in.
+	 */
+	uint32_t		srcrb_of_flags[12];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;
 
@@ -246,6 +250,7 @@ struct mlx4_qp {
 
 	uint32_t		qpn;
 	uint8_t			link_layer;
+	uint8_t			csum;		/* mlx4_qp_update_csum() */
 	uint8_t			no_queues;	/* XRC target, RSS: kernel-only */
 	uint8_t			buf_is_extern;	/* from mlx4dv allocators */
 	struct mlx4_buf		buf;
@@ -442,6 +447,7 @@ struct ibv_qp *mlx4_create_qp_ex(struct ibv_context *context,
 struct ibv_qp *mlx4_open_qp(struct ibv_context *context,
 			    struct ibv_qp_open_attr *attr);
 int mlx4_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+void mlx4_qp_update_csum(struct mlx4_qp *qp);
 int mlx4_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);
 int mlx4_destroy_qp(struct ibv_qp *qp);

@@ -81,6 +81,14 @@ static const struct mlx4_send_op {
 
 #define MLX4_NUM_WR_OPCODES	ARRAY_SIZE(send_ops)
 
+/*
+ * qp->srcrb_of_flags[] is indexed by IBV_SEND_SIGNALED, IBV_SEND_SOLICITED
+ * and IBV_SEND_IP_CSUM, each one bit lower: one shift and one mask.
+ */
+#define SRCRB_INDEX(flags)	(((flags) >> 1) & 0xb)
+_Static_assert(IBV_SEND_SIGNALED == 1 << 1 && IBV_SEND_SOLICITED == 1 << 2 &&
+	       IBV_SEND_IP_CSUM == 1 << 4, "send flags the srcrb index takes");
+
 /* srcrb_flags for IBV_SEND_SIGNALED (bit 1) and IBV_SEND_SOLICITED (bit 2). */
 static const uint32_t srcrb_of_flags[4] = {
 	[0] = 0,
@@ -261,6 +269,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 
 	for (op = 0; op < 4; op++)
 		qp->srcrb_of_flags[op] = qp->sq_signal_bits | srcrb_of_flags[op];
+	mlx4_qp_update_csum(qp);
 }
 
 static inline void *get_send_wqe(struct mlx4_qp *qp, unsigned int n)
@@ -633,10 +642,11 @@ int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 						  (idx << qp->sq.wqe_shift));
 	uint32_t flags = wr->send_flags;
 
-	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_UD) && unlikely(!wr->wr.ud.ah))
+	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_UD) &&
+	    unlikely(!wr->wr.ud.ah || ((flags & IBV_SEND_IP_CSUM) && !qp->csum)))
 		return 0;
 
-	ctrl->srcrb_flags = qp->srcrb_of_flags[(flags >> 1) & 3];
+	ctrl->srcrb_flags = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
 	ctrl->imm = wr->imm_data & op->imm_mask;
 	/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
 	ctrl->bf_qpn = op->size_be | fence_bit(flags);
@@ -679,7 +689,7 @@ static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	const struct mlx4_send_op *op = &send_ops[wr->opcode];
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
 	uint32_t flags = wr->send_flags;
-	uint32_t srcrb = qp->srcrb_of_flags[(flags >> 1) & 3];
+	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
 	void *seg = ctrl + 1;
 	unsigned int size, inl = 0;
 
@@ -798,6 +808,10 @@ static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 		return ENOMEM;	/* more SGEs than the WQE holds */
 	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)
 		return EINVAL;
+	/* Checksums on a UD QP without the offload: rdma-core's EINVAL. */
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD &&
+	    (wr->send_flags & IBV_SEND_IP_CSUM) && !qp->csum)
+		return EINVAL;
 	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
 		return EINVAL;
 	if (wr_is_inline(wr)) {
@@ -913,7 +927,8 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	 */
 	if (unlikely(sg->length - 1 >= qp->inline_limit[opcode]))
 		goto general;
-	if (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!wr->wr.ud.ah))
+	if (qpt_bit == MLX4_QPT_BIT_UD &&
+	    unlikely(!wr->wr.ud.ah || ((flags & IBV_SEND_IP_CSUM) && !qp->csum)))
 		goto general;
 
 	op = &qp->fast_op[opcode];
@@ -922,7 +937,7 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	/* Now, so that fewer values live across the payload's barriers. */
 	qp->sq.wrid[idx] = wr->wr_id;
 	qp->sq.head = ind + 1;
-	srcrb = qp->srcrb_of_flags[(flags >> 1) & 3];
+	srcrb = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
 	if (qpt_bit == MLX4_QPT_BIT_UD)
 		set_datagram_seg((void *)(ctrl + 1), wr);
 	else if (qpt_bit == MLX4_QPT_BIT_XRC)
@@ -1741,6 +1756,25 @@ static void qp_reset_queues(struct mlx4_qp *qp)
 	mlx4_unlock(&qp->sq.lock);
 }
 
+/*
+ * Checksum offload, as rdma-core decides it: a UD QP on an InfiniBand
+ * port of a device that offers it computes the IP and TCP/UDP checksums
+ * of IBV_SEND_IP_CSUM sends and reports IBV_WC_IP_CSUM_OK.  Other QPs
+ * send such requests without (UD: refused).
+ */
+void mlx4_qp_update_csum(struct mlx4_qp *qp)
+{
+	uint32_t bits = MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
+				  MLX4_WQE_CTRL_TCP_UDP_CSUM);
+	int i;
+
+	qp->csum = qp->qpt_bit == MLX4_QPT_BIT_UD && qp->ctx->ud_ip_csum &&
+		   qp->link_layer == IBV_LINK_LAYER_INFINIBAND;
+	for (i = 0; i < 4; i++)
+		qp->srcrb_of_flags[SRCRB_INDEX(IBV_SEND_IP_CSUM) | i] =
+			qp->srcrb_of_flags[i] | (qp->csum ? bits : 0);
+}
+
 int mlx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct mlx4_qp *qp = to_mqp(ibqp);
@@ -1758,8 +1792,10 @@ int mlx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (ret)
 		return ret;
 
-	if (link_layer >= 0)
+	if (link_layer >= 0) {
 		qp->link_layer = link_layer;
+		mlx4_qp_update_csum(qp);
+	}
 
 	if (!qp->no_queues && (attr_mask & IBV_QP_STATE) &&
 	    attr->qp_state == IBV_QPS_RESET)

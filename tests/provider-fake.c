@@ -54,6 +54,7 @@ void fake_env_init(struct fake_env *env, int cqe_size, int bf_reg_size)
 	ctx->max_cqe = 4194303;
 	ctx->max_srq_wr = 16383;
 	ctx->max_srq_sge = 31;
+	ctx->ud_ip_csum = 1;		/* IBV_DEVICE_UD_IP_CSUM */
 	ctx->link_layer[0] = IBV_LINK_LAYER_INFINIBAND;
 	ctx->link_layer[1] = IBV_LINK_LAYER_INFINIBAND;
 
@@ -151,6 +152,9 @@ struct mlx4_qp *fake_qp(struct fake_env *env, enum ibv_qp_type type,
 	ibqp->srq = attr.srq;
 	if (mlx4_qp_ready(qp, &attr, cap))
 		abort();
+	/* As a modify to INIT on port 1 (InfiniBand) leaves it. */
+	qp->link_layer = IBV_LINK_LAYER_INFINIBAND;
+	mlx4_qp_update_csum(qp);
 	return qp;
 }
 

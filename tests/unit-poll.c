@@ -337,6 +337,63 @@ static void test_recv_in_order(void)
 	fake_env_cleanup(&env);
 }
 
+/*
+ * IBV_WC_IP_CSUM_OK: on a UD QP with checksum offload (InfiniBand), when
+ * the CQE's status says IPv4, IP header checksum good and TCP/UDP
+ * checksum good (bits 22, 28, 2); never on an RC QP.  ibv_poll_cq and
+ * the extended interface alike.
+ */
+static void test_rx_csum(void)
+{
+	static const struct {
+		const char *status;
+		int ok;
+	} cases[] = {
+		{ "10400004", 1 }, { "10400000", 0 }, { "00400004", 0 },
+		{ "10000004", 0 }, { "ffffffff", 1 },
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct fake_env env;
+	struct mlx4_cq *cq;
+	struct mlx4_qp *ud, *rc;
+	struct ibv_cq_ex *ex;
+	struct ibv_wc wc;
+	unsigned int i, n = 0;
+	char hex[80];
+
+	fake_env_init(&env, 32, 0);
+	cq = fake_cq(&env, 16, 0x4c);
+	ud = fake_qp(&env, IBV_QPT_UD, SMALL_CAP, cq, cq, NULL, 0x77, 0);
+	rc = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x78, 0);
+	ud->rq.head = rc->rq.head = 8;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		sprintf(hex, "00000077 00000000 00000000 00000000"
+			     "%s 00000040 00000000 00000001", cases[i].status);
+		put_cqe(cq, n++, hex);
+		CHECK_EQ(poll(cq, 1, &wc), 1);
+		CHECK_EQ(wc.wc_flags, cases[i].ok ? IBV_WC_IP_CSUM_OK : 0);
+	}
+	put_cqe(cq, n++, "00000078 00000000 00000000 00000000"
+			 "10400004 00000040 00000000 00000001");
+	CHECK_EQ(poll(cq, 1, &wc), 1);
+	CHECK_EQ(wc.qp_num, 0x78);
+	CHECK_EQ(wc.wc_flags, 0);
+
+	mlx4_cq_fill_ex_ops(cq, 0);
+	ex = &cq->verbs_cq.cq_ex;
+	put_cqe(cq, n++, "00000077 00000000 00000000 00000000"
+			 "10400004 00000040 00000000 00000001");
+	CHECK_EQ(ex->start_poll(ex, &pattr), 0);
+	CHECK_EQ(ex->read_wc_flags(ex), IBV_WC_IP_CSUM_OK);
+	ex->end_poll(ex);
+
+	fake_qp_free(rc);
+	fake_qp_free(ud);
+	fake_cq_free(cq);
+	fake_env_cleanup(&env);
+}
+
 static void test_srq_and_xrc(void)
 {
 	struct fake_env env;
@@ -691,6 +748,7 @@ int main(void)
 	test_receives(64);
 	test_errors();
 	test_recv_in_order();
+	test_rx_csum();
 	test_srq_and_xrc();
 	test_init_owner();
 	test_arm();

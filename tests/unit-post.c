@@ -147,6 +147,14 @@ static void test_rc_opcodes(void)
 		    "01020304 05060708 99887766 00000000"
 		    "00000008 00000042 00000000 00001000");
 
+	/* IBV_SEND_IP_CSUM means nothing to an RC QP (rdma-core ignores it). */
+	wr.send_flags |= IBV_SEND_IP_CSUM;
+	CHECK(!post1(qp, &wr) &&
+	      !memcmp(send_wqe(qp, 0) + 8, send_wqe(qp, 1) + 8, 4) &&
+	      !(send_wqe(qp, 1)[11] & 0x30), "RC: no checksum bits");
+	wr.send_flags &= ~IBV_SEND_IP_CSUM;
+	qp->sq.head--;		/* post WQE 1 again below */
+
 	/* Plain RDMA write: imm must not leak from the previous WQE. */
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = 0;
@@ -653,6 +661,48 @@ static void test_ud_send(void)
 		CHECK_BYTES(send_wqe(qp, 1), "80000000");
 		CHECK_EQ(qp->sq.head, 1);
 	}
+	wr.wr.ud.ah = ah;
+
+	/*
+	 * IBV_SEND_IP_CSUM on UD over InfiniBand: the IP header (bit 4) and
+	 * TCP/UDP (bit 5) checksums, on the fast path, the lone inline one
+	 * and the general one (a chain of two).
+	 */
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_IP_CSUM;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 1), "0000000b 00000005 0000003c 01020304");
+	wr.send_flags = IBV_SEND_IP_CSUM | IBV_SEND_INLINE;
+	sge.addr = (uintptr_t)"0123456789abcdef";
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 2), "0000020b 00020006 00000030 01020304");
+	{
+		struct ibv_send_wr wr2 = wr;
+
+		wr.next = &wr2;
+		wr2.send_flags = IBV_SEND_IP_CSUM | IBV_SEND_SOLICITED;
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 3), "0000000b 00000006 00000030 01020304");
+		CHECK_BYTES(send_wqe(qp, 4), "0000000b 00000005 00000032 01020304");
+		wr.next = NULL;
+	}
+
+	/* Without the offload (a RoCE port): refused, nothing written. */
+	qp->link_layer = IBV_LINK_LAYER_ETHERNET;
+	mlx4_qp_update_csum(qp);
+	wr.send_flags = IBV_SEND_IP_CSUM;
+	{
+		struct ibv_send_wr *bad = NULL;
+
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		CHECK(bad == &wr, "bad_wr");
+		wr.send_flags = IBV_SEND_IP_CSUM | IBV_SEND_INLINE;
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		CHECK_BYTES(send_wqe(qp, 5), "80000000");
+		CHECK_EQ(qp->sq.head, 5);
+	}
+	sge.addr = 0x2000;
+	qp->link_layer = IBV_LINK_LAYER_INFINIBAND;
+	mlx4_qp_update_csum(qp);
 
 	mlx4_destroy_ah(ah);
 	fake_qp_free(qp);
