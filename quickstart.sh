@@ -47,11 +47,23 @@ demo() {
 		echo "--- ibv_devinfo (libmlx4 on mlx4sim)"
 		ibv_devinfo || exit 1
 		echo "--- ibv_rc_pingpong: server and client, 1000 iterations, data checked"
-		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 >"$out/server" 2>&1 &
+		# The server waits for its client at most a minute, and is ended
+		# as soon as the client has failed: it would wait forever.
+		timeout 60 ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 >"$out/server" 2>&1 &
 		server=$!
-		sleep 0.5
-		ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 localhost >"$out/client" 2>&1
-		client_status=$?
+		# The client tries again while the server is not listening yet.
+		tries=0
+		while :; do
+			timeout 60 ibv_rc_pingpong -g 0 -c -n 1000 -p 18515 localhost \
+				>"$out/client" 2>&1
+			client_status=$?
+			[ $client_status -ne 0 ] && [ $tries -lt 50 ] &&
+				grep -q "connect to" "$out/client" &&
+				kill -0 $server 2>/dev/null || break
+			tries=$((tries + 1))
+			sleep 0.1
+		done
+		[ $client_status -eq 0 ] || kill $server 2>/dev/null
 		wait $server
 		server_status=$?
 		sed "s/^/server: /" "$out/server"

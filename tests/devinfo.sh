@@ -3,6 +3,7 @@
 # ibv_devices and ibv_devinfo -v see a ConnectX-3 with ACTIVE IB ports.
 # Usage: devinfo.sh project|system
 . "$(dirname "$0")/lib.sh"
+need_program ibv_devinfo ibverbs-utils
 provider=$1
 
 sim_start --provider="$provider"

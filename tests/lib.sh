@@ -63,6 +63,15 @@ finish() {
 	exit $?
 }
 
+# need_program PROGRAM PACKAGE: the script needs PROGRAM; without it the
+# whole script is skipped with a reason that names the package to install.
+# (A program that runs but finds no device is not skipped: it fails.)
+need_program() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "1..0 # SKIP $1 not found: install the $2 package (apt-get install $2)"
+	exit 0
+}
+
 # sim_start [mlx4sim options]: a simulator for this script, its
 # environment exported here.
 sim_start() {

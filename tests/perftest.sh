@@ -4,6 +4,7 @@
 # allow it; bandwidth over all sizes (-a).
 # Usage: perftest.sh project|system
 . "$(dirname "$0")/lib.sh"
+need_program ib_send_bw perftest
 provider=$1
 
 # bw NAME MIN_SIZES TOOL ARGS...: a bandwidth run over all sizes, with a

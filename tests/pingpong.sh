@@ -4,6 +4,7 @@
 # checking data (-c), at several sizes, polling and with events (-e).
 # Usage: pingpong.sh project|system [mlx4sim options]
 . "$(dirname "$0")/lib.sh"
+need_program ibv_rc_pingpong ibverbs-utils
 provider=$1
 shift
 
