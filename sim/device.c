@@ -93,6 +93,18 @@ SIM_HANDLER(cmd_query_device)
 	return 0;
 }
 
+/*
+ * mlx4_ib offers RSS and TSO only when a port runs Ethernet (RSS from
+ * the device's RSS capability, TSO from its max_gso_sz).  Every port
+ * here is InfiniBand (cmd_query_port): a ConnectX-3 so configured
+ * reports neither, in the common response or the driver's.
+ */
+static bool hca_has_eth_port(const struct sim_hca *hca)
+{
+	(void)hca;
+	return false;
+}
+
 SIM_HANDLER(cmd_ex_query_device)
 {
 	struct ib_uverbs_ex_query_device_resp resp = {};
@@ -107,10 +119,13 @@ SIM_HANDLER(cmd_ex_query_device)
 	resp.timestamp_mask = (1ULL << 48) - 1;
 	resp.hca_core_clock = CX3_CORE_CLOCK_KHZ;
 	resp.device_cap_flags_ex = CX3_DEVICE_CAP_FLAGS;
-	resp.rss_caps.supported_qpts = 1 << IBV_QPT_RAW_PACKET;
-	resp.rss_caps.max_rwq_indirection_tables = 256;
-	resp.rss_caps.max_rwq_indirection_table_size = CX3_MAX_RSS_TBL_SZ;
-	resp.max_wq_type_rq = CX3_MAX_QP;
+	if (hca_has_eth_port(cmd->ctx->hca)) {
+		resp.rss_caps.supported_qpts = 1 << IBV_QPT_RAW_PACKET;
+		resp.rss_caps.max_rwq_indirection_tables = CX3_MAX_QP;
+		resp.rss_caps.max_rwq_indirection_table_size =
+			CX3_MAX_RSS_TBL_SZ;
+		resp.max_wq_type_rq = CX3_MAX_QP;
+	}
 	resp.cq_moderation_caps.max_cq_moderation_count = CX3_MAX_CQ_MODERATION;
 	resp.cq_moderation_caps.max_cq_moderation_period = CX3_MAX_CQ_MODERATION;
 	cmd_out(cmd, &resp, sizeof(resp));
@@ -119,12 +134,18 @@ SIM_HANDLER(cmd_ex_query_device)
 	drv.response_length = sizeof(drv);
 	drv.hca_core_clock_offset = SIM_CLOCK_OFFSET;
 	drv.max_inl_recv_sz = CX3_MAX_INL_RECV;
-	drv.rss_caps.rx_hash_function = MLX4_IB_RX_HASH_FUNC_TOEPLITZ;
-	drv.rss_caps.rx_hash_fields_mask =
-		MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4 |
-		MLX4_IB_RX_HASH_SRC_IPV6 | MLX4_IB_RX_HASH_DST_IPV6 |
-		MLX4_IB_RX_HASH_SRC_PORT_TCP | MLX4_IB_RX_HASH_DST_PORT_TCP |
-		MLX4_IB_RX_HASH_SRC_PORT_UDP | MLX4_IB_RX_HASH_DST_PORT_UDP;
+	if (hca_has_eth_port(cmd->ctx->hca)) {
+		/* No VXLAN offload mode: no inner-header hashing. */
+		drv.rss_caps.rx_hash_function = MLX4_IB_RX_HASH_FUNC_TOEPLITZ;
+		drv.rss_caps.rx_hash_fields_mask =
+			MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4 |
+			MLX4_IB_RX_HASH_SRC_IPV6 | MLX4_IB_RX_HASH_DST_IPV6 |
+			MLX4_IB_RX_HASH_SRC_PORT_TCP |
+			MLX4_IB_RX_HASH_DST_PORT_TCP |
+			MLX4_IB_RX_HASH_SRC_PORT_UDP |
+			MLX4_IB_RX_HASH_DST_PORT_UDP;
+		/* And tso_caps: the device's max_gso_sz, for RAW_PACKET. */
+	}
 	cmd_drv_out(cmd, &drv, sizeof(drv));
 	return 0;
 }

@@ -85,6 +85,23 @@ int mlx4_query_device_ex(struct ibv_context *context,
 	if (resp.drv.response_length >=
 	    offsetof(struct mlx4_uverbs_ex_query_device_resp, reserved))
 		ctx->max_inl_recv_sz = resp.drv.max_inl_recv_sz;
+
+	/*
+	 * The hash function and fields of RSS and the TSO limits come in
+	 * the driver's part only (rdma-core passes them on the same way).
+	 */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +
+			 sizeof(attr->rss_caps)) {
+		attr->rss_caps.rx_hash_fields_mask =
+			resp.drv.rss_caps.rx_hash_fields_mask;
+		attr->rss_caps.rx_hash_function =
+			resp.drv.rss_caps.rx_hash_function;
+	}
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, tso_caps) +
+			 sizeof(attr->tso_caps)) {
+		attr->tso_caps.max_tso = resp.drv.tso_caps.max_tso;
+		attr->tso_caps.supported_qpts = resp.drv.tso_caps.supported_qpts;
+	}
 	return 0;
 }
 

@@ -778,6 +778,40 @@ static void test_rt_values(void)
 	CHECK(v2.raw_clock.tv_nsec >= v1.raw_clock.tv_nsec, "the clock runs on");
 }
 
+/*
+ * The extended device attributes as mlx4_ib reports them for a
+ * ConnectX-3 whose ports are all InfiniBand: RSS and TSO are offered on
+ * Ethernet ports only, so every field of theirs is zero, in the common
+ * response and in the driver's part the provider passes on.
+ */
+static void test_device_ex(void)
+{
+	struct ibv_device_attr_ex attr;
+
+	memset(&attr, 0xa5, sizeof(attr));
+	CHECK(!ibv_query_device_ex(ctx, NULL, &attr), "query_device_ex");
+	CHECK(!attr.rss_caps.supported_qpts &&
+	      !attr.rss_caps.max_rwq_indirection_tables &&
+	      !attr.rss_caps.max_rwq_indirection_table_size &&
+	      !attr.max_wq_type_rq, "no RSS on InfiniBand: qpts 0x%x, "
+	      "%u tables of %u, %u WQs", attr.rss_caps.supported_qpts,
+	      attr.rss_caps.max_rwq_indirection_tables,
+	      attr.rss_caps.max_rwq_indirection_table_size,
+	      attr.max_wq_type_rq);
+	CHECK(!attr.rss_caps.rx_hash_fields_mask &&
+	      !attr.rss_caps.rx_hash_function,
+	      "no hashing: fields 0x%llx, function 0x%x",
+	      (unsigned long long)attr.rss_caps.rx_hash_fields_mask,
+	      attr.rss_caps.rx_hash_function);
+	CHECK(!attr.tso_caps.max_tso && !attr.tso_caps.supported_qpts,
+	      "no TSO: %u bytes, qpts 0x%x", attr.tso_caps.max_tso,
+	      attr.tso_caps.supported_qpts);
+	CHECK(!attr.raw_packet_caps, "raw packet caps 0x%x",
+	      attr.raw_packet_caps);
+	CHECK(attr.orig_attr.device_cap_flags & IBV_DEVICE_UD_IP_CSUM,
+	      "UD checksum offload offered");
+}
+
 int main(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -814,6 +848,7 @@ int main(void)
 	test_mcast();
 	test_xrc_open();
 	test_rt_values();
+	test_device_ex();
 
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);

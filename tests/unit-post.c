@@ -1230,6 +1230,55 @@ int ibv_dofork_range(void *base, size_t size)
 	return 0;
 }
 
+/*
+ * The uverbs answer of a ConnectX-3 with an Ethernet port: RSS hashing
+ * and TSO in the driver's part, which the provider passes on.
+ */
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size)
+{
+	struct mlx4_uverbs_ex_query_device_resp *drv = (void *)(resp + 1);
+
+	(void)context;
+	(void)input;
+	memset(attr, 0, attr_size);
+	attr->orig_attr.max_qp_wr = 16351;
+	attr->orig_attr.max_sge = 32;
+	drv->response_length = sizeof(*drv);
+	drv->rss_caps.rx_hash_function = MLX4_IB_RX_HASH_FUNC_TOEPLITZ;
+	drv->rss_caps.rx_hash_fields_mask = 0xff;
+	drv->tso_caps.max_tso = 0x3ffff;
+	drv->tso_caps.supported_qpts = 1 << IBV_QPT_RAW_PACKET;
+	*resp_size = sizeof(*resp) + sizeof(*drv);
+	return 0;
+}
+
+static void test_query_device_ex(void)
+{
+	struct fake_env e;
+	struct ibv_device_attr_ex attr;
+	size_t short_size = offsetof(struct ibv_device_attr_ex, tso_caps);
+
+	fake_env_init(&e, 32, 0);
+	CHECK_EQ(mlx4_query_device_ex(&e.ctx->ibv_ctx.context, NULL, &attr,
+				      sizeof(attr)), 0);
+	CHECK_EQ(attr.rss_caps.rx_hash_function, MLX4_IB_RX_HASH_FUNC_TOEPLITZ);
+	CHECK_EQ(attr.rss_caps.rx_hash_fields_mask, 0xff);
+	CHECK_EQ(attr.tso_caps.max_tso, 0x3ffff);
+	CHECK_EQ(attr.tso_caps.supported_qpts, 1 << IBV_QPT_RAW_PACKET);
+
+	/* An older caller's shorter attributes: nothing written past them. */
+	memset(&attr, 0xa5, sizeof(attr));
+	CHECK_EQ(mlx4_query_device_ex(&e.ctx->ibv_ctx.context, NULL, &attr,
+				      short_size), 0);
+	CHECK_EQ(attr.rss_caps.rx_hash_function, 0xa5);
+	CHECK_EQ(attr.tso_caps.max_tso, 0xa5a5a5a5);
+	fake_env_cleanup(&e);
+}
+
 static void *extern_mem;
 static int extern_frees;
 
@@ -1300,6 +1349,7 @@ int main(void)
 	test_create_limits();
 	test_threads();
 	test_extern_buf_dontfork();
+	test_query_device_ex();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
