@@ -47,6 +47,12 @@ enum {
 	MLX4_CLOCK_PAGE_INDEX	= 3,
 	/* Static rates are encoded with this offset in the address vector. */
 	MLX4_STAT_RATE_OFFSET	= 5,
+	/*
+	 * RoCE address vector: port_pd bits for a VLAN tag (the datagram
+	 * segment's vlan is used) and a multicast destination.
+	 */
+	MLX4_AV_ETH_VLAN	= 1 << 29,
+	MLX4_AV_ETH_MCAST	= 1U << 31,
 };
 
 /* ---------------------------------------------------------------------
@@ -105,6 +111,7 @@ struct mlx4_context {
 	uint8_t			ud_ip_csum;	/* IBV_DEVICE_UD_IP_CSUM */
 
 	uint8_t			link_layer[MLX4_PORTS_NUM];
+	uint32_t		port_cap_flags[MLX4_PORTS_NUM];
 
 	struct mlx4_table	qp_table;	/* QPN -> struct mlx4_qp */
 	struct mlx4_table	xsrq_table;	/* SRQN -> XRC struct mlx4_srq */

@@ -144,10 +144,12 @@ int mlx4_query_port(struct ibv_context *context, uint8_t port,
 	if (ret)
 		return ret;
 
-	if (port >= 1 && port <= MLX4_PORTS_NUM)
+	if (port >= 1 && port <= MLX4_PORTS_NUM) {
+		ctx->port_cap_flags[port - 1] = attr->port_cap_flags;
 		ctx->link_layer[port - 1] =
 			attr->link_layer == IBV_LINK_LAYER_ETHERNET ?
 			IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
+	}
 	return 0;
 }
 
@@ -367,28 +369,79 @@ int mlx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
  * Address handles: built here, never seen by the kernel
  */
 
-/* RoCE: the destination MAC of a link-local or multicast GID. */
-static int gid_to_mac(const uint8_t *gid, uint8_t *mac)
+/* The VLAN a GID of the old RoCE scheme carries in bytes 11-12, if any. */
+static uint16_t gid_vlan(const uint8_t *gid)
+{
+	uint16_t vid = gid[11] << 8 | gid[12];
+
+	return vid < 0x1000 ? vid : 0xffff;
+}
+
+/*
+ * RoCE on a port without IP-based GIDs: the MAC (and VLAN) of a
+ * link-local GID are in it, a multicast GID maps to 33:33 and the
+ * source GID's VLAN; anything else has no layer-2 address we can know.
+ */
+static int gid_to_l2(struct ibv_pd *pd, struct mlx4_ah *ah,
+		     const struct ibv_ah_attr *attr, uint16_t *vid)
 {
 	static const uint8_t link_local[8] = { 0xfe, 0x80 };
+	const uint8_t *gid = attr->grh.dgid.raw;
+	union ibv_gid sgid;
 
 	if (gid[0] == 0xff) {
-		mac[0] = 0x33;
-		mac[1] = 0x33;
-		memcpy(mac + 2, gid + 12, 4);
+		if (ibv_query_gid(pd->context, attr->port_num,
+				  attr->grh.sgid_index, &sgid))
+			return EINVAL;
+		ah->mac[0] = 0x33;
+		ah->mac[1] = 0x33;
+		memcpy(ah->mac + 2, gid + 12, 4);
+		ah->av.dlid = htobe16(0xc000);
+		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_MCAST);
+		*vid = gid_vlan(sgid.raw);
 		return 0;
 	}
-	if (!memcmp(gid, link_local, sizeof(link_local)) &&
-	    gid[11] == 0xff && gid[12] == 0xfe) {
-		mac[0] = gid[8] ^ 2;
-		mac[1] = gid[9];
-		mac[2] = gid[10];
-		mac[3] = gid[13];
-		mac[4] = gid[14];
-		mac[5] = gid[15];
+	if (!memcmp(gid, link_local, sizeof(link_local))) {
+		ah->mac[0] = gid[8] ^ 2;
+		ah->mac[1] = gid[9];
+		ah->mac[2] = gid[10];
+		ah->mac[3] = gid[13];
+		ah->mac[4] = gid[14];
+		ah->mac[5] = gid[15];
+		*vid = gid_vlan(gid);
 		return 0;
 	}
-	return EOPNOTSUPP;	/* needs neighbour resolution */
+	return EOPNOTSUPP;
+}
+
+/*
+ * RoCE: the destination MAC and VLAN.  With IP-based GIDs (IPv4-mapped
+ * or global addresses) libibverbs asks the kernel's neighbour table, as
+ * rdma-core's mlx4 does.  A VLAN goes into the datagram segment with the
+ * priority in its top 3 bits, and the address vector says it is there.
+ */
+static int roce_resolve_l2(struct mlx4_context *ctx, struct ibv_pd *pd,
+			   struct mlx4_ah *ah, struct ibv_ah_attr *attr)
+{
+	uint16_t vid = 0xffff;
+	int ret;
+
+	if (ctx->port_cap_flags[attr->port_num - 1] & IBV_PORT_IP_BASED_GIDS) {
+		ret = ibv_resolve_eth_l2_from_gid(pd->context, attr, ah->mac,
+						  &vid);
+		if (ret)
+			return ret < 0 ? -ret : ret;
+	} else {
+		ret = gid_to_l2(pd, ah, attr, &vid);
+		if (ret)
+			return ret;
+	}
+
+	if (vid < 0x1000) {
+		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_VLAN);
+		ah->vlan = vid | (attr->sl & 7) << 13;
+	}
+	return 0;
 }
 
 struct ibv_ah *mlx4_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
@@ -413,11 +466,16 @@ struct ibv_ah *mlx4_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 
 	ah->av.port_pd = htobe32((uint32_t)attr->port_num << 24 |
 				 to_mpd(pd)->pdn);
-	ah->av.g_slid = attr->src_path_bits & 0x7f;
-	ah->av.dlid = htobe16(attr->dlid);
 	if (attr->static_rate)
 		ah->av.stat_rate = attr->static_rate + MLX4_STAT_RATE_OFFSET;
-	sl_tclass_flowlabel = (uint32_t)attr->sl << 28;
+	if (link_layer == IBV_LINK_LAYER_ETHERNET) {
+		/* No LIDs; a 3-bit priority, one bit higher than an SL. */
+		sl_tclass_flowlabel = (uint32_t)(attr->sl & 7) << 29;
+	} else {
+		ah->av.g_slid = attr->src_path_bits & 0x7f;
+		ah->av.dlid = htobe16(attr->dlid);
+		sl_tclass_flowlabel = (uint32_t)attr->sl << 28;
+	}
 
 	if (attr->is_global) {
 		ah->av.g_slid |= 0x80;
@@ -430,7 +488,7 @@ struct ibv_ah *mlx4_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	ah->av.sl_tclass_flowlabel = htobe32(sl_tclass_flowlabel);
 
 	if (link_layer == IBV_LINK_LAYER_ETHERNET) {
-		int ret = gid_to_mac(attr->grh.dgid.raw, ah->mac);
+		int ret = roce_resolve_l2(ctx, pd, ah, attr);
 
 		if (ret) {
 			free(ah);

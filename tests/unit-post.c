@@ -1279,6 +1279,121 @@ static void test_query_device_ex(void)
 	fake_env_cleanup(&e);
 }
 
+/*
+ * libibverbs' neighbour lookup for RoCE, as a table: 192.168.1.2 is on
+ * VLAN 0x123, 192.168.1.3 on none, anything else does not answer.
+ */
+static int resolve_calls;
+
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+				struct ibv_ah_attr *attr,
+				uint8_t eth_mac[6], uint16_t *vid)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *gid = attr->grh.dgid.raw;
+
+	(void)context;
+	resolve_calls++;
+	if (memcmp(gid, v4mapped, 12) || gid[12] != 192 || gid[13] != 168 ||
+	    gid[14] != 1 || (gid[15] != 2 && gid[15] != 3))
+		return -EHOSTUNREACH;
+	memcpy(eth_mac, "\x02\x11\x22\x33\x44\x55", 6);
+	eth_mac[5] += gid[15];
+	*vid = gid[15] == 2 ? 0x123 : 0xffff;
+	return 0;
+}
+
+/*
+ * RoCE address handles on an Ethernet port 2 with IP-based GIDs: the
+ * MAC and VLAN from the neighbour lookup, the VLAN and the priority (SL
+ * 5 in the top 3 bits) in the datagram segment, bit 29 of port_pd saying
+ * so, the priority at bit 29 of sl_tclass_flowlabel, no LID.  Then the
+ * old scheme: a link-local GID carries its MAC and VLAN.
+ */
+static void test_roce_ah(void)
+{
+	struct ibv_ah_attr attr = {
+		.grh = {
+			.dgid.raw = { [10] = 0xff, [11] = 0xff,
+				      192, 168, 1, 2 },
+			.flow_label = 0x34567, .sgid_index = 1,
+			.hop_limit = 64, .traffic_class = 0x12,
+		},
+		.dlid = 0x1234, .sl = 5, .src_path_bits = 3,
+		.is_global = 1, .port_num = 2,
+	};
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct ibv_sge sge = { 0x2000, 16, 0x55 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.wr.ud = { .remote_qpn = 0xabcde, .remote_qkey = 0x11111111 },
+	};
+	struct mlx4_qp *qp;
+	struct ibv_ah *ah;
+
+	env.ctx->link_layer[1] = IBV_LINK_LAYER_ETHERNET;
+	env.ctx->port_cap_flags[1] = IBV_PORT_IP_BASED_GIDS;
+	qp = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x210, 0);
+
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
+	CHECK(ah != NULL, "create_ah, IPv4-mapped GID: %s", strerror(errno));
+	CHECK_EQ(resolve_calls, 1);
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 0) + 16,
+			    "22000077 00800000 00010040 a1234567"
+			    "00000000 00000000 0000ffff c0a80102"
+			    "000abcde 11111111 a123 021122334457");
+		mlx4_destroy_ah(ah);
+	}
+
+	/* No VLAN: neither the flag nor a tag. */
+	attr.grh.dgid.raw[15] = 3;
+	attr.sl = 2;
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
+	CHECK(ah != NULL, "create_ah without VLAN: %s", strerror(errno));
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 1) + 16,
+			    "02000077 00800000 00010040 41234567"
+			    "00000000 00000000 0000ffff c0a80103"
+			    "000abcde 11111111 0000 021122334458");
+		mlx4_destroy_ah(ah);
+	}
+
+	/* No neighbour: no address handle, and the reason. */
+	attr.grh.dgid.raw[15] = 9;
+	errno = 0;
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
+	CHECK(!ah && errno == EHOSTUNREACH, "unresolved: %s", strerror(errno));
+
+	/* The old scheme: MAC and VLAN 0x5 in a link-local GID. */
+	env.ctx->port_cap_flags[1] = 0;
+	memcpy(attr.grh.dgid.raw, "\xfe\x80\0\0\0\0\0\0"
+	       "\x00\x25\x90\x00\x05\x01\x02\x03", 16);
+	attr.sl = 7;
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
+	CHECK(ah != NULL, "create_ah, link-local GID: %s", strerror(errno));
+	CHECK_EQ(resolve_calls, 3);
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 2) + 16,
+			    "22000077 00800000 00010040 e1234567"
+			    "fe800000 00000000 00259000 05010203"
+			    "000abcde 11111111 e005 022590010203");
+		mlx4_destroy_ah(ah);
+	}
+
+	fake_qp_free(qp);
+	env.ctx->link_layer[1] = IBV_LINK_LAYER_INFINIBAND;
+}
+
 static void *extern_mem;
 static int extern_frees;
 
@@ -1350,6 +1465,7 @@ int main(void)
 	test_threads();
 	test_extern_buf_dontfork();
 	test_query_device_ex();
+	test_roce_ah();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
