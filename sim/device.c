@@ -99,7 +99,7 @@ SIM_HANDLER(cmd_query_device)
  * here is InfiniBand (cmd_query_port): a ConnectX-3 so configured
  * reports neither, in the common response or the driver's.
  */
-static bool hca_has_eth_port(const struct sim_hca *hca)
+bool hca_has_eth_port(const struct sim_hca *hca)
 {
 	(void)hca;
 	return false;

@@ -580,6 +580,9 @@ int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
 struct sim_xrcd *xrcd_get(struct sim_xrcd *xrcd);
 void xrcd_put(struct sim_xrcd *xrcd);
 
+/* device.c: whether mlx4_ib offers the Ethernet-only features (RSS, TSO) */
+bool hca_has_eth_port(const struct sim_hca *hca);
+
 /* cq.c: the device side of a CQ */
 uint32_t hca_comp_vectors(void);
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);

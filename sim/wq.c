@@ -255,17 +255,30 @@ SIM_HANDLER(cmd_ex_destroy_wq)
 }
 
 /*
+ * The largest indirection table mlx4_ib takes is the size it reported
+ * when the device registered: max_rss_tbl_sz when a port runs Ethernet,
+ * none otherwise (RSS spreads Ethernet traffic).  So on InfiniBand ports
+ * every table is refused, whatever its WQs.
+ */
+static uint32_t ind_tbl_max(const struct sim_hca *hca)
+{
+	return hca_has_eth_port(hca) ? CX3_MAX_RSS_TBL_SZ : 0;
+}
+
+/*
  * mlx4_ib's rule for an indirection table: the device knows it by its
  * first WQ number and its size, so the WQs must be numbered consecutively
  * from a multiple of the size, and the size may not pass the device's.
  */
-static bool wqs_spannable(struct sim_wq_obj **wqs, uint32_t i, uint32_t size)
+static bool wqs_spannable(const struct sim_hca *hca, struct sim_wq_obj **wqs,
+			  uint32_t size)
 {
-	if (size > CX3_MAX_RSS_TBL_SZ)
+	if (size > ind_tbl_max(hca) || wqs[0]->wqn % size)
 		return false;
-	if (!i)
-		return wqs[0]->wqn % size == 0;
-	return wqs[i]->wqn == wqs[0]->wqn + i;
+	for (uint32_t i = 1; i < size; i++)
+		if (wqs[i]->wqn != wqs[0]->wqn + i)
+			return false;
+	return true;
 }
 
 SIM_HANDLER(cmd_ex_create_ind_tbl)
@@ -295,11 +308,14 @@ SIM_HANDLER(cmd_ex_create_ind_tbl)
 	}
 	for (uint32_t i = 0; i < size; i++) {
 		tbl->wqs[i] = uobj_get(cmd->ctx, handles[i], SIM_OBJ_WQ);
-		if (!tbl->wqs[i] || !wqs_spannable(tbl->wqs, i, size)) {
-			free(tbl->wqs);
-			free(tbl);
-			return -EINVAL;
-		}
+		if (!tbl->wqs[i])
+			break;
+	}
+	if (!tbl->wqs[size - 1] ||
+	    !wqs_spannable(cmd->ctx->hca, tbl->wqs, size)) {
+		free(tbl->wqs);
+		free(tbl);
+		return -EINVAL;
 	}
 	if (uobj_add(cmd->ctx, &tbl->uobj, SIM_OBJ_IND_TBL)) {
 		free(tbl->wqs);
