@@ -90,10 +90,10 @@ mlx4-distribution-guard:
 	done; \
 	test -z "$$owned" && exit 0; \
 	echo "libmlx4: over the distribution's provider, install the packages instead" >&2; \
-	echo "    (README, 'Installing over the distribution's provider'):" >&2; \
-	echo "    dpkg-buildpackage -b -us -uc && apt install ../libmlx4-1_*.deb" >&2; \
+	echo "    (README, \"Installing\"):" >&2; \
+	echo "    dpkg-buildpackage -b -us -uc && apt install ../libmlx4-1_*.deb ../libmlx4-dev_*.deb" >&2; \
 	echo "libmlx4: or configure another prefix, e.g. ./configure --prefix=/opt/libmlx4," >&2; \
-	echo "    and load that build with RDMAV_DRIVERS (README, 'Installing under a prefix')." >&2; \
+	echo "    and load that build with RDMAV_DRIVERS (README, \"Installing\")." >&2; \
 	exit 1
 
 # The build tree is a provider directory too:
