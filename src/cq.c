@@ -575,6 +575,26 @@ void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
  * Arming and events
  */
 
+/*
+ * The arm doorbell is one 64-bit word.  A 32-bit CPU stores it in two
+ * halves, and the device pairs each second half with the last first half
+ * on the UAR: two threads arming CQs of one context must not interleave
+ * theirs.  The lock holder's stores reach the device before the next one's.
+ */
+static inline void write_cq_doorbell(struct mlx4_context *ctx, uint64_t value)
+{
+	void *db = (char *)ctx->uar + MLX4_CQ_DOORBELL;
+
+#if MLX4_MMIO_STORE64
+	mmio_write64_raw(db, value);
+#else
+	mlx4_lock(&ctx->uar_lock);
+	mmio_write64_raw(db, value);
+	mmio_flush_writes();
+	mlx4_unlock(&ctx->uar_lock);
+#endif
+}
+
 int mlx4_arm_cq(struct ibv_cq *ibcq, int solicited)
 {
 	struct mlx4_cq *cq = to_mcq(ibcq);
@@ -592,7 +612,7 @@ int mlx4_arm_cq(struct ibv_cq *ibcq, int solicited)
 	doorbell[0] = htobe32(sn << 28 | cmd | cq->cqn);
 	doorbell[1] = htobe32(ci);
 	memcpy(&value, doorbell, sizeof(value));
-	mmio_write64_raw((char *)cq->ctx->uar + MLX4_CQ_DOORBELL, value);
+	write_cq_doorbell(cq->ctx, value);
 	return 0;
 }
 

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__s390x__)
+#include <sys/auxv.h>
+#endif
 
 #include "annotate.h"
 #include "mlx4.h"
@@ -250,6 +253,9 @@ static int mlx4_map_uar(struct mlx4_context *ctx, int page_size,
 	}
 	ctx->bf_offset = 0;
 	mlx4_lock_init(&ctx->bf_lock);
+#if !MLX4_MMIO_STORE64
+	mlx4_lock_init(&ctx->uar_lock);
+#endif
 	return 0;
 }
 
@@ -360,6 +366,10 @@ static const struct verbs_device_ops mlx4_dev_ops = {
 	.uninit_device		= mlx4_uninit_device,
 	.alloc_context		= mlx4_alloc_context,
 };
+
+#if defined(__s390x__)
+int mlx4_s390_mio;
+#endif
 
 static __attribute__((constructor)) void mlx4_register_driver(void)
 {

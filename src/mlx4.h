@@ -16,6 +16,7 @@
 
 #include "driver.h"
 #include "lock.h"
+#include "mmio.h"
 #include "mlx4dv.h"
 
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -96,6 +97,9 @@ struct mlx4_context {
 	int			bf_buf_size;	/* half a BlueFlame register */
 	unsigned int		bf_offset;	/* which half is next */
 	struct mlx4_lock	bf_lock;
+#if !MLX4_MMIO_STORE64
+	struct mlx4_lock	uar_lock;	/* 64-bit doorbells in halves */
+#endif
 
 	int			cqe_size;	/* 32 or 64 */
 	int			qp_tab_size;

@@ -776,6 +776,8 @@ void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
 		 * writing it, the UAR doorbell does the job without waiting.
 		 */
 		if (likely(mlx4_trylock(&ctx->bf_lock))) {
+			/* The last holder's BlueFlame stores go first. */
+			mmio_wc_start();
 			mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset,
 				       ctrl, ((last_size & ~WQE_INLINE) * 16 +
 					      63) & ~63U);
@@ -965,8 +967,11 @@ int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		ctrl->bf_qpn = htobe32(fence_size) | qp->doorbell_qpn;
 		udma_to_device_barrier();
 		ctrl->owner_opcode = owner_opcode | htobe32((ind & 0xffff) << 8);
-		/* The ring copy is whole before the device may read it. */
-		udma_to_device_barrier();
+		/*
+		 * The ring copy is whole before the device may read it, and
+		 * the last holder's BlueFlame stores go first.
+		 */
+		mmio_wc_start();
 
 		mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset, ctrl,
 			       bytes);
