@@ -15,7 +15,12 @@ demo|check) ;;
 esac
 
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
-	libibverbs-dev ibverbs-providers ibverbs-utils perftest valgrind"
+	libibverbs-dev ibverbs-providers ibverbs-utils perftest valgrind
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+	gcc-s390x-linux-gnu libc6-dev-s390x-cross
+	gcc-i686-linux-gnu libc6-dev-i386-cross qemu-user"
 
 install_missing() {
 	missing=

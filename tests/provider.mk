@@ -64,3 +64,11 @@ bench: all
 	$(SHELL) $(srcdir)/bench/run.sh
 
 .PHONY: bench
+
+# The provider for arm64, ppc64el, riscv64, s390x and i386, with Debian's
+# cross compilers: warning-free, unit tests under qemu-user, and the
+# barrier before each doorbell checked in the disassembly.  A CPU whose
+# tools are missing is skipped, naming the package.
+TESTS += tests/cross.tap
+EXTRA_DIST += tests/cross.tap tests/cross/check-barriers.pl \
+	tests/cross/probe.c tests/cross/s390-kernel.c
