@@ -57,3 +57,9 @@ undivert_all() {
 	done
 	rmdir /usr/share/libmlx4 2>/dev/null || true
 }
+
+# The library files changed under ldconfig's links: have them remade.
+relink() {
+	[ "$PACKAGE" = libmlx4-1 ] || return 0
+	dpkg-trigger --no-await ldconfig
+}

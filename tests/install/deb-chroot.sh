@@ -149,6 +149,7 @@ step "packages build: dpkg-buildpackage -b -us -uc" \
 	"cd /tmp && tar xzf $(basename "$tarball") && cd $(basename "$tarball" .tar.gz) &&
 	 dpkg-buildpackage -b -us -uc >/tmp/build.log 2>&1 || { tail -n 30 /tmp/build.log; exit 1; }
 	 ls /tmp/*.deb"
+mkdir -p "$work/debs" && cp "$root"/tmp/*.deb "$work/debs/" 2>/dev/null
 step "mlx4sim installs alone (no diversion)" \
 	"apt-get install -y -q /tmp/mlx4sim_*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 	 ! dpkg-divert --list '*' | grep libmlx4"
@@ -163,18 +164,24 @@ step "make install/uninstall with the distribution's prefix refuse, change nothi
 	"mkdir /tmp/src && cd /tmp/src && tar xzf ../$(basename "$tarball") && cd $(basename "$tarball" .tar.gz) &&
 	 ./configure -q --prefix=/usr --libdir=$lib >/tmp/configure.log 2>&1 &&
 	 make -j2 >/tmp/make.log 2>&1 || { tail -n 20 /tmp/configure.log /tmp/make.log; exit 1; }
+	 grep -x 'driverdir = $lib/libibverbs' Makefile && grep -x 'confdir = /etc/libibverbs.d' Makefile &&
 	 touch /tmp/stamp; sleep 1
 	 ! make install && ! make uninstall && verify_clean ibverbs-providers libibverbs-dev mlx4sim &&
 	 test -z \"\$($(changed_outside /nowhere))\" && make distclean >/dev/null"
 step "make install/uninstall under another prefix touch only the prefix" \
 	"cd /tmp/src/$(basename "$tarball" .tar.gz) && touch /tmp/stamp && sleep 1 &&
 	 ./configure -q --prefix=/opt/libmlx4 >/tmp/configure.log 2>&1 &&
+	 grep -x 'driverdir = \${libdir}/libibverbs' Makefile &&
+	 grep -x 'confdir = \${sysconfdir}/libibverbs.d' Makefile &&
 	 make -j2 >/tmp/make.log 2>&1 && make install >/tmp/install.log 2>&1 ||
 		{ tail -n 20 /tmp/configure.log /tmp/make.log /tmp/install.log; exit 1; }
 	 outside=\$($(changed_outside /opt/libmlx4)); echo \"\$outside\"; test -z \"\$outside\" &&
 	 cd /tmp && gcc -o dv-probe-opt dv-probe.c -I/opt/libmlx4/include -L/opt/libmlx4/lib -lmlx4 -libverbs &&
-	 RDMAV_DRIVERS=/opt/libmlx4/lib/libibverbs/libmlx4 LD_LIBRARY_PATH=/opt/libmlx4/lib \
-		mlx4sim run --provider=system -- ./dv-probe-opt | tee /tmp/probe.log &&
+	 /opt/libmlx4/bin/mlx4sim start --provider=project >/tmp/sim.env &&
+	 (. /tmp/sim.env && echo RDMAV_DRIVERS=\$RDMAV_DRIVERS &&
+	  test \$RDMAV_DRIVERS = /opt/libmlx4/lib/libibverbs/libmlx4 &&
+	  LD_LIBRARY_PATH=/opt/libmlx4/lib ./dv-probe-opt | tee /tmp/probe.log
+	  /opt/libmlx4/bin/mlx4sim stop) &&
 	 grep -q '^provider: /opt/libmlx4/lib/libmlx4.so.1.0.0' /tmp/probe.log &&
 	 grep -q '^direct verbs: /opt/libmlx4/lib/libmlx4.so.1.0.0' /tmp/probe.log &&
 	 cd /tmp/src/$(basename "$tarball" .tar.gz) && make uninstall >/dev/null &&
@@ -213,6 +220,29 @@ step "again, then purge" \
 	 apt-get purge -y -q libmlx4-1 libmlx4-dev >>/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 	 ! test -e /etc/libibverbs.d/libmlx4.driver && cat /etc/libibverbs.d/mlx4.driver"
 if clean_distribution; then ok "purged: dpkg -V clean, no diversion left, the distribution's files back"; else not_ok "purged: dpkg -V clean, no diversion left, the distribution's files back"; fi
+
+# An upgrade of ibverbs-providers under ours whose library file has a new
+# name (as each rdma-core release's has): ibverbs-providers rebuilt with
+# libmlx4.so.1.0.99.0 (same version: libibverbs-dev wants exactly it).
+# The trigger moves the new file aside as well.
+step "upgrade: ibverbs-providers with a new library file name, under ours" \
+	"apt-get install -y -q /tmp/libmlx4-1_*.deb /tmp/libmlx4-dev_*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
+	 mkdir /tmp/up && cd /tmp/up && apt-get download -q ibverbs-providers >/dev/null 2>&1 &&
+	 dpkg-deb -R ibverbs-providers_*.deb x && cd x$lib &&
+	 mv libmlx4.so.1.0.44.0 libmlx4.so.1.0.99.0 && ln -sf libmlx4.so.1.0.99.0 libmlx4.so.1 &&
+	 ln -sf ../libmlx4.so.1.0.99.0 libibverbs/libmlx4-rdmav34.so && cd /tmp/up/x &&
+	 find usr -type f -exec md5sum {} + >DEBIAN/md5sums && cd /tmp/up &&
+	 dpkg-deb -b x up.deb >/dev/null && dpkg -i up.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; exit 1; }
+	 verify_clean ibverbs-providers libmlx4-1 &&
+	 dpkg-divert --list '*' | grep 'libmlx4.so.1.0.99.0 to $lib/libmlx4.diverted/' &&
+	 ! ls $lib/libmlx4.so.1.* | grep -vx $ours &&
+	 test \"\$(readlink -f $lib/libmlx4.so.1)\" = $ours &&
+	 test \$(ldconfig -p | grep -c 'libmlx4\.so\.1 ') -eq 1"
+theirs=$lib/libmlx4.so.1.0.99.0
+if serves "$ours"; then ok "upgrade: our library still serves mlx4"; else not_ok "upgrade: our library still serves mlx4"; fi
+step "upgrade: purge ours" \
+	"apt-get purge -y -q libmlx4-1 libmlx4-dev >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }"
+if clean_distribution; then ok "upgrade: purged: dpkg -V clean, the upgraded distribution's files back"; else not_ok "upgrade: purged: dpkg -V clean, the upgraded distribution's files back"; fi
 
 echo "1..$n"
 echo "# $(($(date +%s) - start)) s"
