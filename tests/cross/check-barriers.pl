@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# check-barriers.pl ARCH MMIO_H OBJDUMP_OUTPUT...
+# check-barriers.pl ARCH SRCDIR OBJDUMP_OUTPUT...
 #
 # Reads `objdump -d -l --no-show-raw-insn` of provider objects and checks
 # the CPU-to-device ordering around every store that src/mmio.h tags
@@ -20,6 +20,10 @@
 #  WC store         the first fence, atomic or call back is the write-
 #                   combining start barrier (the lock's atomic on x86),
 #                   and forward the flush.
+#  record store     the doorbell records the device reads from memory
+#                   (receive queue, SRQ, CQ consumer index), found by
+#                   their statements in SRCDIR's qp.c, srq.c and cq.c:
+#                   as MMIO store.
 #
 # Also, for named probe functions (tests/cross/probe.c) holding one
 # macro each, the exact instruction.  s390x has its own rules: its
@@ -29,8 +33,9 @@
 use strict;
 use warnings;
 
-my ($arch, $mmio_h, @dumps) = @ARGV;
-die "usage: $0 ARCH MMIO_H OBJDUMP_OUTPUT...\n" unless @dumps;
+my ($arch, $srcdir, @dumps) = @ARGV;
+die "usage: $0 ARCH SRCDIR OBJDUMP_OUTPUT...\n" unless @dumps;
+my $mmio_h = "$srcdir/mmio.h";
 
 # ---------------------------------------------------------------------
 # Each CPU: what a fence is and which ones satisfy each rule, what is an
@@ -98,6 +103,7 @@ $cpu{arm64} = $cpu{aarch64};
 my $c = $cpu{$arch};
 
 my ($fails, $oks) = (0, 0);
+my %found;	# rule => { "before: insn" or "after: insn" => count }
 sub fail { print "FAIL $arch: @_\n"; $fails++; }
 sub ok { $oks++; }
 
@@ -116,6 +122,25 @@ while (<$mh>) {
 }
 close $mh;
 die "no tagged stores in $mmio_h\n" unless %tag || $arch eq 's390x';
+
+# The doorbell records: the line of each one's store, for the objects
+# dumped (NAME.o.dis).
+my %records = ('qp.c' => qr/^\s*\*qp->db = htobe32\(/,
+	       'srq.c' => qr/^\s*\*srq->db = htobe32\(/,
+	       'cq.c' => qr/^\s*\*cq->set_ci_db = htobe32\(/);
+my (%record_line, %record_seen);
+for my $f (sort keys %records) {
+	(my $stem = $f) =~ s/\.c$//;
+	next unless grep { m{(^|/)\Q$stem\E\.o\.dis$} } @dumps;
+	open(my $fh, '<', "$srcdir/$f") or die "$srcdir/$f: $!\n";
+	while (<$fh>) {
+		$record_line{"$f:$."} = $f if $_ =~ $records{$f};
+	}
+	close $fh;
+	$record_seen{$f} = 0;
+	fail("$f: the doorbell record store is not where this check looks")
+		unless grep { $record_line{$_} eq $f } keys %record_line;
+}
 
 # ---------------------------------------------------------------------
 # Functions: [ { addr, op (mnemonic), args, text, line, file, target } ]
@@ -185,6 +210,8 @@ if ($arch eq 's390x') {
 	for my $insn (sort keys %want) {
 		my @where = grep { $_ =~ $want{$insn} } keys %{$has{$insn} // {}};
 		@where ? ok() : fail("no $insn where expected ($want{$insn})");
+		my @all = sort map { s/.*://r } keys %{$has{$insn} // {}};
+		print "found: $insn in ", join(', ', @all), "\n" if @all;
 	}
 	print "ok $oks\n";
 	exit($fails ? 1 : 0);
@@ -259,6 +286,23 @@ for my $name (@order) {
 
 	for my $k (0 .. $#$insns) {
 		my $i = $insns->[$k];
+		(my $base = $i->{file}) =~ s{.*/}{};
+		if (my $rf = $record_line{"$base:$i->{line}"}) {
+			next unless $i->{op} =~ $c->{store};
+			next if $c->{store_dst} && !$c->{store_dst}->($i->{args});
+			$record_seen{$rf}++;
+			next if $c->{no_fence_needed};
+			my $bad = walk($insns, $pred, $k, sub {
+				my $x = shift;
+				return undef unless kind($x) eq 'fence';
+				return 'bad' unless $c->{to_device}->($x->{text});
+				$found{"$rf record"}{$x->{text}}++;
+				return 'ok';
+			});
+			$bad ? fail(sprintf('%s %x (record store, %s): %s: before it %s',
+					    $short, $i->{addr}, $rf, $i->{text}, $bad)) : ok();
+			next;
+		}
 		next unless $i->{file} =~ m{/mmio\.h$} && $tag{$i->{line}};
 		next unless $i->{op} =~ $c->{store};
 		next if $c->{store_dst} && !$c->{store_dst}->($i->{args});
@@ -276,7 +320,9 @@ for my $name (@order) {
 			my $bad = walk($insns, $pred, $k, sub {
 				my $x = shift;
 				return undef unless kind($x) eq 'fence';
-				return $c->{to_device}->($x->{text}) ? 'ok' : 'bad';
+				return 'bad' unless $c->{to_device}->($x->{text});
+				$found{$t}{$x->{text}}++;
+				return 'ok';
 			});
 			$bad ? fail("$where: before it $bad") : ok();
 			next;
@@ -289,9 +335,12 @@ for my $name (@order) {
 			return undef if $kd eq 'other';
 			if ($t eq 'MMIO half store') {
 				# The lock's atomic, or its call.
-				return $kd eq 'fence' ? 'bad' : 'ok';
+				return 'bad' if $kd eq 'fence';
+			} else {
+				return 'bad' unless $c->{wc}->($x->{text});
 			}
-			return $c->{wc}->($x->{text}) ? 'ok' : 'bad';
+			$found{$t}{$x->{text}}++;
+			return 'ok';
 		});
 		if ($bad) {
 			fail("$where: before it $bad");
@@ -301,7 +350,9 @@ for my $name (@order) {
 		$bad = walk($insns, $succ, $k, sub {
 			my $x = shift;
 			return undef if kind($x) eq 'other';
-			return $flush->($x->{text}) ? 'ok' : 'bad';
+			return 'bad' unless $flush->($x->{text});
+			$found{"$t, after"}{$x->{text}}++;
+			return 'ok';
 		}, 1);
 		$bad ? fail("$where: after it, before the flush: $bad") : ok();
 	}
@@ -323,6 +374,10 @@ for my $name (@order) {
 
 if ($arch ne 's390x') {
 	# A check that finds nothing checks nothing.
+	for my $f (sort keys %record_seen) {
+		fail("no doorbell record store of $f found in the disassembly")
+			unless $record_seen{$f};
+	}
 	for my $t ('MMIO store', 'WC store') {
 		fail("no '$t' found in the disassembly") unless $seen_tag{$t};
 	}
@@ -330,5 +385,16 @@ if ($arch ne 's390x') {
 		if $c->{bits32} && !$seen_tag{'MMIO half store'};
 }
 
+# What was found, for the record: each rule and the instructions that
+# met it (calls and atomics: a lock).
+for my $t (sort keys %found) {
+	my %ins;
+	for (keys %{$found{$t}}) {
+		(my $x = $_) =~ s/^(bl|call|jal|jalr) .*/$1 (lock)/;
+		$x =~ s/^(\S+) .*/$1/ if $x =~ /^(xchg|amo|ld[a-z]*xr|lwarx|isync)/;
+		$ins{$x} = 1;
+	}
+	print "found: $t: ", join(' | ', sort keys %ins), "\n";
+}
 print "ok $oks\n";
 exit($fails ? 1 : 0);
