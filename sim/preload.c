@@ -12,6 +12,7 @@
  * tree (SYSFS_PATH).  Every other call passes through untouched.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
 
@@ -51,12 +53,32 @@ static struct {
 	int (*ioctl)(int, unsigned long, ...);
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	int (*socket)(int, int, int);
-	int (*stat)(const char *, struct stat *);
-	int (*lstat)(const char *, struct stat *);
 	int (*fstat)(int, struct stat *);
+	int (*fstatat)(int, const char *, struct stat *, int);
+	int (*statx)(int, const char *, int, unsigned int, struct statx *);
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
+	int (*faccessat)(int, const char *, int, int);
+	DIR *(*opendir)(const char *);
+	int (*closedir)(DIR *);
+	struct dirent *(*readdir)(DIR *);
+	struct dirent64 *(*readdir64)(DIR *);
+	int (*scandir)(const char *, struct dirent ***,
+		       int (*)(const struct dirent *),
+		       int (*)(const struct dirent **, const struct dirent **));
+	int (*scandir64)(const char *, struct dirent64 ***,
+			 int (*)(const struct dirent64 *),
+			 int (*)(const struct dirent64 **,
+				 const struct dirent64 **));
+	char *(*realpath)(const char *, char *);
+	ssize_t (*readlinkat)(int, const char *, char *, size_t);
+	ssize_t (*getxattr)(const char *, const char *, void *, size_t);
+	ssize_t (*lgetxattr)(const char *, const char *, void *, size_t);
+	ssize_t (*fgetxattr)(int, const char *, void *, size_t);
+	ssize_t (*listxattr)(const char *, char *, size_t);
+	ssize_t (*llistxattr)(const char *, char *, size_t);
+	ssize_t (*flistxattr)(int, char *, size_t);
 } real;
 
 /* Short enough for a socket address beneath it. */
@@ -77,12 +99,27 @@ static void resolve(void)
 	REAL(ioctl);
 	REAL(mmap);
 	REAL(socket);
-	REAL(stat);
-	REAL(lstat);
 	REAL(fstat);
+	REAL(fstatat);
+	REAL(statx);
 	REAL(dup);
 	REAL(dup2);
 	REAL(dup3);
+	REAL(faccessat);
+	REAL(opendir);
+	REAL(closedir);
+	REAL(readdir);
+	REAL(readdir64);
+	REAL(scandir);
+	REAL(scandir64);
+	REAL(realpath);
+	REAL(readlinkat);
+	REAL(getxattr);
+	REAL(lgetxattr);
+	REAL(fgetxattr);
+	REAL(listxattr);
+	REAL(llistxattr);
+	REAL(flistxattr);
 #undef REAL
 	if (dir && *dir && strlen(dir) < sizeof(run_dir)) {
 		strcpy(run_dir, dir);
@@ -107,7 +144,8 @@ struct conn {
 	pthread_mutex_t lock;
 };
 
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT };
+/* FD_DEV_DIR: /dev/infiniband, open as a directory (no connection). */
+enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR };
 
 struct fd_entry {
 	enum fd_kind kind;
@@ -154,7 +192,8 @@ static int fd_register(int fd, enum fd_kind kind, struct conn *conn,
 		__atomic_store_n(&fd_pages[fd / FD_PAGE], page, __ATOMIC_RELEASE);
 	}
 	page[fd % FD_PAGE] = (struct fd_entry){ kind, conn, id };
-	conn->refs++;
+	if (conn)
+		conn->refs++;
 	pthread_mutex_unlock(&table_lock);
 	return 0;
 }
@@ -172,7 +211,7 @@ static void fd_forget(int fd)
 		conn->closed = true;	/* the socket is this descriptor */
 	e->kind = FD_NONE;
 	e->conn = NULL;
-	if (--conn->refs == 0) {
+	if (conn && --conn->refs == 0) {
 		pthread_mutex_destroy(&conn->lock);
 		free(conn);
 	}
@@ -206,8 +245,11 @@ static int uverbs_index(const char *path, dev_t *rdev)
 	if (!active || !path || strncmp(path, UVERBS_PATH, strlen(UVERBS_PATH)))
 		return -1;
 	p = path + strlen(UVERBS_PATH);
+	/* The kernel's spelling only: no sign, space or leading zero. */
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1]))
+		return -1;
 	index = strtol(p, &end, 10);
-	if (end == p || *end || index < 0 || index > 255)
+	if (*end || index > 255)
 		return -1;
 	snprintf(file, sizeof(file), "%s/%s/class/infiniband_verbs/uverbs%ld/dev",
 		 run_dir, MLX4SIM_SYSFS_NAME, index);
@@ -226,15 +268,246 @@ static int uverbs_index(const char *path, dev_t *rdev)
 	return index;
 }
 
+static ino_t uverbs_ino(unsigned int minor)
+{
+	return 1000 + minor;
+}
+
 static void device_stat(dev_t rdev, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
-	st->st_ino = 1000 + minor(rdev);
+	st->st_ino = uverbs_ino(minor(rdev));
 	st->st_mode = S_IFCHR | 0666;
 	st->st_nlink = 1;
 	st->st_rdev = rdev;
 	st->st_blksize = 4096;
+}
+
+/*
+ * What a path names on the simulated host.  /dev/infiniband is a
+ * directory that holds the uverbs files the host has and nothing else
+ * (no rdma_cm, umad or issm here); below a device file there is nothing
+ * (ENOTDIR).  Every other path is the real host's.
+ */
+enum name_kind { NAME_HOST, NAME_DIR, NAME_UVERBS, NAME_NOTDIR, NAME_ABSENT };
+
+struct dev_name {
+	enum name_kind kind;
+	int index;		/* NAME_UVERBS: N of uverbsN */
+	dev_t rdev;
+	const char *host;	/* NAME_HOST: the path for the real call */
+	char canon[PATH_MAX];	/* the absolute path without ".", "..", "//" */
+};
+
+#define DEV_DIR		"/dev/infiniband"
+#define DEV_DIR_LEN	(sizeof(DEV_DIR) - 1)
+
+static bool is_dev_dir_fd(int fd)
+{
+	struct fd_entry *e = fd_lookup(fd);
+
+	return e && e->kind == FD_DEV_DIR;
+}
+
+/*
+ * @path made absolute into @out, if it may concern /dev/infiniband: a
+ * relative name needs the directory it is relative to, and only names
+ * that mention infiniband (or start from the directory) are worth that.
+ */
+static bool absolute(int dirfd, const char *path, char *out, size_t size)
+{
+	char base[PATH_MAX], link[32];
+	ssize_t n;
+
+	if (!*path)
+		return false;	/* ENOENT, as the host says */
+	if (path[0] == '/')
+		return strstr(path, "infiniband") &&
+		       snprintf(out, size, "%s", path) < (int)size;
+	if (is_dev_dir_fd(dirfd)) {
+		strcpy(base, DEV_DIR);
+	} else if (!strstr(path, "infiniband")) {
+		return false;
+	} else if (dirfd == AT_FDCWD) {
+		if (!getcwd(base, sizeof(base)))
+			return false;
+	} else {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+		n = real.readlinkat(AT_FDCWD, link, base, sizeof(base) - 1);
+		if (n <= 0)
+			return false;
+		base[n] = 0;
+	}
+	return snprintf(out, size, "%s/%s", base, path) < (int)size;
+}
+
+/* Whether @out[0, @len) is a name inside /dev/infiniband. */
+static bool in_dev_dir(const char *out, size_t len)
+{
+	return len > DEV_DIR_LEN + 1 && !memcmp(out, DEV_DIR "/", DEV_DIR_LEN + 1);
+}
+
+/*
+ * Spell @path (absolute) canonically into @name->canon, component by
+ * component: no directory on the way to /dev/infiniband is a link on a
+ * host that has one, so ".." is lexical.  Stops at a name inside
+ * /dev/infiniband that something follows (even "/" or "."): *followed.
+ * *via_dir: the walk went through /dev/infiniband.
+ */
+static bool walk(const char *path, struct dev_name *name, bool *followed,
+		 bool *via_dir)
+{
+	char *out = name->canon;
+	size_t len = 0, n;
+
+	*followed = *via_dir = false;
+	for (;;) {
+		if (*path && in_dev_dir(out, len)) {
+			*followed = true;
+			break;
+		}
+		while (*path == '/')
+			path++;
+		if (!*path)
+			break;
+		n = strcspn(path, "/");
+		if (n == 2 && path[0] == '.' && path[1] == '.') {
+			while (len > 0 && out[--len] != '/')
+				;
+		} else if (n != 1 || path[0] != '.') {
+			if (len + 1 + n + 1 > sizeof(name->canon))
+				return false;
+			out[len++] = '/';
+			memcpy(out + len, path, n);
+			len += n;
+		}
+		path += n;
+		if (len == DEV_DIR_LEN && !memcmp(out, DEV_DIR, len))
+			*via_dir = true;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = 0;
+	return true;
+}
+
+static void name_of(int dirfd, const char *path, struct dev_name *name)
+{
+	char full[PATH_MAX];
+	bool followed, via_dir;
+
+	init();
+	name->kind = NAME_HOST;
+	name->host = path;
+	if (!active || !path || !absolute(dirfd, path, full, sizeof(full)) ||
+	    !walk(full, name, &followed, &via_dir))
+		return;
+	if (!strcmp(name->canon, DEV_DIR)) {
+		name->kind = NAME_DIR;
+	} else if (in_dev_dir(name->canon, strlen(name->canon))) {
+		name->index = uverbs_index(name->canon, &name->rdev);
+		if (name->index < 0)
+			name->kind = NAME_ABSENT;
+		else
+			name->kind = followed ? NAME_NOTDIR : NAME_UVERBS;
+	} else if (via_dir) {
+		/* Out of /dev/infiniband again, by "..": the host's. */
+		name->host = name->canon;
+	}
+}
+
+/* 0 for the directory and the device files, else -errno. */
+static int name_error(const struct dev_name *name)
+{
+	switch (name->kind) {
+	case NAME_NOTDIR:
+		return -ENOTDIR;
+	case NAME_ABSENT:
+		return -ENOENT;
+	default:
+		return 0;
+	}
+}
+
+#define DEV_DIR_INO	999
+
+static void dir_stat(struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(0, 5);
+	st->st_ino = DEV_DIR_INO;
+	st->st_mode = S_IFDIR | 0755;
+	st->st_nlink = 2;
+	st->st_size = 80;
+	st->st_blksize = 4096;
+}
+
+/* 0, -errno, or 1 for a host path (@name->host). */
+static int name_stat(const struct dev_name *name, struct stat *st)
+{
+	switch (name->kind) {
+	case NAME_UVERBS:
+		device_stat(name->rdev, st);
+		return 0;
+	case NAME_DIR:
+		dir_stat(st);
+		return 0;
+	case NAME_HOST:
+		return 1;
+	default:
+		return name_error(name);
+	}
+}
+
+#define LISTING_MAX	(sizeof(run_dir) + 32)
+
+/*
+ * The directory's entries are those of a real directory in the run
+ * directory (@dir, LISTING_MAX bytes), which holds an empty file for each
+ * uverbs device the host has; readdir() gives them the device files' type
+ * and inode.
+ */
+static const char *listing_dir(char *dir)
+{
+	char sysfs[PATH_MAX], file[LISTING_MAX + 256];
+	struct dirent *d;
+	DIR *verbs;
+	int fd;
+
+	snprintf(dir, LISTING_MAX, "%s/dev-infiniband", run_dir);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return dir;
+	snprintf(sysfs, sizeof(sysfs), "%s/%s/class/infiniband_verbs", run_dir,
+		 MLX4SIM_SYSFS_NAME);
+	verbs = real.opendir(sysfs);
+	if (!verbs)
+		return dir;
+	while ((d = real.readdir(verbs))) {
+		if (strncmp(d->d_name, "uverbs", 6))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, d->d_name);
+		fd = real.open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			real.close(fd);
+	}
+	real.closedir(verbs);
+	return dir;
+}
+
+/* An entry of the listing as the real directory would give it. */
+static void dev_dir_entry(struct dirent *d)
+{
+	unsigned int index;
+	int end = 0;
+
+	if (!strcmp(d->d_name, ".")) {
+		d->d_ino = DEV_DIR_INO;
+	} else if (sscanf(d->d_name, "uverbs%u%n", &index, &end) == 1 &&
+		   !d->d_name[end]) {
+		d->d_ino = uverbs_ino(MLX4SIM_UVERBS_MINOR0 + index);
+		d->d_type = DT_CHR;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -355,13 +628,38 @@ static int uverbs_open(int index, int flags)
 	return sock;
 }
 
-static int open_common(const char *path, int flags, mode_t mode)
+/* /dev/infiniband as a descriptor, for programs that list it that way. */
+static int dev_dir_open(int flags)
 {
-	int index = uverbs_index(path, NULL);
+	char listing[LISTING_MAX];
+	int fd = real.open(listing_dir(listing), flags, 0);
+	int err;
 
-	if (index >= 0)
-		return uverbs_open(index, flags);
-	return real.open(path, flags, mode);
+	if (fd < 0)
+		return fd;
+	err = fd_register(fd, FD_DEV_DIR, NULL, 0);
+	if (err) {
+		real.close(fd);
+		return fail(err);
+	}
+	return fd;
+}
+
+static int open_common(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct dev_name name;
+
+	name_of(dirfd, path, &name);
+	switch (name.kind) {
+	case NAME_UVERBS:
+		return uverbs_open(name.index, flags);
+	case NAME_DIR:
+		return dev_dir_open(flags);
+	case NAME_HOST:
+		return real.openat(dirfd, name.host, flags, mode);
+	default:
+		return fail(name_error(&name));
+	}
 }
 
 static mode_t mode_arg(int flags, va_list ap)
@@ -378,8 +676,7 @@ EXPORT int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
-	init();
-	return open_common(path, flags, mode);
+	return open_common(AT_FDCWD, path, flags, mode);
 }
 
 /* Off_t is 64-bit here: the *64 variants are the same calls. */
@@ -388,8 +685,7 @@ EXPORT int open64(const char *path, int flags, ...)
 
 EXPORT int __open_2(const char *path, int flags)
 {
-	init();
-	return open_common(path, flags, 0);
+	return open_common(AT_FDCWD, path, flags, 0);
 }
 
 EXPORT int __open64_2(const char *path, int flags)
@@ -397,55 +693,29 @@ EXPORT int __open64_2(const char *path, int flags)
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-	int index = uverbs_index(path, NULL);
 	va_list ap;
 	mode_t mode;
 
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
-	if (index >= 0)
-		return uverbs_open(index, flags);
-	return real.openat(dirfd, path, flags, mode);
+	return open_common(dirfd, path, flags, mode);
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	__attribute__((alias("openat")));
 
-static int stat_common(const char *path, struct stat *st, bool follow)
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	dev_t rdev;
-
-	if (uverbs_index(path, &rdev) >= 0) {
-		device_stat(rdev, st);
-		return 0;
-	}
-	return follow ? real.stat(path, st) : real.lstat(path, st);
+	return open_common(dirfd, path, flags, 0);
 }
 
-EXPORT int stat(const char *path, struct stat *st)
-{
-	init();
-	return stat_common(path, st, true);
-}
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+	__attribute__((alias("__openat_2")));
 
-EXPORT int stat64(const char *path, struct stat64 *st)
-{
-	init();
-	return stat_common(path, (struct stat *)st, true);
-}
-
-EXPORT int lstat(const char *path, struct stat *st)
-{
-	init();
-	return stat_common(path, st, false);
-}
-
-EXPORT int lstat64(const char *path, struct stat64 *st)
-{
-	init();
-	return stat_common(path, (struct stat *)st, false);
-}
+/* ------------------------------------------------------------------ */
+/* The stat family                                                     */
+/* ------------------------------------------------------------------ */
 
 static int fstat_common(int fd, struct stat *st)
 {
@@ -459,6 +729,10 @@ static int fstat_common(int fd, struct stat *st)
 				    MLX4SIM_UVERBS_MINOR0 + e->id), st);
 		return 0;
 	}
+	if (e && e->kind == FD_DEV_DIR) {
+		dir_stat(st);
+		return 0;
+	}
 	return real.fstat(fd, st);
 }
 
@@ -470,6 +744,498 @@ EXPORT int fstat(int fd, struct stat *st)
 EXPORT int fstat64(int fd, struct stat64 *st)
 {
 	return fstat_common(fd, (struct stat *)st);
+}
+
+static int fstatat_common(int dirfd, const char *path, struct stat *st,
+			  int flags)
+{
+	struct dev_name name;
+	int ret;
+
+	if ((flags & AT_EMPTY_PATH) && path && !*path)
+		return fstat_common(dirfd, st);
+	name_of(dirfd, path, &name);
+	ret = name_stat(&name, st);
+	if (ret <= 0)
+		return ret ? fail(ret) : 0;
+	return real.fstatat(dirfd, name.host, st, flags);
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+	return fstatat_common(AT_FDCWD, path, st, 0);
+}
+
+EXPORT int stat64(const char *path, struct stat64 *st)
+{
+	return fstatat_common(AT_FDCWD, path, (struct stat *)st, 0);
+}
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+	return fstatat_common(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+	return fstatat_common(AT_FDCWD, path, (struct stat *)st,
+			      AT_SYMLINK_NOFOLLOW);
+}
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return fstatat_common(dirfd, path, st, flags);
+}
+
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st,
+		     int flags)
+{
+	return fstatat_common(dirfd, path, (struct stat *)st, flags);
+}
+
+static void statx_of(const struct stat *st, struct statx *stx)
+{
+	memset(stx, 0, sizeof(*stx));
+	stx->stx_mask = STATX_BASIC_STATS;
+	stx->stx_blksize = st->st_blksize;
+	stx->stx_nlink = st->st_nlink;
+	stx->stx_uid = st->st_uid;
+	stx->stx_gid = st->st_gid;
+	stx->stx_mode = st->st_mode;
+	stx->stx_ino = st->st_ino;
+	stx->stx_size = st->st_size;
+	stx->stx_rdev_major = major(st->st_rdev);
+	stx->stx_rdev_minor = minor(st->st_rdev);
+	stx->stx_dev_major = major(st->st_dev);
+	stx->stx_dev_minor = minor(st->st_dev);
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask,
+		 struct statx *stx)
+{
+	struct dev_name name;
+	struct stat st;
+	int ret;
+
+	init();
+	if ((flags & AT_EMPTY_PATH) && !*path) {
+		struct fd_entry *e = fd_lookup(dirfd);
+
+		if (!e || e->kind == FD_EVENT)
+			return real.statx(dirfd, path, flags, mask, stx);
+		ret = fstat_common(dirfd, &st);
+	} else {
+		name_of(dirfd, path, &name);
+		ret = name_stat(&name, &st);
+		if (ret > 0)
+			return real.statx(dirfd, name.host, flags, mask, stx);
+	}
+	if (ret < 0)
+		return fail(ret);
+	statx_of(&st, stx);
+	return 0;
+}
+
+/*
+ * The stat entry points of glibc before 2.33, which programs built then
+ * still call.  Their version argument names the layout of struct stat:
+ * on x86-64 the only one is the kernel's, which fstatat fills.
+ */
+EXPORT int __xstat(int ver, const char *path, struct stat *st)
+{
+	(void)ver;
+	return fstatat_common(AT_FDCWD, path, st, 0);
+}
+
+EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
+	__attribute__((alias("__xstat")));
+
+EXPORT int __lxstat(int ver, const char *path, struct stat *st)
+{
+	(void)ver;
+	return fstatat_common(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
+	__attribute__((alias("__lxstat")));
+
+EXPORT int __fxstat(int ver, int fd, struct stat *st)
+{
+	(void)ver;
+	return fstat_common(fd, st);
+}
+
+EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
+	__attribute__((alias("__fxstat")));
+
+EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+		      int flags)
+{
+	(void)ver;
+	return fstatat_common(dirfd, path, st, flags);
+}
+
+EXPORT int __fxstatat64(int ver, int dirfd, const char *path,
+			struct stat64 *st, int flags)
+	__attribute__((alias("__fxstatat")));
+
+/* ------------------------------------------------------------------ */
+/* access                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * What the files' permissions grant (they are root's): root may read and
+ * write anything, and execute where any execute bit is set; others get
+ * the "other" bits.
+ */
+static bool allows(const struct stat *st, int mode, uid_t uid)
+{
+	mode_t other = st->st_mode & 07;
+
+	if (mode == F_OK)
+		return true;
+	if (uid == 0)
+		return !(mode & X_OK) || (st->st_mode & 0111);
+	return !((mode & R_OK) && !(other & 04)) &&
+	       !((mode & W_OK) && !(other & 02)) &&
+	       !((mode & X_OK) && !(other & 01));
+}
+
+static int access_common(int dirfd, const char *path, int mode, int flags)
+{
+	struct dev_name name;
+	struct stat st;
+	int ret;
+
+	name_of(dirfd, path, &name);
+	ret = name_stat(&name, &st);
+	if (ret > 0)
+		return real.faccessat(dirfd, name.host, mode, flags);
+	if (ret < 0)
+		return fail(ret);
+	if (mode & ~(R_OK | W_OK | X_OK))
+		return fail(-EINVAL);
+	if (!allows(&st, mode, flags & AT_EACCESS ? geteuid() : getuid()))
+		return fail(-EACCES);
+	return 0;
+}
+
+EXPORT int access(const char *path, int mode)
+{
+	return access_common(AT_FDCWD, path, mode, 0);
+}
+
+EXPORT int eaccess(const char *path, int mode)
+{
+	return access_common(AT_FDCWD, path, mode, AT_EACCESS);
+}
+
+EXPORT int euidaccess(const char *path, int mode)
+	__attribute__((alias("eaccess")));
+
+/* faccessat2 is the system call beneath glibc's faccessat. */
+EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	return access_common(dirfd, path, mode, flags);
+}
+
+/* ------------------------------------------------------------------ */
+/* Listing /dev/infiniband                                             */
+/* ------------------------------------------------------------------ */
+
+EXPORT DIR *opendir(const char *path)
+{
+	char listing[LISTING_MAX];
+	struct dev_name name;
+	DIR *dir;
+	int err;
+
+	name_of(AT_FDCWD, path, &name);
+	if (name.kind == NAME_HOST)
+		return real.opendir(name.host);
+	if (name.kind == NAME_UVERBS)
+		err = -ENOTDIR;
+	else
+		err = name_error(&name);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	dir = real.opendir(listing_dir(listing));
+	if (dir) {
+		err = fd_register(dirfd(dir), FD_DEV_DIR, NULL, 0);
+		if (err) {
+			real.closedir(dir);
+			errno = -err;
+			return NULL;
+		}
+	}
+	return dir;
+}
+
+/* fdopendir() needs nothing: its descriptor is known already. */
+EXPORT int closedir(DIR *dir)
+{
+	init();
+	fd_forget(dirfd(dir));
+	return real.closedir(dir);
+}
+
+EXPORT struct dirent *readdir(DIR *dir)
+{
+	struct dirent *d;
+
+	init();
+	d = real.readdir(dir);
+	if (d && is_dev_dir_fd(dirfd(dir)))
+		dev_dir_entry(d);
+	return d;
+}
+
+/* struct dirent64 is struct dirent where off_t is 64-bit. */
+EXPORT struct dirent64 *readdir64(DIR *dir)
+{
+	struct dirent64 *d;
+
+	init();
+	d = real.readdir64(dir);
+	if (d && is_dev_dir_fd(dirfd(dir)))
+		dev_dir_entry((struct dirent *)d);
+	return d;
+}
+
+struct order {
+	int (*compare)(const struct dirent **, const struct dirent **);
+};
+
+static int by_order(const void *a, const void *b, void *order)
+{
+	const struct dirent *da = *(struct dirent *const *)a;
+	const struct dirent *db = *(struct dirent *const *)b;
+
+	return ((struct order *)order)->compare(&da, &db);
+}
+
+/*
+ * scandir() of the directory, over our readdir(): glibc's own reads the
+ * entries where we cannot give them the devices' type.
+ */
+static int dev_dir_scan(struct dirent ***list,
+			int (*select)(const struct dirent *),
+			struct order *order)
+{
+	struct dirent **v = NULL, **more, *d;
+	size_t n = 0, cap = 0, size;
+	DIR *dir = opendir(DEV_DIR);
+	int saved;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (select && !select(d))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			more = realloc(v, cap * sizeof(*v));
+			if (!more)
+				goto nomem;
+			v = more;
+		}
+		size = offsetof(struct dirent, d_name) + strlen(d->d_name) + 1;
+		v[n] = malloc(size);
+		if (!v[n])
+			goto nomem;
+		memcpy(v[n++], d, size);
+	}
+	closedir(dir);
+	if (order->compare)
+		qsort_r(v, n, sizeof(*v), by_order, order);
+	*list = v;
+	return n;
+nomem:
+	saved = ENOMEM;
+	closedir(dir);
+	while (n)
+		free(v[--n]);
+	free(v);
+	errno = saved;
+	return -1;
+}
+
+EXPORT int scandir(const char *path, struct dirent ***list,
+		   int (*select)(const struct dirent *),
+		   int (*compare)(const struct dirent **,
+				  const struct dirent **))
+{
+	struct order order = { compare };
+	struct dev_name name;
+
+	name_of(AT_FDCWD, path, &name);
+	switch (name.kind) {
+	case NAME_HOST:
+		return real.scandir(name.host, list, select, compare);
+	case NAME_DIR:
+		return dev_dir_scan(list, select, &order);
+	case NAME_UVERBS:
+		return fail(-ENOTDIR);
+	default:
+		return fail(name_error(&name));
+	}
+}
+
+/* Where struct dirent64 is struct dirent, scandir64 is scandir. */
+typedef void (*any_fn)(void);
+
+EXPORT int scandir64(const char *path, struct dirent64 ***list,
+		     int (*select)(const struct dirent64 *),
+		     int (*compare)(const struct dirent64 **,
+				    const struct dirent64 **))
+{
+	_Static_assert(sizeof(struct dirent) == sizeof(struct dirent64),
+		       "dirent64 is dirent");
+	return scandir(path, (struct dirent ***)list,
+		       (int (*)(const struct dirent *))(any_fn)select,
+		       (int (*)(const struct dirent **,
+				const struct dirent **))(any_fn)compare);
+}
+
+/* ------------------------------------------------------------------ */
+/* realpath, readlink, extended attributes                             */
+/* ------------------------------------------------------------------ */
+
+static char *realpath_common(const char *path, char *resolved, size_t size)
+{
+	struct dev_name name;
+
+	name_of(AT_FDCWD, path, &name);
+	switch (name.kind) {
+	case NAME_HOST:
+		return real.realpath(name.host, resolved);
+	case NAME_DIR:
+	case NAME_UVERBS:
+		if (!resolved)
+			return strdup(name.canon);
+		if (strlen(name.canon) >= size) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		return strcpy(resolved, name.canon);
+	default:
+		errno = -name_error(&name);
+		return NULL;
+	}
+}
+
+EXPORT char *realpath(const char *path, char *resolved)
+{
+	return realpath_common(path, resolved, PATH_MAX);
+}
+
+EXPORT char *__realpath_chk(const char *path, char *resolved, size_t size)
+{
+	return realpath_common(path, resolved, size);
+}
+
+EXPORT char *canonicalize_file_name(const char *path)
+{
+	return realpath_common(path, NULL, PATH_MAX);
+}
+
+/* The device files and their directory are not links. */
+EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+	struct dev_name name;
+
+	name_of(dirfd, path, &name);
+	switch (name.kind) {
+	case NAME_HOST:
+		return real.readlinkat(dirfd, name.host, buf, size);
+	case NAME_DIR:
+	case NAME_UVERBS:
+		return fail(-EINVAL);
+	default:
+		return fail(name_error(&name));
+	}
+}
+
+EXPORT ssize_t readlink(const char *path, char *buf, size_t size)
+{
+	return readlinkat(AT_FDCWD, path, buf, size);
+}
+
+/*
+ * devtmpfs keeps no extended attributes on these files: none to list,
+ * and ENODATA for any name (ls -l asks for ACLs and security labels).
+ */
+static ssize_t xattr_get(const char *path, const char *attr, void *value,
+			 size_t size, bool follow)
+{
+	struct dev_name name;
+
+	name_of(AT_FDCWD, path, &name);
+	if (name.kind != NAME_HOST)
+		return fail(name_error(&name) ?: -ENODATA);
+	return follow ? real.getxattr(name.host, attr, value, size) :
+			real.lgetxattr(name.host, attr, value, size);
+}
+
+EXPORT ssize_t getxattr(const char *path, const char *attr, void *value,
+			size_t size)
+{
+	return xattr_get(path, attr, value, size, true);
+}
+
+EXPORT ssize_t lgetxattr(const char *path, const char *attr, void *value,
+			 size_t size)
+{
+	return xattr_get(path, attr, value, size, false);
+}
+
+EXPORT ssize_t fgetxattr(int fd, const char *attr, void *value, size_t size)
+{
+	struct fd_entry *e;
+
+	init();
+	e = fd_lookup(fd);
+	if (e && e->kind != FD_EVENT)
+		return fail(-ENODATA);
+	return real.fgetxattr(fd, attr, value, size);
+}
+
+static ssize_t xattr_list(const char *path, char *list, size_t size,
+			  bool follow)
+{
+	struct dev_name name;
+
+	name_of(AT_FDCWD, path, &name);
+	if (name.kind != NAME_HOST) {
+		int err = name_error(&name);
+
+		return err ? fail(err) : 0;
+	}
+	return follow ? real.listxattr(name.host, list, size) :
+			real.llistxattr(name.host, list, size);
+}
+
+EXPORT ssize_t listxattr(const char *path, char *list, size_t size)
+{
+	return xattr_list(path, list, size, true);
+}
+
+EXPORT ssize_t llistxattr(const char *path, char *list, size_t size)
+{
+	return xattr_list(path, list, size, false);
+}
+
+EXPORT ssize_t flistxattr(int fd, char *list, size_t size)
+{
+	struct fd_entry *e;
+
+	init();
+	e = fd_lookup(fd);
+	if (e && e->kind != FD_EVENT)
+		return 0;
+	return real.flistxattr(fd, list, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -621,7 +1387,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_EVENT)
 		return event_read(fd, e, buf, count);
-	if (e)
+	if (e && e->kind == FD_UVERBS)
 		return fail(-EINVAL);
 	return real.read(fd, buf, count);
 }
@@ -640,7 +1406,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	init();
 	/* The write interface only, as on kernels without uverbs ioctl. */
-	if (fd_lookup(fd))
+	if (fd_lookup(fd) && !is_dev_dir_fd(fd))
 		return fail(-ENOTTY);
 	return real.ioctl(fd, request, arg);
 }

@@ -581,12 +581,22 @@ static const char *wqe_bytes(const char *line)
  */
 static void print_proc(const struct proc *p)
 {
+	const char *last = "";
+
 	for (size_t j = 0; j < p->n; j++) {
 		const char *line = p->lines[j];
 		unsigned int qpn, index, q, x;
 
 		if (!strncmp(line, "db uar send=", 12))
 			continue;
+		/*
+		 * The device reads a send WQE again each time it retries it
+		 * (after an RNR NAK): how often is when the peer posted its
+		 * receive, timing, not the driver.  One line for the run.
+		 */
+		if (!strncmp(line, "sq ", 3) && !strcmp(line, last))
+			continue;
+		last = line;
 		if (strncmp(line, "bf ", 3)) {
 			print_line(line);
 			continue;

@@ -56,3 +56,9 @@ check_PROGRAMS += tests/difftrace-norm
 tests_difftrace_norm_SOURCES = tests/difftrace-norm.c
 TESTS += tests/difftrace.tap
 EXTRA_DIST += tests/difftrace.tap tests/difftrace-accepted.txt
+
+# The file system calls on the device files and sysfs, as a real host answers.
+check_PROGRAMS += tests/device-files
+tests_device_files_SOURCES = tests/device-files.c tests/tap.h
+TESTS += tests/device-files.tap
+EXTRA_DIST += tests/device-files.tap
