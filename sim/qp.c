@@ -96,13 +96,15 @@ static int size_rq(struct sim_qp *qp, const struct qp_params *p,
 	return 0;
 }
 
-/* The SQ as the driver laid it out (set_user_sq_size). */
+/*
+ * The SQ as the driver laid it out (set_user_sq_size): the kernel takes
+ * the log sizes it is given, within the device's limits, and neither
+ * checks nor uses the caller's send capabilities, which it hands back
+ * unchanged.
+ */
 static int size_sq(struct sim_qp *qp, const struct qp_params *p,
 		   const struct mlx4_ib_create_qp *drv)
 {
-	if (p->max_send_wr > CX3_MAX_QP_WR || p->max_send_sge > CX3_MAX_SGE ||
-	    p->max_inline_data > CX3_MAX_SQ_DESC)
-		return -EINVAL;
 	if (drv->log_sq_bb_count > 14 ||
 	    (1u << drv->log_sq_bb_count) > CX3_MAX_WQES ||
 	    drv->log_sq_stride > CX3_MAX_SQ_STRIDE_LOG ||

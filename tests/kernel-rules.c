@@ -26,6 +26,8 @@
 #include <endian.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx4dv.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx4-abi.h>
 
 #include "tap.h"
 
@@ -435,6 +437,89 @@ static int close_xrcd_with_qp(void)
 	return ret;
 }
 
+/*
+ * A QP made with the uverbs write command itself, the send queue sized
+ * by @log_count entries of 1 << @log_stride bytes and the caller asking
+ * for @max_send_wr: what mlx4_ib checks of a user QP, whatever a provider
+ * checks first.  0 or the errno; the QP is destroyed again.
+ */
+static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+		struct mlx4_ib_create_qp drv;
+	} create = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp cmd;
+	} destroy = {};
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ib_uverbs_destroy_qp_resp dresp;
+	size_t len = 2 * 16384 + 4096;
+	uint8_t *buf = aligned_alloc(4096, len);
+	int ret = 0;
+
+	if (!buf)
+		return -1;
+	memset(buf, 0, len);
+	create.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
+	create.hdr.in_words = sizeof(create) / 4;
+	create.hdr.out_words = sizeof(resp) / 4;
+	create.cmd = (struct ib_uverbs_create_qp){
+		.response = (uintptr_t)&resp, .pd_handle = pd->handle,
+		.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+		.max_send_wr = max_send_wr, .max_recv_wr = 1,
+		.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+	};
+	create.drv = (struct mlx4_ib_create_qp){
+		.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)buf + len - 4096,
+		.log_sq_bb_count = log_count, .log_sq_stride = log_stride,
+	};
+	if (write(ctx->cmd_fd, &create, sizeof(create)) != sizeof(create))
+		ret = errno;
+	if (!ret) {
+		destroy.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+		destroy.hdr.in_words = sizeof(destroy) / 4;
+		destroy.hdr.out_words = sizeof(dresp) / 4;
+		destroy.cmd.response = (uintptr_t)&dresp;
+		destroy.cmd.qp_handle = resp.qp_handle;
+		if (write(ctx->cmd_fd, &destroy, sizeof(destroy)) !=
+		    sizeof(destroy))
+			ret = -1;
+	}
+	free(buf);
+	return ret;
+}
+
+static int raw_qp_as_providers_make_it(void)
+{
+	return raw_qp(1, 2, 6);
+}
+
+/* The kernel sizes a user SQ from the driver's log sizes alone. */
+static int raw_qp_send_wr_past_max(void)
+{
+	return raw_qp(dev.max_qp_wr + 1, 2, 6);
+}
+
+static int raw_qp_stride_below_64(void)
+{
+	return raw_qp(1, 2, 5);
+}
+
+static int raw_qp_stride_past_desc(void)
+{
+	/* roundup_pow_of_two(max_sq_desc_sz 1008) is 1024 */
+	return raw_qp(1, 2, 11);
+}
+
+static int raw_qp_count_past_max(void)
+{
+	/* max_wqes: 16384 */
+	return raw_qp(1, 15, 6);
+}
+
 #define NOT_APPLICABLE	(-2)
 
 /*
@@ -462,6 +547,16 @@ static const struct rule rules[] = {
 	  EINVAL, qp_port_past_last },
 	{ "QP to port phys_port_cnt", "_mlx4_ib_modify_qp",
 	  0, qp_port_last },
+	{ "raw QP: SQ of 4 WQEs of 64 bytes", "create_qp_common",
+	  0, raw_qp_as_providers_make_it },
+	{ "raw QP: max_send_wr past max_qp_wr, SQ of 4", "set_user_sq_size",
+	  0, raw_qp_send_wr_past_max },
+	{ "raw QP: send stride of 32 bytes", "set_user_sq_size",
+	  EINVAL, raw_qp_stride_below_64 },
+	{ "raw QP: send stride of 2048 bytes", "set_user_sq_size",
+	  EINVAL, raw_qp_stride_past_desc },
+	{ "raw QP: 32768 send WQEs", "set_user_sq_size",
+	  EINVAL, raw_qp_count_past_max },
 	{ "receive inline of 513 bytes", "set_rq_size",
 	  EINVAL, inline_recv_past_max },
 	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
