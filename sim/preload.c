@@ -85,11 +85,10 @@ static struct {
 static char run_dir[96];
 static bool active;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t decided = PTHREAD_ONCE_INIT;
 
 static void resolve(void)
 {
-	const char *dir = getenv(MLX4SIM_ENV_DIR);
-
 #define REAL(name) real.name = dlsym(RTLD_NEXT, #name)
 	REAL(open);
 	REAL(openat);
@@ -121,15 +120,29 @@ static void resolve(void)
 	REAL(llistxattr);
 	REAL(flistxattr);
 #undef REAL
+}
+
+static void decide(void)
+{
+	const char *dir = getenv(MLX4SIM_ENV_DIR);
+
 	if (dir && *dir && strlen(dir) < sizeof(run_dir)) {
 		strcpy(run_dir, dir);
 		active = true;
 	}
 }
 
+/*
+ * Whether this process runs on a simulator is decided once the C library
+ * has set up the environment: a sanitizer's runtime calls us earlier,
+ * from the program's preinit functions, where getenv() finds nothing.
+ * Until then every call passes through.
+ */
 static inline void init(void)
 {
 	pthread_once(&once, resolve);
+	if (environ)
+		pthread_once(&decided, decide);
 }
 
 /* ------------------------------------------------------------------ */

@@ -62,3 +62,10 @@ check_PROGRAMS += tests/device-files
 tests_device_files_SOURCES = tests/device-files.c tests/tap.h
 TESTS += tests/device-files.tap
 EXTRA_DIST += tests/device-files.tap
+
+# An ASan-built program finds the device: the preload library is called
+# before the C library has set up the environment.  Built by the script
+# (skipped where $(CC) cannot build with ASan).
+AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC;
+TESTS += tests/device-files-asan.tap
+EXTRA_DIST += tests/device-files-asan.tap tests/device-files-asan.c
