@@ -430,16 +430,19 @@ static inline void set_data_seg(struct mlx4_wqe_data_seg *dseg,
 }
 
 /*
- * A gather length the device reads as a pointer: bit 31 would make the
- * segment inline data, the lkey and address sent as payload.  2 GB, the
- * port's max_msg_sz, is refused with the rest.
+ * The longest message a ConnectX-3 port takes (max_msg_sz: its firmware's
+ * log_max_msg is 30).  A longer gather entry is refused: past 2 GB its
+ * bit 31 would make the device read the segment as inline data, the lkey
+ * and address sent as payload.
  */
+#define MLX4_MAX_MSG_SZ		(1u << 30)
+
 static inline int sge_length_ok(uint32_t length)
 {
-	return !(length & MLX4_INLINE_SEG);
+	return length <= MLX4_MAX_MSG_SZ;
 }
 
-/* The fast path's data segment: 1 byte to 2 GB - 1, send_wr_is_plain(). */
+/* The fast path's data segment: 1 byte to 1 GB, send_wr_is_plain(). */
 static inline void set_plain_data_seg(struct mlx4_wqe_data_seg *dseg,
 				      const struct ibv_sge *sg)
 {
@@ -594,7 +597,7 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 {
 	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
-	       wr->sg_list->length - 1 < MLX4_INLINE_SEG - 1 &&
+	       wr->sg_list->length - 1 < MLX4_MAX_MSG_SZ &&
 	       !(wr->send_flags & IBV_SEND_INLINE);
 }
 

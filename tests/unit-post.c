@@ -854,9 +854,10 @@ static void test_send_errors(void)
 	}
 
 	/*
-	 * A gather length with bit 31 set would read as an inline segment,
-	 * its lkey and address sent as data: EINVAL, nothing written, on
-	 * the fast path (one WR) and the general one (the second of two).
+	 * A gather length beyond the port's max_msg_sz (1 GB) is EINVAL,
+	 * nothing written, on the fast path (one WR) and the general one
+	 * (the second of two); with bit 31 set the device would read the
+	 * segment as inline data, its lkey and address sent as payload.
 	 */
 	wrs[0].opcode = IBV_WR_RDMA_WRITE;
 	wrs[0].next = NULL;
@@ -864,14 +865,18 @@ static void test_send_errors(void)
 	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
 	sges[0].length = 0x80000000;	/* 2 GB: not a pointer's length */
 	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 0x40000001;	/* 1 GB + 1 */
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
 	sges[0].length = 8;
 	wrs[0].next = &wrs[1];
 	wrs[1].next = NULL;
 	wrs[1].sg_list = sges + 2;
 	sges[2].length = 0xfffffff0;
 	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
-	/* A SEND of the longest a pointer takes, then of none. */
-	sges[2].length = 0x7fffffff;
+	sges[2].length = 0x40000001;
+	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	/* A SEND of the longest message the port takes, then of none. */
+	sges[2].length = 0x40000000;
 	wrs[0].next = NULL;
 	check_refused(rc, &wrs[1], NULL, 0, 1);
 	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "7fffffff");
