@@ -879,7 +879,7 @@ static void test_send_errors(void)
 	sges[2].length = 0x40000000;
 	wrs[0].next = NULL;
 	check_refused(rc, &wrs[1], NULL, 0, 1);
-	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "7fffffff");
+	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "40000000");
 	sges[2].length = 0;
 	check_refused(rc, &wrs[1], NULL, 0, 1);
 	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "80000000");
