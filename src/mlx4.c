@@ -199,10 +199,10 @@ static int mlx4_get_context(struct mlx4_context *ctx, int abi_version,
 		struct mlx4_alloc_ucontext_resp_v3 resp;
 
 		ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+					  PABI65(NULL,)
 					  &resp.ibv_resp, sizeof(resp));
 		if (ret)
 			return ret;
-					  PABI65(NULL,)
 		mlx4_mark_defined(&resp, sizeof(resp));
 		ctx->qp_tab_size = resp.drv.qp_tab_size;
 		*bf_reg_size = resp.drv.bf_reg_size;
@@ -211,10 +211,10 @@ static int mlx4_get_context(struct mlx4_context *ctx, int abi_version,
 		struct mlx4_alloc_ucontext_resp resp;
 
 		ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+					  PABI65(NULL,)
 					  &resp.ibv_resp, sizeof(resp));
 		if (ret)
 			return ret;
-					  PABI65(NULL,)
 		mlx4_mark_defined(&resp, sizeof(resp));
 		ctx->qp_tab_size = resp.drv.qp_tab_size;
 		*bf_reg_size = resp.drv.bf_reg_size;
