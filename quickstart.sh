@@ -17,6 +17,7 @@ esac
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
 	libibverbs-dev ibverbs-providers ibverbs-utils perftest valgrind
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross

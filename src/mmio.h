@@ -13,6 +13,7 @@
  *   x86          (compiler)   (compiler)    sfence; i386: locked add
  *   aarch64      dmb oshst    dmb oshld     dsb st
  *   arm v7       dmb oshst    dmb osh       dsb st
+ *   arm v5, v6   the kernel's helper (__sync_synchronize)
  *   ppc64        sync         lwsync        sync
  *   riscv        fence ow,ow  fence ir,ir   fence ow,ow
  *   mips         sync         sync          sync
@@ -79,6 +80,18 @@
 #define udma_to_device_barrier()	asm volatile("dmb oshst" ::: "memory")
 #define udma_from_device_barrier()	asm volatile("dmb osh" ::: "memory")
 #define mmio_flush_writes()	asm volatile("dsb st" ::: "memory")
+#define mmio_wc_start()		mmio_flush_writes()
+
+#elif defined(__arm__)
+
+/*
+ * ARMv5 and v6 (armel) have no barrier instructions a user program may
+ * use on every core; the kernel's barrier helper is the one that is
+ * right on the core this runs on.
+ */
+#define udma_to_device_barrier()	__sync_synchronize()
+#define udma_from_device_barrier()	__sync_synchronize()
+#define mmio_flush_writes()	__sync_synchronize()
 #define mmio_wc_start()		mmio_flush_writes()
 
 #elif defined(__PPC64__) || defined(__powerpc64__)

@@ -65,7 +65,7 @@ bench: all
 
 .PHONY: bench
 
-# The provider for arm64, ppc64el, riscv64, s390x and i386, with Debian's
+# The provider for arm64, armhf, ppc64el, riscv64, s390x and i386, with Debian's
 # cross compilers: warning-free, unit tests under qemu-user, and the
 # barrier before each doorbell checked in the disassembly.  A CPU whose
 # tools are missing is skipped, naming the package.

@@ -54,6 +54,22 @@ my %cpu = (
 		probe => { to_device => 'dmb oshst', from_device => 'dmb oshld',
 			   flush => 'dsb st', wc_start => 'dsb st' },
 	},
+	armhf => {
+		fence => qr/^(dmb|dsb)$/,
+		# C11 atomics end with "dmb ish" here: part of the lock.
+		atomic_text => qr/^(ldrex\w*|strex\w*|dmb ish)(\.[nw])?( |$)/,
+		to_device => sub { $_[0] =~ /^(dmb|dsb)\s+(oshst|osh|sy|st)$/ },
+		wc => sub { $_[0] =~ /^dsb\s+(st|sy)$/ },
+		atomic => qr/^(ldrex\w*|strex\w*)$/,
+		call => qr/^(bl|blx)$/,
+		store => qr/^(str|stm|vst)\w*(\.[nw])?$/,
+		uncond_text => qr/^(b(\.[nw])?\s|bx\s|pop(\.w)?\s.*\bpc\}|ldm\S*\s.*\bpc\})/,
+		uncond => qr/^(b|b\.n|b\.w|bx)$/,
+		cond => qr/^(b(eq|ne|cs|cc|hs|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)(\.[nw])?|cbn?z)$/,
+		bits32 => 1,
+		probe => { to_device => 'dmb oshst', from_device => 'dmb osh',
+			   flush => 'dsb st', wc_start => 'dsb st' },
+	},
 	ppc64le => {
 		fence => qr/^(sync|hwsync|lwsync|eieio|ptesync)$/,
 		to_device => sub { $_[0] =~ /^(hwsync|sync)(\s+0)?$/ },
@@ -167,7 +183,9 @@ for my $dump (@dumps) {
 		next unless defined $name;
 		next unless /^\s+([0-9a-f]+):\t(.*)$/;
 		my ($addr, $text) = (hex $1, $2);
-		$text =~ s/\s+#.*$//;
+		# Comments: "# ..." (riscv, x86), "// ..." (aarch64), "@ ...".
+		$text =~ s/\s+#\s.*$//;
+		$text =~ s/\s+@\s.*$//;
 		$text =~ s/\s+\/\/.*$//;
 		$text =~ s/\s+$//;
 		$text =~ s/\s+/ /g;
@@ -220,6 +238,7 @@ if ($arch eq 's390x') {
 sub kind {
 	my ($i) = @_;
 	my $op = $i->{op};
+	return 'atomic' if $c->{atomic_text} && $i->{text} =~ $c->{atomic_text};
 	return 'fence' if $op =~ $c->{fence};
 	return 'atomic' if $op =~ $c->{atomic};
 	return 'call' if $op =~ $c->{call};
@@ -237,7 +256,9 @@ sub graph {
 		my @s;
 		my $op = $i->{op};
 		my $is_call = $op =~ $c->{call};
-		if ($op =~ $c->{uncond} && !$is_call) {
+		my $uncond = $op =~ $c->{uncond} ||
+			($c->{uncond_text} && $i->{text} =~ $c->{uncond_text});
+		if ($uncond && !$is_call) {
 			push @s, $at{$i->{target}}
 				if defined $i->{target} && exists $at{$i->{target}};
 		} else {
@@ -363,7 +384,7 @@ for my $name (@order) {
 		# Up to the return; nothing after it but padding.
 		my @body;
 		for my $x (@$insns) {
-			last if $x->{op} =~ /^(ret|retl|blr)$/;
+			last if $x->{op} =~ /^(ret|retl|blr|bx)$/;
 			push @body, $x unless $x->{op} =~ /^(nop|endbr\d+)$/;
 		}
 		my $got = join('; ', map { $_->{text} } @body);
