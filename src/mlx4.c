@@ -12,6 +12,9 @@
 #include <unistd.h>
 #if defined(__s390x__)
 #include <sys/auxv.h>
+#ifndef HWCAP_S390_PCI_MIO
+#define HWCAP_S390_PCI_MIO	(1 << 21)	/* the kernel's; glibc 2.32 */
+#endif
 #endif
 
 #include "annotate.h"
