@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/netlink.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
+#include <infiniband/verbs.h>	/* IBV_EVENT_*: the kernel's ib_event_type */
 
 #include "protocol.h"
 
@@ -153,6 +155,7 @@ static inline void init(void)
 struct conn {
 	int sock;
 	bool closed;
+	bool fatal_reported;	/* the daemon is gone and the app was told */
 	int refs;
 	pthread_mutex_t lock;
 };
@@ -164,6 +167,7 @@ struct fd_entry {
 	enum fd_kind kind;
 	struct conn *conn;
 	uint32_t id;			/* uverbsN, or the daemon's event file */
+	bool async;			/* the context's async event file */
 };
 
 /*
@@ -235,8 +239,8 @@ static void fd_copy(int from, int to)
 {
 	struct fd_entry *e = fd_lookup(from);
 
-	if (e)
-		fd_register(to, e->kind, e->conn, e->id);
+	if (e && !fd_register(to, e->kind, e->conn, e->id))
+		fd_lookup(to)->async = e->async;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1337,6 +1341,8 @@ static ssize_t uverbs_write(struct fd_entry *e, const void *buf, size_t count)
 		err = fd_register(fd, FD_EVENT, e->conn, reply.event_file);
 		if (err)
 			goto out;
+		fd_lookup(fd)->async = ((struct ib_uverbs_cmd_hdr *)cmd)->command ==
+				       IB_USER_VERBS_CMD_GET_CONTEXT;
 		fd = -1;
 	}
 	if (len && copy_checked((void *)(uintptr_t)resp_addr, resp, len))
@@ -1363,6 +1369,51 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 /* read: events                                                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The daemon is the device: when it is gone (its end of the connection
+ * hangs up), the device is gone, and the event files answer as uverbs's
+ * do for a device that was disassociated after a fatal error: the async
+ * file gives IB_EVENT_DEVICE_FATAL once, then every read fails with EIO.
+ */
+static ssize_t device_gone(struct fd_entry *e, void *buf, size_t count)
+{
+	struct ib_uverbs_async_event_desc fatal = {
+		.event_type = IBV_EVENT_DEVICE_FATAL,
+	};
+	bool report;
+
+	if (e->async && count < sizeof(fatal))
+		return fail(-EINVAL);
+	pthread_mutex_lock(&e->conn->lock);
+	report = e->async && !e->conn->fatal_reported;
+	e->conn->fatal_reported |= report;
+	pthread_mutex_unlock(&e->conn->lock);
+	if (!report)
+		return fail(-EIO);
+	if (copy_checked(buf, &fatal, sizeof(fatal)))
+		return fail(-EFAULT);
+	return sizeof(fatal);
+}
+
+/*
+ * Wait for an event's count on the eventfd, or for the daemon to go,
+ * which the eventfd cannot tell (this process holds it too).  1 when
+ * the daemon is gone, 0 when a count may be there (or the file does not
+ * block), -errno.  A signal ends the wait with EINTR.
+ */
+static int event_wait(int fd, struct conn *conn)
+{
+	struct pollfd p[2] = { { fd, POLLIN, 0 }, { conn->sock, 0, 0 } };
+	int flags = fcntl(fd, F_GETFL);
+
+	/* An app that closed the device has no connection left to watch. */
+	if (__atomic_load_n(&conn->closed, __ATOMIC_RELAXED))
+		return 0;
+	if (poll(p, 2, flags >= 0 && (flags & O_NONBLOCK) ? 0 : -1) < 0)
+		return -errno;
+	return !!(p[1].revents & (POLLHUP | POLLERR));
+}
+
 static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 {
 	uint8_t event[sizeof(struct ib_uverbs_async_event_desc)];
@@ -1372,12 +1423,19 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 	int err, unused;
 
 	for (;;) {
+		err = event_wait(fd, e->conn);
+		if (err < 0)
+			return fail(err);
+		if (err)
+			return device_gone(e, buf, count);
 		/* One count of the eventfd stands for one queued event. */
 		if (real.read(fd, &token, sizeof(token)) < 0)
 			return -1;
 		err = transact(e->conn, MLX4SIM_OP_EVENT, e->id, &want,
 			       sizeof(want), &reply, event, sizeof(event),
 			       &unused);
+		if (err == -EIO)
+			return device_gone(e, buf, count);
 		if (!err && reply.ret < 0)
 			err = reply.ret;
 		if (err) {

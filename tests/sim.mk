@@ -69,3 +69,10 @@ EXTRA_DIST += tests/device-files.tap
 AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC;
 TESTS += tests/device-files-asan.tap
 EXTRA_DIST += tests/device-files-asan.tap tests/device-files-asan.c
+
+# The daemon dies under a program blocked on its events: the device is gone.
+check_PROGRAMS += tests/device-files-gone
+tests_device_files_gone_SOURCES = tests/device-files-gone.c tests/tap.h
+tests_device_files_gone_LDADD = -libverbs -lpthread
+TESTS += tests/device-files-gone.tap
+EXTRA_DIST += tests/device-files-gone.tap
