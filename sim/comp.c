@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "opcode.h"
 #include "wire.h"
 
 /* Vendor syndromes a ConnectX-3 reports beside the IB one. */
@@ -60,17 +61,16 @@ void comp_send_error(struct sim_qp *qp, uint32_t wqe_index, uint8_t syndrome)
 }
 
 void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-	       const struct sim_message *msg, uint8_t recv_opcode,
-	       uint32_t byte_len, uint16_t pkey_index, bool solicited)
+	       const struct sim_message *msg, uint32_t byte_len,
+	       uint16_t pkey_index)
 {
+	const struct sim_opcode *op = opcode_get(msg->opcode);
 	struct mlx4_cqe cqe;
 	uint32_t rqpn = msg->xrc_srqn ? msg->xrc_srqn : msg->src_qpn;
 
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.vlan_my_qpn = htobe32(qpn);
-	if (recv_opcode == MLX4_RECV_OPCODE_SEND_IMM ||
-	    recv_opcode == MLX4_RECV_OPCODE_RDMA_WRITE_IMM ||
-	    recv_opcode == MLX4_RECV_OPCODE_SEND_INVAL)
+	if (op->flags & (OPF_IMM | OPF_INVAL_KEY))
 		cqe.immed_rss_invalid = msg->imm;
 	else
 		cqe.immed_rss_invalid = htobe32(pkey_index);
@@ -82,8 +82,8 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	cqe.rlid = htobe16(msg->slid);
 	cqe.byte_cnt = htobe32(byte_len);
 	cqe.wqe_index = htobe16(wqe_index);
-	cqe.owner_sr_opcode = recv_opcode;
-	cq_push(cq, &cqe, solicited);
+	cqe.owner_sr_opcode = op->recv_opcode;
+	cq_push(cq, &cqe, msg->solicited);
 }
 
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,

@@ -19,21 +19,20 @@
 #include <sys/uio.h>
 
 #include "sim.h"
+#include "opcode.h"
 #include "wire.h"
 
 #define SQ_BATCH	16
 #define SQ_FETCH_BYTES	8192
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)
 #define PSN_MASK	0xffffff
-#define CTRL_CQ_UPDATE	(3u << 2)
-#define CTRL_SOLICIT	(1u << 1)
-#define CTRL_FENCE	0x40
-#define CTRL_DS_MASK	0x3f
+#define CTRL_DS_MASK	0x3f	/* fence_size: the WQE's size in 16 bytes */
 
 /* A send WQE, parsed. */
 struct sim_wqe {
 	uint32_t index;
 	uint8_t opcode;
+	const struct sim_opcode *op;
 	bool signaled, solicited;
 	uint32_t imm;
 	uint32_t remote_srqn;
@@ -117,81 +116,29 @@ int sq_ready(struct sim_qp *qp)
 /* Parsing                                                             */
 /* ------------------------------------------------------------------ */
 
-static bool opcode_allowed(enum ibv_qp_type type, uint8_t opcode)
-{
-	switch (opcode) {
-	case MLX4_OPCODE_NOP:
-	case MLX4_OPCODE_SEND:
-	case MLX4_OPCODE_SEND_IMM:
-		return true;
-	case MLX4_OPCODE_RDMA_WRITE:
-	case MLX4_OPCODE_RDMA_WRITE_IMM:
-	case MLX4_OPCODE_SEND_INVAL:
-	case MLX4_OPCODE_BIND_MW:
-	case MLX4_OPCODE_LOCAL_INVAL:
-		return type != IBV_QPT_UD;
-	case MLX4_OPCODE_RDMA_READ:
-	case MLX4_OPCODE_ATOMIC_CS:
-	case MLX4_OPCODE_ATOMIC_FA:
-		return type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
-	default:
-		return false;
-	}
-}
-
-/* Bytes of opcode-specific segments between control and data. */
-static size_t middle_size(enum ibv_qp_type type, uint8_t opcode)
-{
-	if (type == IBV_QPT_UD)
-		return sizeof(struct mlx4_wqe_datagram_seg);
-	switch (opcode) {
-	case MLX4_OPCODE_RDMA_WRITE:
-	case MLX4_OPCODE_RDMA_WRITE_IMM:
-	case MLX4_OPCODE_RDMA_READ:
-		return sizeof(struct mlx4_wqe_raddr_seg);
-	case MLX4_OPCODE_ATOMIC_CS:
-	case MLX4_OPCODE_ATOMIC_FA:
-		return sizeof(struct mlx4_wqe_raddr_seg) +
-		       sizeof(struct mlx4_wqe_atomic_seg);
-	case MLX4_OPCODE_BIND_MW:
-		return sizeof(struct mlx4_wqe_bind_seg);
-	case MLX4_OPCODE_LOCAL_INVAL:
-		return sizeof(struct mlx4_wqe_local_inval_seg);
-	default:
-		return 0;
-	}
-}
-
-static void parse_middle(struct sim_qp *qp, const uint8_t *seg,
+static void parse_middle(const uint8_t *seg, unsigned int segs,
 			 struct sim_wqe *w)
 {
-	const struct mlx4_wqe_raddr_seg *raddr = (const void *)seg;
-	const struct mlx4_wqe_atomic_seg *atomic = (const void *)(raddr + 1);
-
-	if (qp->type == IBV_QPT_UD) {
+	if (segs & SEG_DATAGRAM)
 		memcpy(&w->dgram, seg, sizeof(w->dgram));
-		return;
-	}
-	switch (w->opcode) {
-	case MLX4_OPCODE_ATOMIC_CS:
-	case MLX4_OPCODE_ATOMIC_FA:
-		w->swap_add = be64toh(atomic->swap_add);
-		w->compare = be64toh(atomic->compare);
-		/* fall through */
-	case MLX4_OPCODE_RDMA_WRITE:
-	case MLX4_OPCODE_RDMA_WRITE_IMM:
-	case MLX4_OPCODE_RDMA_READ:
+	if (segs & SEG_RADDR) {
+		const struct mlx4_wqe_raddr_seg *raddr = (const void *)seg;
+
 		w->raddr = be64toh(raddr->raddr);
 		w->rkey = be32toh(raddr->rkey);
-		break;
-	case MLX4_OPCODE_BIND_MW:
+		seg += sizeof(*raddr);
+	}
+	if (segs & SEG_ATOMIC) {
+		const struct mlx4_wqe_atomic_seg *atomic = (const void *)seg;
+
+		w->swap_add = be64toh(atomic->swap_add);
+		w->compare = be64toh(atomic->compare);
+	}
+	if (segs & SEG_BIND)
 		memcpy(&w->bind, seg, sizeof(w->bind));
-		break;
-	case MLX4_OPCODE_LOCAL_INVAL:
+	if (segs & SEG_INVAL)
 		w->inval_key = be32toh(((const struct mlx4_wqe_local_inval_seg *)
 					seg)->mem_key);
-		break;
-	}
 }
 
 /*
@@ -258,12 +205,14 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	const struct mlx4_wqe_ctrl_seg *ctrl = (const void *)raw;
 	uint32_t flags = be32toh(ctrl->srcrb_flags);
 	size_t size = (ctrl->fence_size & CTRL_DS_MASK) * 16;
+	unsigned int segs;
 	size_t middle;
 
 	w->opcode = be32toh(ctrl->owner_opcode) & 0x1f;
+	w->op = opcode_get(w->opcode);
 	w->imm = ctrl->imm;
-	w->signaled = (flags & CTRL_CQ_UPDATE) == CTRL_CQ_UPDATE;
-	w->solicited = flags & CTRL_SOLICIT;
+	w->signaled = (flags & MLX4_WQE_CTRL_CQ_UPDATE) == MLX4_WQE_CTRL_CQ_UPDATE;
+	w->solicited = flags & MLX4_WQE_CTRL_SOLICIT;
 	w->remote_srqn = flags >> 8;
 	w->nsge = 0;
 	w->length = 0;
@@ -274,29 +223,30 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 		       qp->qpn, w->index, size, 1u << qp->sq.wqe_shift);
 		return -EINVAL;
 	}
-	if ((flags & CTRL_CQ_UPDATE) && (flags & CTRL_CQ_UPDATE) != CTRL_CQ_UPDATE) {
+	if ((flags & MLX4_WQE_CTRL_CQ_UPDATE) &&
+	    (flags & MLX4_WQE_CTRL_CQ_UPDATE) != MLX4_WQE_CTRL_CQ_UPDATE) {
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: reserved completion mode %u",
 		       qp->qpn, w->index, (flags >> 2) & 3);
 		return -EINVAL;
 	}
-	if (!opcode_allowed(qp->type, w->opcode))
+	if (!opcode_allowed(w->op, qp->type))
 		return 0;	/* completes with a local QP operation error */
 	/*
 	 * The adapter runs WQEs in a pipeline: a key change without strong
 	 * ordering may overtake the WQEs before it that use the key.
 	 */
-	if ((w->opcode == MLX4_OPCODE_BIND_MW ||
-	     w->opcode == MLX4_OPCODE_LOCAL_INVAL) &&
+	if ((w->op->flags & OPF_ORDERED) &&
 	    !(flags & MLX4_WQE_CTRL_STRONG_ORDER))
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: opcode 0x%x without strong ordering",
 		       qp->qpn, w->index, w->opcode);
-	middle = middle_size(qp->type, w->opcode);
+	segs = opcode_segs(w->op, qp->type);
+	middle = opcode_segs_size(segs);
 	if (16 + middle > size) {
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: %zu bytes too short for opcode 0x%x",
 		       qp->qpn, w->index, size, w->opcode);
 		return -EINVAL;
 	}
-	parse_middle(qp, raw + 16, w);
+	parse_middle(raw + 16, segs, w);
 	return parse_data(qp, raw, 16 + middle, size, w);
 }
 
@@ -373,7 +323,7 @@ static enum exec_result done(struct sim_qp *qp, const struct sim_wqe *w,
 			     uint32_t byte_len)
 {
 	if (w->signaled)
-		comp_send(qp, w->index & 0xffff, w->opcode, byte_len);
+		comp_send(qp, w->index & 0xffff, w->op->cqe_opcode, byte_len);
 	qp->sq.head++;
 	qp->retry_armed = false;
 	return EXEC_DONE;
@@ -441,13 +391,13 @@ static int land_results(struct sim_qp *qp, const struct sim_wqe *w,
 			const struct dma_seg *seg, int nseg,
 			const struct sim_message *msg)
 {
-	if (w->opcode == MLX4_OPCODE_RDMA_READ) {
+	if (w->op->kind == OP_READ) {
 		struct dma_seg remote = { msg->read_addr, w->length };
 
 		return dma_copy(msg->read_pid, &remote, 1, qp->ctx->pid, seg,
 				nseg, w->length);
 	}
-	if (opcode_is_atomic(w->opcode)) {
+	if (w->op->kind == OP_ATOMIC) {
 		uint64_t orig = htobe64(msg->atomic_orig);
 
 		return dma_writev(qp->ctx->pid, seg, nseg, &orig, sizeof(orig));
@@ -459,8 +409,8 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 {
 	struct dma_seg seg[CX3_MAX_SGE];
 	struct sim_message msg = {};
-	bool writes_local = w->opcode == MLX4_OPCODE_RDMA_READ ||
-			    opcode_is_atomic(w->opcode);
+	bool atomic = w->op->kind == OP_ATOMIC;
+	bool writes_local = atomic || w->op->kind == OP_READ;
 	struct sim_port *port;
 	struct sim_qp *dst;
 	enum exec_result r;
@@ -468,7 +418,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 
 	if (w->length > CX3_MAX_MSG_SZ)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-	if (opcode_is_atomic(w->opcode) && w->length != 8)
+	if (atomic && w->length != 8)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if (!w->is_inline &&
 	    local_segs(qp, w, writes_local ? MR_LOCAL_WRITE : MR_LOCAL_READ,
@@ -480,7 +430,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.imm = w->imm;
 	msg.length = w->length;
 	msg.psn = qp->sq_psn;
-	msg.npkts = opcode_is_atomic(w->opcode) ? 1 : packets(w->length, qp->mtu);
+	msg.npkts = atomic ? 1 : packets(w->length, qp->mtu);
 	msg.inline_data = w->is_inline ? w->inline_data : NULL;
 	msg.src_pid = qp->ctx->pid;
 	msg.src = seg;
@@ -596,9 +546,9 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
 	uint32_t access = 0, flags1 = be32toh(w->bind.flags1);
 	uint8_t syndrome;
 
-	if (w->opcode == MLX4_OPCODE_NOP)
+	if (w->op->kind == OP_NOP)
 		return done(qp, w, 0);
-	if (w->opcode == MLX4_OPCODE_LOCAL_INVAL) {
+	if (w->op->kind == OP_LOCAL_INV) {
 		syndrome = mw_invalidate(qp->hca, qp->pd, w->inval_key);
 		return syndrome ? fail(qp, w, syndrome) : done(qp, w, 0);
 	}
@@ -618,13 +568,15 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
 
 static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 {
-	if (!opcode_allowed(qp->type, w->opcode))
+	if (!opcode_allowed(w->op, qp->type))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-	switch (w->opcode) {
-	case MLX4_OPCODE_NOP:
-	case MLX4_OPCODE_BIND_MW:
-	case MLX4_OPCODE_LOCAL_INVAL:
+	switch (w->op->kind) {
+	case OP_NOP:
+	case OP_BIND:
+	case OP_LOCAL_INV:
 		return exec_local(qp, w);
+	default:
+		break;
 	}
 	if (qp->type == IBV_QPT_UD)
 		return exec_ud(qp, w);

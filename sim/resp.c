@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "opcode.h"
 #include "wire.h"
 
 #define PSN_MASK	0xffffff
@@ -251,18 +252,9 @@ static int place(const struct sim_message *msg, pid_t pid,
 			msg->length);
 }
 
-static uint8_t recv_opcode(uint8_t send_opcode)
-{
-	switch (send_opcode) {
-	case MLX4_OPCODE_SEND_IMM:	return MLX4_RECV_OPCODE_SEND_IMM;
-	case MLX4_OPCODE_SEND_INVAL:	return MLX4_RECV_OPCODE_SEND_INVAL;
-	case MLX4_OPCODE_RDMA_WRITE_IMM: return MLX4_RECV_OPCODE_RDMA_WRITE_IMM;
-	default:			return MLX4_RECV_OPCODE_SEND;
-	}
-}
-
 static enum resp_status do_send(struct sim_qp *dst,
-				const struct sim_message *msg)
+				const struct sim_message *msg,
+				const struct sim_opcode *op)
 {
 	uint32_t grh = dst->type == IBV_QPT_UD ? GRH_LEN : 0;
 	struct dma_seg slice[CX3_MAX_SGE + 1];
@@ -292,10 +284,10 @@ static enum resp_status do_send(struct sim_qp *dst,
 		return RESP_NAK_OP;	/* the sender's memory went away */
 	if (err)
 		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
-	if (msg->opcode == MLX4_OPCODE_SEND_INVAL)
+	if (op->flags & OPF_INVAL_KEY)
 		mw_invalidate(dst->hca, r.pd, be32toh(msg->imm));
-	comp_recv(r.cq, r.qpn, r.wqe_index, msg, recv_opcode(msg->opcode),
-		  grh + msg->length, dst->pkey_index, msg->solicited);
+	comp_recv(r.cq, r.qpn, r.wqe_index, msg, grh + msg->length,
+		  dst->pkey_index);
 	return RESP_ACK;
 }
 
@@ -313,7 +305,8 @@ static struct sim_pd *target_pd(struct sim_qp *dst,
 }
 
 static enum resp_status do_write(struct sim_qp *dst,
-				 const struct sim_message *msg)
+				 const struct sim_message *msg,
+				 const struct sim_opcode *op)
 {
 	struct sim_pd *pd = target_pd(dst, msg);
 	struct dma_seg target;
@@ -333,7 +326,7 @@ static enum resp_status do_write(struct sim_qp *dst,
 		target.len = msg->length;
 	}
 	/* The immediate needs a receive WQE before any data lands. */
-	if (msg->opcode == MLX4_OPCODE_RDMA_WRITE_IMM) {
+	if (op->flags & OPF_RECV) {
 		err = take_recv(dst, msg, &r);
 		if (err == -EAGAIN)
 			return dst->type == IBV_QPT_UC ? RESP_DROP : RESP_RNR;
@@ -349,10 +342,9 @@ static enum resp_status do_write(struct sim_qp *dst,
 			return responder_error(dst, IBV_EVENT_QP_ACCESS_ERR,
 					       RESP_NAK_ACCESS);
 	}
-	if (msg->opcode == MLX4_OPCODE_RDMA_WRITE_IMM)
-		comp_recv(r.cq, r.qpn, r.wqe_index, msg,
-			  MLX4_RECV_OPCODE_RDMA_WRITE_IMM, msg->length,
-			  dst->pkey_index, msg->solicited);
+	if (op->flags & OPF_RECV)
+		comp_recv(r.cq, r.qpn, r.wqe_index, msg, msg->length,
+			  dst->pkey_index);
 	return RESP_ACK;
 }
 
@@ -450,10 +442,14 @@ static bool in_sequence(struct sim_qp *dst, const struct sim_message *msg)
 	return false;
 }
 
-int resp_deliver(struct sim_qp *src, struct sim_qp *dst,
-		 const struct sim_message *in)
+/*
+ * The message arrives at @dst: the answer is the status, and for a READ
+ * or an atomic the fields of @msg that say where the data is.
+ */
+enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
+			      struct sim_message *msg)
 {
-	struct sim_message *msg = (struct sim_message *)in;
+	const struct sim_opcode *op = opcode_get(msg->opcode);
 	enum resp_status st;
 
 	sim.work_done = true;
@@ -463,20 +459,18 @@ int resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 		return RESP_DROP;
 	msg->min_rnr_timer = dst->min_rnr_timer;
 
-	switch (msg->opcode) {
-	case MLX4_OPCODE_RDMA_WRITE:
-	case MLX4_OPCODE_RDMA_WRITE_IMM:
-		st = do_write(dst, msg);
+	switch (op->kind) {
+	case OP_WRITE:
+		st = do_write(dst, msg, op);
 		break;
-	case MLX4_OPCODE_RDMA_READ:
+	case OP_READ:
 		st = do_read(dst, msg);
 		break;
-	case MLX4_OPCODE_ATOMIC_CS:
-	case MLX4_OPCODE_ATOMIC_FA:
+	case OP_ATOMIC:
 		st = do_atomic(dst, msg);
 		break;
 	default:
-		st = do_send(dst, msg);
+		st = do_send(dst, msg, op);
 	}
 	if (st == RESP_ACK && dst->type != IBV_QPT_UD) {
 		dst->rq_psn = (dst->rq_psn + msg->npkts) & PSN_MASK;

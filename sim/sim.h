@@ -612,11 +612,7 @@ void req_run(struct sim_qp *qp);
 void req_run_waiting(uint64_t now, uint64_t *next_deadline);
 void req_stop_waiting(struct sim_qp *qp);
 
-/* resp.c: the responder, and the receive queues it consumes */
-struct sim_recv_wqe;
-struct sim_message;
-int resp_deliver(struct sim_qp *src, struct sim_qp *dst,
-		 const struct sim_message *msg);
+/* resp.c: the responder (its messages: wire.h) */
 void resp_flush_errors(void);
 
 /* comp.c: completions and flushes */

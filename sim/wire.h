@@ -61,25 +61,10 @@ struct sim_message {
 	uint64_t atomic_orig;		/* atomics: the value before */
 };
 
-static inline bool opcode_has_imm(uint8_t opcode)
-{
-	return opcode == MLX4_OPCODE_SEND_IMM ||
-	       opcode == MLX4_OPCODE_RDMA_WRITE_IMM;
-}
-
-static inline bool opcode_is_atomic(uint8_t opcode)
-{
-	return opcode == MLX4_OPCODE_ATOMIC_CS ||
-	       opcode == MLX4_OPCODE_ATOMIC_FA;
-}
-
-static inline bool opcode_is_send(uint8_t opcode)
-{
-	return opcode == MLX4_OPCODE_SEND || opcode == MLX4_OPCODE_SEND_IMM ||
-	       opcode == MLX4_OPCODE_SEND_INVAL;
-}
-
-/* resp.c: what the responder does once the requester's WQE is complete */
+/* resp.c: a message arrives; what the responder does once the
+ * requester's WQE is complete */
+enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
+			      struct sim_message *msg);
 void resp_finish(struct sim_qp *dst);
 
 int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
@@ -87,8 +72,8 @@ int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
 
 /* comp.c: receive completions */
 void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-	       const struct sim_message *msg, uint8_t recv_opcode,
-	       uint32_t byte_len, uint16_t pkey_index, bool solicited);
+	       const struct sim_message *msg, uint32_t byte_len,
+	       uint16_t pkey_index);
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		     uint8_t syndrome);
 

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The send WQE opcodes a ConnectX-3 runs for a user QP, and their rules.
+ *
+ * UD QPs post sends only; UC adds RDMA WRITE, SEND with invalidate and
+ * the local key operations; RC (and XRC, on its initiator side) adds the
+ * operations that need an answer carrying data: RDMA READ and atomics.
+ * A send completion names the WQE's own opcode.  Opcodes missing here
+ * (LSO, masked atomics, FMR, CONFIG_CMD) no user QP of this device may
+ * post: they complete with a local QP operation error.
+ */
+#include "opcode.h"
+
+#define QPT(t)		(1u << IBV_QPT_##t)
+#define ANY_QP		(QPT(RC) | QPT(UC) | QPT(UD) | QPT(XRC_SEND))
+#define CONNECTED	(QPT(RC) | QPT(UC) | QPT(XRC_SEND))
+#define RELIABLE	(QPT(RC) | QPT(XRC_SEND))
+
+#define OP(code, types, k, s, f, recv)					\
+	[MLX4_OPCODE_##code] = { .qp_types = (types), .kind = (k),	\
+				 .segs = (s), .flags = (f),		\
+				 .recv_opcode = (recv),			\
+				 .cqe_opcode = MLX4_OPCODE_##code }
+
+static const struct sim_opcode opcodes[32] = {
+	OP(NOP,		   ANY_QP,    OP_NOP,	    0, 0, 0),
+	OP(SEND,	   ANY_QP,    OP_SEND,	    0, OPF_RECV,
+	   MLX4_RECV_OPCODE_SEND),
+	OP(SEND_IMM,	   ANY_QP,    OP_SEND,	    0, OPF_RECV | OPF_IMM,
+	   MLX4_RECV_OPCODE_SEND_IMM),
+	OP(SEND_INVAL,	   CONNECTED, OP_SEND,	    0, OPF_RECV | OPF_INVAL_KEY,
+	   MLX4_RECV_OPCODE_SEND_INVAL),
+	OP(RDMA_WRITE,	   CONNECTED, OP_WRITE,	    SEG_RADDR, 0, 0),
+	OP(RDMA_WRITE_IMM, CONNECTED, OP_WRITE,	    SEG_RADDR, OPF_RECV | OPF_IMM,
+	   MLX4_RECV_OPCODE_RDMA_WRITE_IMM),
+	OP(RDMA_READ,	   RELIABLE,  OP_READ,	    SEG_RADDR, 0, 0),
+	OP(ATOMIC_CS,	   RELIABLE,  OP_ATOMIC,    SEG_RADDR | SEG_ATOMIC, 0, 0),
+	OP(ATOMIC_FA,	   RELIABLE,  OP_ATOMIC,    SEG_RADDR | SEG_ATOMIC, 0, 0),
+	OP(BIND_MW,	   CONNECTED, OP_BIND,	    SEG_BIND, OPF_ORDERED, 0),
+	OP(LOCAL_INVAL,	   CONNECTED, OP_LOCAL_INV, SEG_INVAL, OPF_ORDERED, 0),
+};
+
+/* Never NULL: an opcode outside the table has no QP type and kind. */
+const struct sim_opcode *opcode_get(uint8_t opcode)
+{
+	return &opcodes[opcode & 0x1f];
+}
+
+bool opcode_allowed(const struct sim_opcode *op, enum ibv_qp_type type)
+{
+	return type < 16 && (op->qp_types & (1u << type));
+}
+
+/* On a UD QP every WQE carries the address vector, and nothing else. */
+unsigned int opcode_segs(const struct sim_opcode *op, enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD ? SEG_DATAGRAM : op->segs;
+}
+
+size_t opcode_segs_size(unsigned int segs)
+{
+	size_t size = 0;
+
+	if (segs & SEG_RADDR)
+		size += sizeof(struct mlx4_wqe_raddr_seg);
+	if (segs & SEG_ATOMIC)
+		size += sizeof(struct mlx4_wqe_atomic_seg);
+	if (segs & SEG_BIND)
+		size += sizeof(struct mlx4_wqe_bind_seg);
+	if (segs & SEG_INVAL)
+		size += sizeof(struct mlx4_wqe_local_inval_seg);
+	if (segs & SEG_DATAGRAM)
+		size += sizeof(struct mlx4_wqe_datagram_seg);
+	return size;
+}
