@@ -796,11 +796,13 @@ SIM_HANDLER(cmd_query_qp)
 		return -EINVAL;
 	dest_from_path(&resp.dest, &qp->path);
 	dest_from_path(&resp.alt_dest, &qp->alt_path);
-	resp.max_send_wr = qp->cap.max_send_wr;
+	/*
+	 * mlx4_ib knows the receive queue it sized, not what the driver
+	 * made of the send queue: it answers 0 for a user QP's send
+	 * capabilities and its inline size.
+	 */
 	resp.max_recv_wr = qp->cap.max_recv_wr;
-	resp.max_send_sge = qp->cap.max_send_sge;
 	resp.max_recv_sge = qp->cap.max_recv_sge;
-	resp.max_inline_data = qp->cap.max_inline_data;
 	resp.qkey = qp->qkey;
 	resp.rq_psn = qp->rq_psn;
 	resp.sq_psn = qp->sq_psn;

@@ -520,6 +520,46 @@ static int raw_qp_count_past_max(void)
 	return raw_qp(1, 15, 6);
 }
 
+/*
+ * mlx4_ib does not know a user QP's send queue as the provider sized it:
+ * QUERY_QP answers 0 for the send capabilities and the receive queue's
+ * real size.  0 if so, ERANGE if not.
+ */
+static int raw_query_qp_caps(void)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 5,
+			 .max_send_sge = 2, .max_recv_sge = 3,
+			 .max_inline_data = 32 },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_qp cmd;
+	} query = {};
+	struct ib_uverbs_query_qp_resp resp = {};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret = 0;
+
+	if (!qp)
+		return -1;
+	query.hdr.command = IB_USER_VERBS_CMD_QUERY_QP;
+	query.hdr.in_words = sizeof(query) / 4;
+	query.hdr.out_words = sizeof(resp) / 4;
+	query.cmd.response = (uintptr_t)&resp;
+	query.cmd.qp_handle = qp->handle;
+	query.cmd.attr_mask = IBV_QP_CAP;
+	if (write(ctx->cmd_fd, &query, sizeof(query)) != sizeof(query))
+		ret = errno;
+	else if (resp.max_send_wr || resp.max_send_sge ||
+		 resp.max_inline_data || resp.max_recv_wr != 8 ||
+		 resp.max_recv_sge != 4)
+		ret = ERANGE;
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
 #define NOT_APPLICABLE	(-2)
 
 /*
@@ -557,6 +597,8 @@ static const struct rule rules[] = {
 	  EINVAL, raw_qp_stride_past_desc },
 	{ "raw QP: 32768 send WQEs", "set_user_sq_size",
 	  EINVAL, raw_qp_count_past_max },
+	{ "raw QUERY_QP: no send capabilities, the RQ as sized",
+	  "mlx4_ib_query_qp", 0, raw_query_qp_caps },
 	{ "receive inline of 513 bytes", "set_rq_size",
 	  EINVAL, inline_recv_past_max },
 	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
