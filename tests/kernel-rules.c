@@ -438,12 +438,15 @@ static int close_xrcd_with_qp(void)
 }
 
 /*
- * A QP made with the uverbs write command itself, the send queue sized
- * by @log_count entries of 1 << @log_stride bytes and the caller asking
- * for @max_send_wr: what mlx4_ib checks of a user QP, whatever a provider
- * checks first.  0 or the errno; the QP is destroyed again.
+ * A QP made with the uverbs write command itself: its queues in @buf, its
+ * doorbell record at @db, the send queue sized by @log_count entries of
+ * 1 << @log_stride bytes and the caller asking for @max_send_wr; one
+ * receive WQE of one gather entry (16 bytes, after the send queue).  What
+ * mlx4_ib checks of a user QP, whatever a provider checks first.  0 or
+ * the errno; the QP is destroyed again.
  */
-static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
+static int raw_create_qp(void *buf, void *db, uint32_t max_send_wr,
+			 uint8_t log_count, uint8_t log_stride)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -456,13 +459,7 @@ static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
 	} destroy = {};
 	struct ib_uverbs_create_qp_resp resp = {};
 	struct ib_uverbs_destroy_qp_resp dresp;
-	size_t len = 2 * 16384 + 4096;
-	uint8_t *buf = aligned_alloc(4096, len);
-	int ret = 0;
 
-	if (!buf)
-		return -1;
-	memset(buf, 0, len);
 	create.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
 	create.hdr.in_words = sizeof(create) / 4;
 	create.hdr.out_words = sizeof(resp) / 4;
@@ -473,23 +470,69 @@ static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
 		.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
 	};
 	create.drv = (struct mlx4_ib_create_qp){
-		.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)buf + len - 4096,
+		.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
 		.log_sq_bb_count = log_count, .log_sq_stride = log_stride,
 	};
 	if (write(ctx->cmd_fd, &create, sizeof(create)) != sizeof(create))
-		ret = errno;
-	if (!ret) {
-		destroy.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
-		destroy.hdr.in_words = sizeof(destroy) / 4;
-		destroy.hdr.out_words = sizeof(dresp) / 4;
-		destroy.cmd.response = (uintptr_t)&dresp;
-		destroy.cmd.qp_handle = resp.qp_handle;
-		if (write(ctx->cmd_fd, &destroy, sizeof(destroy)) !=
-		    sizeof(destroy))
-			ret = -1;
-	}
+		return errno;
+	destroy.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+	destroy.hdr.in_words = sizeof(destroy) / 4;
+	destroy.hdr.out_words = sizeof(dresp) / 4;
+	destroy.cmd.response = (uintptr_t)&dresp;
+	destroy.cmd.qp_handle = resp.qp_handle;
+	if (write(ctx->cmd_fd, &destroy, sizeof(destroy)) != sizeof(destroy))
+		return -1;
+	return 0;
+}
+
+/* The same in memory to spare. */
+static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
+{
+	size_t len = 2 * 16384 + 4096;
+	uint8_t *buf = aligned_alloc(4096, len);
+	int ret;
+
+	if (!buf)
+		return -1;
+	memset(buf, 0, len);
+	ret = raw_create_qp(buf, buf + len - 4096, max_send_wr, log_count,
+			    log_stride);
 	free(buf);
 	return ret;
+}
+
+/*
+ * The same with a send queue of 4 entries of 64 bytes and only @mapped
+ * bytes of its buffer before an inaccessible page: mlx4_ib pins both
+ * queues, 4 * 64 + 16 bytes.
+ */
+static int raw_qp_mapped(size_t mapped)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (map == MAP_FAILED)
+		return -1;
+	if (mprotect(map + 2 * page, page, PROT_NONE)) {
+		munmap(map, 3 * page);
+		return -1;
+	}
+	ret = raw_create_qp(map + 2 * page - mapped, map, 4, 2, 6);
+	munmap(map, 3 * page);
+	return ret;
+}
+
+static int raw_qp_buffer_whole(void)
+{
+	return raw_qp_mapped(4 * 64 + 16);
+}
+
+static int raw_qp_buffer_short(void)
+{
+	/* the send queue alone */
+	return raw_qp_mapped(4 * 64);
 }
 
 static int raw_qp_as_providers_make_it(void)
@@ -589,6 +632,10 @@ static const struct rule rules[] = {
 	  0, qp_port_last },
 	{ "raw QP: SQ of 4 WQEs of 64 bytes", "create_qp_common",
 	  0, raw_qp_as_providers_make_it },
+	{ "raw QP: its 272 bytes before unmapped memory", "create_qp_common",
+	  0, raw_qp_buffer_whole },
+	{ "raw QP: 256 of its 272 bytes before unmapped memory",
+	  "create_qp_common (ib_umem_get)", EFAULT, raw_qp_buffer_short },
 	{ "raw QP: max_send_wr past max_qp_wr, SQ of 4", "set_user_sq_size",
 	  0, raw_qp_send_wr_past_max },
 	{ "raw QP: send stride of 32 bytes", "set_user_sq_size",
