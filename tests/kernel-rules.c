@@ -255,6 +255,39 @@ static int wq_range_while_open(void)
 	return ret;
 }
 
+/*
+ * A range one of whose WQs is gone takes no more (mlx4_ib_release_wqn
+ * marks it dirty): the next WQ opens a new range, even of 2 while the
+ * old one still has a WQ and free numbers.
+ */
+static int wq_range_after_destroy(void)
+{
+	struct ibv_wq *a, *b, *c;
+	int ret;
+
+	set_wq_range(2);
+	a = make_wq(4, 1);
+	b = a ? make_wq(4, 1) : NULL;
+	if (!b) {
+		ret = errno;
+		if (a)
+			ibv_destroy_wq(a);
+		set_wq_range(0);
+		return ret ? ret : -1;
+	}
+	ibv_destroy_wq(a);
+	set_wq_range(1);
+	c = make_wq(4, 1);
+	ret = c ? 0 : errno;
+	if (c && (c->wq_num % 2 || (c->wq_num & ~3u) == (b->wq_num & ~3u)))
+		ret = ERANGE;
+	set_wq_range(0);
+	if (c)
+		ibv_destroy_wq(c);
+	ibv_destroy_wq(b);
+	return ret;
+}
+
 /* Four WQs from one range, and tables over some of them. */
 static struct ibv_wq *range4[4];
 
@@ -654,6 +687,8 @@ static const struct rule rules[] = {
 	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max },
 	{ "WQ range of 2 while one is open", "mlx4_ib_alloc_wqn",
 	  EINVAL, wq_range_while_open },
+	{ "after a WQ of an open range goes, a range of 2 opens",
+	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy },
 	{ "four WQs from a range of 4: consecutive, aligned",
 	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four },
 	{ "indirection table over them", "mlx4_ib_create_rwq_ind_table",
