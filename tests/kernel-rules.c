@@ -2,8 +2,9 @@
 /*
  * kernel-rules: what mlx4_ib (and uverbs in front of it) refuses, and how
  * it lays out the queues it hands to the device, seen through any mlx4
- * provider.  A table of rules, each with the errno the kernel returns,
- * then the layouts: a WQ's receive WQEs where the device reads them, a
+ * provider.  A table of rules, each with the errno the kernel returns
+ * (those a provider checks before the kernel sees them are sent as uverbs
+ * write commands), then the layouts: a WQ's receive WQEs where the device reads them, a
  * receive-inline QP whose stride the kernel takes, and a type 2 memory
  * window whose key is gone.  Prints TAP.
  *
