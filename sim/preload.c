@@ -61,6 +61,9 @@ static struct {
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
+	int (*fcntl)(int, int, ...);
+	int (*close_range)(unsigned int, unsigned int, int);
+	void (*closefrom)(int);
 	int (*faccessat)(int, const char *, int, int);
 	DIR *(*opendir)(const char *);
 	int (*closedir)(DIR *);
@@ -106,6 +109,9 @@ static void resolve(void)
 	REAL(dup);
 	REAL(dup2);
 	REAL(dup3);
+	REAL(fcntl);
+	REAL(close_range);
+	REAL(closefrom);
 	REAL(faccessat);
 	REAL(opendir);
 	REAL(closedir);
@@ -1572,6 +1578,59 @@ EXPORT int dup3(int fd, int to, int flags)
 	if (ret >= 0)
 		fd_copy(fd, to);
 	return ret;
+}
+
+/* F_DUPFD makes copies too; every other command passes through. */
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	init();
+	ret = real.fcntl(fd, cmd, arg);
+	if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		fd_copy(fd, ret);
+	return ret;
+}
+
+/* With 64-bit off_t, fcntl64 is fcntl. */
+EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
+
+/*
+ * Descriptors closed in bulk are forgotten first, as close() forgets
+ * them: a number the kernel hands out again must not stay ours.
+ */
+static void forget_range(unsigned int first, unsigned int last)
+{
+	for (unsigned int fd = first;
+	     fd <= last && fd < FD_PAGE * FD_PAGES; fd++) {
+		if (fd % FD_PAGE == 0 &&
+		    !__atomic_load_n(&fd_pages[fd / FD_PAGE], __ATOMIC_ACQUIRE)) {
+			fd += FD_PAGE - 1;	/* a page never used */
+			continue;
+		}
+		fd_forget(fd);
+	}
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	init();
+	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
+		forget_range(first, last);
+	return real.close_range(first, last, flags);
+}
+
+EXPORT void closefrom(int first)
+{
+	init();
+	if (first >= 0)
+		forget_range(first, UINT_MAX);
+	real.closefrom(first);
 }
 
 /* ------------------------------------------------------------------ */

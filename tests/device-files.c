@@ -308,6 +308,53 @@ static void sysfs(void)
 	      "mlx4_1 is another PCI function");
 }
 
+/*
+ * Copies and bulk closes of a device's descriptor: a copy is the device,
+ * and a number closed in bulk and handed out again is the new file's.
+ */
+static bool is_null(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+}
+
+static void descriptors(void)
+{
+	struct stat st;
+	int fd, copy, again;
+
+	fd = open(DEV0, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		check(0, "open(uverbs0): %s", strerror(errno));
+		return;
+	}
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+	check(copy >= 100 && !fstat(copy, &st) && is_uverbs(&st, 0),
+	      "fcntl(F_DUPFD_CLOEXEC) of uverbs0 is uverbs0");
+	if (copy >= 0)
+		close(copy);
+	check(close_range(fd, fd, 0) == 0, "close_range(uverbs0)");
+	again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	check(again == fd && is_null(again),
+	      "its number, handed out again, is the new file's (/dev/null)");
+	if (again >= 0)
+		close(again);
+
+	fd = open(DEV1, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		check(0, "open(uverbs1): %s", strerror(errno));
+		return;
+	}
+	closefrom(fd);
+	again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	check(again == fd && is_null(again),
+	      "after closefrom, its number is the new file's (/dev/null)");
+	if (again >= 0)
+		close(again);
+}
+
 int main(void)
 {
 	access_family();
@@ -317,5 +364,6 @@ int main(void)
 	xattrs();
 	paths();
 	sysfs();
+	descriptors();
 	return tap_finish();
 }
