@@ -7,6 +7,7 @@
 
 #include "sim.h"
 #include "opcode.h"
+#include "queue.h"
 #include "wire.h"
 
 /* Vendor syndromes a ConnectX-3 reports beside the IB one. */
@@ -110,21 +111,9 @@ void comp_flush_sq(struct sim_qp *qp)
 
 void comp_flush_rq(struct sim_qp *qp)
 {
-	uint32_t db;
-
 	if (!qp->rq.wqe_cnt)
 		return;
-	if (dma_read(qp->ctx->pid, qp->db, &db, sizeof(db)))
-		return;
-	qp->rq_posted = be32toh(db);
-	while ((uint16_t)qp->rq.head != qp->rq_posted) {
-		if ((uint16_t)(qp->rq_posted - qp->rq.head) > qp->rq.wqe_cnt) {
-			breach(qp->ctx, "QP 0x%x: receive doorbell 0x%x beyond the ring (head 0x%x, %u entries)",
-			       qp->qpn, qp->rq_posted, qp->rq.head & 0xffff,
-			       qp->rq.wqe_cnt);
-			qp->rq.head = qp->rq_posted;
-			return;
-		}
+	for (uint16_t n = rq_untaken(qp); n; n--) {
 		/*
 		 * The adapter's wqe_index of a receive flush is not the
 		 * flushed WQE's (mlx4_ib and rdma-core retire the RQ tail

@@ -12,7 +12,7 @@
  * leaves in the ring; it is a doorbell too.
  */
 #include "sim.h"
-#include "wire.h"
+#include "queue.h"
 
 #define BF_CHUNK	256	/* the smallest BlueFlame buffer half */
 

@@ -2,14 +2,9 @@
 /*
  * The requester: executing a QP's send queue.
  *
- * The device takes send WQEs in order from its head counter.  A WQE is
- * the driver's when its owner bit (bit 31 of the control segment's first
- * dword) equals the pass parity of its index; the driver writes the
- * WQE, then that bit.  So the device reads the owner words first and the
- * WQEs after: what the first shows handed over, the second reads complete.
- *
- * Each WQE is parsed (malformed ones are strict-mode breaches), its local
- * memory checked, and the message delivered to the responder at once;
+ * The WQEs the driver has handed over (queue.c) run in order from the
+ * head.  Each is parsed (malformed ones are strict-mode breaches), its
+ * local memory checked, and the message delivered to the responder at once;
  * the answer completes the WQE, or leaves it at the head to retry after a
  * receiver-not-ready or ACK timeout, or moves the QP to the error state.
  */
@@ -20,11 +15,9 @@
 
 #include "sim.h"
 #include "opcode.h"
+#include "queue.h"
 #include "wire.h"
 
-#define SQ_BATCH	16
-#define SQ_FETCH_BYTES	8192
-#define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)
 #define PSN_MASK	0xffffff
 #define CTRL_DS_MASK	0x3f	/* fence_size: the WQE's size in 16 bytes */
 
@@ -58,59 +51,6 @@ enum exec_result {
 	EXEC_WAIT,		/* stays at the head for a retry */
 	EXEC_ERROR,		/* completed in error, QP now in ERROR */
 };
-
-static uint64_t wqe_addr(const struct sim_qp *qp, uint32_t index)
-{
-	return qp->buf + qp->sq.offset +
-	       ((uint64_t)(index & (qp->sq.wqe_cnt - 1)) << qp->sq.wqe_shift);
-}
-
-/*
- * Look at the WQEs from the head: their owner words, then (into @raw, if
- * given) their bodies, in one ordered transfer (see dma.c), so that a WQE
- * whose owner word says it is handed over is read complete.  Returns how
- * many from the head are handed over.
- */
-static int sq_fetch(struct sim_qp *qp, uint8_t *raw)
-{
-	struct dma_piece p[2 * SQ_BATCH];
-	uint32_t owner[SQ_BATCH];
-	size_t stride = 1u << qp->sq.wqe_shift;
-	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), pieces, n;
-
-	if (max <= 0)
-		return 0;
-	/* Bounded bytes per look: big strides take fewer at a time. */
-	if (raw)
-		max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
-	pieces = max;
-	for (int i = 0; i < max; i++) {
-		uint64_t addr = wqe_addr(qp, qp->sq.head + i);
-
-		p[i] = (struct dma_piece){ addr, &owner[i], sizeof(owner[i]) };
-		if (raw)
-			p[pieces++] = (struct dma_piece){
-				addr, raw + i * MAX_STRIDE, stride };
-	}
-	if (dma_read_ordered(qp->ctx->pid, p, pieces)) {
-		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
-		       qp->qpn, (unsigned long long)qp->buf);
-		return 0;
-	}
-	for (n = 0; n < max; n++) {
-		bool pass = (qp->sq.head + n) & qp->sq.wqe_cnt;
-
-		if (!!(be32toh(owner[n]) >> 31) != pass)
-			break;
-	}
-	return n;
-}
-
-/* How many WQEs from the head the driver has handed over (up to 16). */
-int sq_ready(struct sim_qp *qp)
-{
-	return sq_fetch(qp, NULL);
-}
 
 /* ------------------------------------------------------------------ */
 /* Parsing                                                             */

@@ -71,7 +71,6 @@
 #define CX3_BF_REGS_PER_PAGE	8
 #define CX3_QPN_XRC_BIT		(1u << 23)	/* set in XRC target QPNs */
 #define CX3_FIRST_QPN		0x48	/* below: the firmware's own QPs */
-#define CX3_INVALID_LKEY	0x100
 /* Receive inline: at most the bytes of a full scatter list (max_rq_sg). */
 #define CX3_MAX_INL_RECV	(CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg))
 #define CX3_MAX_RSS_TBL_SZ	256	/* WQs an RSS indirection table spans */

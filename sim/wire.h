@@ -77,7 +77,4 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		     uint8_t syndrome);
 
-/* req.c: how many WQEs from the SQ head the driver has handed over */
-int sq_ready(struct sim_qp *qp);
-
 #endif

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device's side of the work queues.
+ *
+ * Send queue: the device takes send WQEs in order from its head counter.
+ * A WQE is the driver's when its owner bit (bit 31 of the control
+ * segment's first dword) equals the pass parity of its index; the driver
+ * writes the WQE, then that bit.  So the device reads the owner words
+ * first and the WQEs after: what the first shows handed over, the second
+ * reads complete.
+ *
+ * Receive queues and SRQs: the driver writes the WQE, then the counter in
+ * the doorbell record, so the device reads the record first and the WQE
+ * after, unless the record read last time already counts that WQE.
+ */
+#include <errno.h>
+
+#include "queue.h"
+
+#define SQ_FETCH_BYTES	8192
+
+static uint64_t wqe_addr(const struct sim_qp *qp, uint32_t index)
+{
+	return qp->buf + qp->sq.offset +
+	       ((uint64_t)(index & (qp->sq.wqe_cnt - 1)) << qp->sq.wqe_shift);
+}
+
+/*
+ * Look at the WQEs from the head: their owner words, then (into @raw, if
+ * given) their bodies, in one ordered transfer (see dma.c), so that a WQE
+ * whose owner word says it is handed over is read complete.  Returns how
+ * many from the head are handed over.
+ */
+int sq_fetch(struct sim_qp *qp, uint8_t *raw)
+{
+	struct dma_piece p[2 * SQ_BATCH];
+	uint32_t owner[SQ_BATCH];
+	size_t stride = 1u << qp->sq.wqe_shift;
+	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), pieces, n;
+
+	if (max <= 0)
+		return 0;
+	/* Bounded bytes per look: big strides take fewer at a time. */
+	if (raw)
+		max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
+	pieces = max;
+	for (int i = 0; i < max; i++) {
+		uint64_t addr = wqe_addr(qp, qp->sq.head + i);
+
+		p[i] = (struct dma_piece){ addr, &owner[i], sizeof(owner[i]) };
+		if (raw)
+			p[pieces++] = (struct dma_piece){
+				addr, raw + i * MAX_STRIDE, stride };
+	}
+	if (dma_read_ordered(qp->ctx->pid, p, pieces)) {
+		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
+		       qp->qpn, (unsigned long long)qp->buf);
+		return 0;
+	}
+	for (n = 0; n < max; n++) {
+		bool pass = (qp->sq.head + n) & qp->sq.wqe_cnt;
+
+		if (!!(be32toh(owner[n]) >> 31) != pass)
+			break;
+	}
+	return n;
+}
+
+/* How many WQEs from the head the driver has handed over (up to 16). */
+int sq_ready(struct sim_qp *qp)
+{
+	return sq_fetch(qp, NULL);
+}
+
+/* The scatter list of a receive WQE, checked against the keys. */
+static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
+			  uint32_t max, struct sim_recv *r)
+{
+	const struct mlx4_wqe_data_seg *d = (const void *)wqe;
+
+	r->nseg = 0;
+	r->total = 0;
+	r->pid = 0;
+	r->bad_key = false;
+	for (uint32_t i = 0; i < max; i++) {
+		uint32_t lkey = be32toh(d[i].lkey);
+		uint32_t len = be32toh(d[i].byte_count);
+		uint64_t addr;
+		struct sim_mr *mr;
+
+		if (lkey == MLX4_INVALID_LKEY)
+			break;
+		if (!len)
+			continue;
+		mr = mr_check(hca, lkey, r->pd, be64toh(d[i].addr), len,
+			      MR_LOCAL_WRITE, &addr);
+		if (!mr) {
+			r->bad_key = true;
+			continue;
+		}
+		r->pid = mr->pid;
+		r->seg[r->nseg].addr = addr;
+		r->seg[r->nseg].len = len;
+		r->nseg++;
+		r->total += len;
+	}
+}
+
+/*
+ * A receive WQE at @addr, after the doorbell record at @db_addr when @db
+ * is given, in one ordered transfer.
+ */
+static int read_recv(pid_t pid, uint64_t db_addr, uint32_t *db,
+		     uint64_t addr, void *wqe, size_t len)
+{
+	struct dma_piece p[2];
+	int n = 0;
+
+	if (db)
+		p[n++] = (struct dma_piece){ db_addr, db, sizeof(*db) };
+	p[n++] = (struct dma_piece){ addr, wqe, len };
+	return dma_read_ordered(pid, p, n);
+}
+
+/*
+ * The RQ's doorbell record, as read: its counter is what the driver has
+ * posted, and a breach when that is more than the ring holds.
+ */
+static bool rq_doorbell(struct sim_qp *qp, uint32_t db)
+{
+	qp->rq_posted = be32toh(db);
+	if ((uint16_t)(qp->rq_posted - qp->rq.head) <= qp->rq.wqe_cnt)
+		return true;
+	breach(qp->ctx, "QP 0x%x: receive doorbell 0x%x beyond the ring (head 0x%x, %u entries)",
+	       qp->qpn, qp->rq_posted, qp->rq.head & 0xffff, qp->rq.wqe_cnt);
+	return false;
+}
+
+/* The receive WQE at the head, if the driver has posted it. */
+int rq_take(struct sim_qp *qp, struct sim_recv *r)
+{
+	uint8_t wqe[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	size_t stride = 1u << qp->rq.wqe_shift;
+	uint64_t addr = qp->buf + qp->rq.offset +
+		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift);
+	bool known = (uint16_t)qp->rq.head != qp->rq_posted;
+	uint32_t db;
+
+	if (read_recv(qp->ctx->pid, qp->db, known ? NULL : &db, addr, wqe,
+		      stride)) {
+		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
+		       qp->qpn);
+		return -EAGAIN;
+	}
+	if (!known) {
+		if (!rq_doorbell(qp, db)) {
+			qp->rq_posted = qp->rq.head;
+			return -EAGAIN;
+		}
+		if ((uint16_t)qp->rq.head == qp->rq_posted)
+			return -EAGAIN;
+	}
+	r->wqe_index = qp->rq.head & 0xffff;
+	TRACE(trace_recv_wqe(qp, r->wqe_index, wqe, stride));
+	qp->rq.head++;
+	parse_scatter(qp->hca, wqe, qp->rq.max_gs, r);
+	return 0;
+}
+
+/*
+ * The receive WQEs the driver has posted and the device not taken, by the
+ * doorbell record as it is now (for a flush).  Past a counter beyond the
+ * ring, the device goes on from that counter.
+ */
+uint16_t rq_untaken(struct sim_qp *qp)
+{
+	uint32_t db;
+
+	if (dma_read(qp->ctx->pid, qp->db, &db, sizeof(db)))
+		return 0;
+	if (!rq_doorbell(qp, db)) {
+		qp->rq.head = qp->rq_posted;
+		return 0;
+	}
+	return qp->rq_posted - qp->rq.head;
+}
+
+/* The next SRQ WQE, read like an RQ's: counter and WQE in order. */
+int srq_take(struct sim_srq *srq, struct sim_recv *r)
+{
+	uint8_t wqe[16 + CX3_MAX_SRQ_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	size_t stride = MIN((size_t)1 << srq->wqe_shift, sizeof(wqe));
+	bool known = srq->consumed != srq->posted;
+	uint32_t db;
+	uint16_t next;
+
+	if (read_recv(srq->ctx->pid, srq->db, known ? NULL : &db,
+		      srq->buf + ((uint64_t)srq->next_wqe << srq->wqe_shift),
+		      wqe, stride)) {
+		breach(srq->ctx, "SRQ 0x%x: buffer or doorbell record unreadable",
+		       srq->srqn);
+		return -EAGAIN;
+	}
+	if (!known) {
+		srq->posted = be32toh(db);
+		if ((uint16_t)(srq->posted - srq->consumed) >= srq->wqe_cnt) {
+			breach(srq->ctx, "SRQ 0x%x: counter 0x%x beyond the ring (taken 0x%x, %u entries)",
+			       srq->srqn, srq->posted, srq->consumed,
+			       srq->wqe_cnt);
+			srq->posted = srq->consumed;
+			return -EAGAIN;
+		}
+		if (srq->consumed == srq->posted)
+			return -EAGAIN;
+	}
+	next = be16toh(((struct mlx4_wqe_srq_next_seg *)wqe)->next_wqe_index);
+	if (next >= srq->wqe_cnt) {
+		breach(srq->ctx, "SRQ 0x%x WQE 0x%x: next index 0x%x out of the ring",
+		       srq->srqn, srq->next_wqe, next);
+		return -EAGAIN;
+	}
+	r->wqe_index = srq->next_wqe;
+	TRACE(trace_srq_wqe(srq, r->wqe_index, wqe, stride));
+	srq->next_wqe = next;
+	srq->consumed++;
+	parse_scatter(srq->hca, wqe + 16, srq->max_gs, r);
+	srq_check_limit(srq);
+	return 0;
+}

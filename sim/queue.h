@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device's view of the work queues in the client's memory: the send
+ * queue it reads by owner bits, the receive queues and SRQs it takes
+ * from by their doorbell records.  What it reads here, it reads in the
+ * order the driver writes (see dma.c's ordered transfers).
+ */
+#ifndef MLX4SIM_QUEUE_H
+#define MLX4SIM_QUEUE_H
+
+#include "sim.h"
+
+#define SQ_BATCH	16	/* send WQEs looked at in one transfer */
+#define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
+
+/* A receive WQE, taken from its queue. */
+struct sim_recv {
+	struct sim_cq *cq;
+	uint32_t qpn;			/* for the CQE */
+	uint32_t wqe_index;
+	struct sim_pd *pd;
+	int nseg;
+	struct dma_seg seg[CX3_MAX_SGE];	/* translated, in the owner */
+	pid_t pid;
+	uint64_t total;
+	bool bad_key;			/* a scatter entry the key does not open */
+};
+
+int sq_fetch(struct sim_qp *qp, uint8_t *raw);
+int sq_ready(struct sim_qp *qp);
+
+int rq_take(struct sim_qp *qp, struct sim_recv *r);
+int srq_take(struct sim_srq *srq, struct sim_recv *r);
+uint16_t rq_untaken(struct sim_qp *qp);
+
+#endif
