@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/netlink.h>
 #include <poll.h>
@@ -77,6 +78,9 @@ static struct {
 			 int (*)(const struct dirent64 **,
 				 const struct dirent64 **));
 	char *(*realpath)(const char *, char *);
+	int (*glob)(const char *, int, int (*)(const char *, int), glob_t *);
+	int (*glob64)(const char *, int, int (*)(const char *, int),
+		      glob64_t *);
 	ssize_t (*readlinkat)(int, const char *, char *, size_t);
 	ssize_t (*getxattr)(const char *, const char *, void *, size_t);
 	ssize_t (*lgetxattr)(const char *, const char *, void *, size_t);
@@ -120,6 +124,8 @@ static void resolve(void)
 	REAL(scandir);
 	REAL(scandir64);
 	REAL(realpath);
+	REAL(glob);
+	REAL(glob64);
 	REAL(readlinkat);
 	REAL(getxattr);
 	REAL(lgetxattr);
@@ -1120,6 +1126,87 @@ EXPORT int scandir64(const char *path, struct dirent64 ***list,
 		       (int (*)(const struct dirent *))(any_fn)select,
 		       (int (*)(const struct dirent **,
 				const struct dirent **))(any_fn)compare);
+}
+
+/*
+ * glob() of the C library reads directories and stats names with its
+ * own functions, where ours cannot stand: it is handed ours (unless the
+ * caller gave it its own), for any pattern, which may name the devices
+ * relative to the working directory.
+ */
+static void *glob_opendir(const char *path)
+{
+	return opendir(path);
+}
+
+static void glob_closedir(void *dir)
+{
+	closedir(dir);
+}
+
+static struct dirent *glob_readdir(void *dir)
+{
+	return readdir(dir);
+}
+
+static struct dirent64 *glob_readdir64(void *dir)
+{
+	return readdir64(dir);
+}
+
+static int glob_stat(const char *path, struct stat *st)
+{
+	return fstatat_common(AT_FDCWD, path, st, 0);
+}
+
+static int glob_lstat(const char *path, struct stat *st)
+{
+	return fstatat_common(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+static int glob_stat64(const char *path, struct stat64 *st)
+{
+	return glob_stat(path, (struct stat *)st);
+}
+
+static int glob_lstat64(const char *path, struct stat64 *st)
+{
+	return glob_lstat(path, (struct stat *)st);
+}
+
+static bool glob_ours(int *flags)
+{
+	init();
+	if (!active || (*flags & GLOB_ALTDIRFUNC))
+		return false;
+	*flags |= GLOB_ALTDIRFUNC;
+	return true;
+}
+
+EXPORT int glob(const char *pattern, int flags,
+		int (*errfunc)(const char *, int), glob_t *g)
+{
+	if (glob_ours(&flags)) {
+		g->gl_opendir = glob_opendir;
+		g->gl_readdir = glob_readdir;
+		g->gl_closedir = glob_closedir;
+		g->gl_stat = glob_stat;
+		g->gl_lstat = glob_lstat;
+	}
+	return real.glob(pattern, flags, errfunc, g);
+}
+
+EXPORT int glob64(const char *pattern, int flags,
+		  int (*errfunc)(const char *, int), glob64_t *g)
+{
+	if (glob_ours(&flags)) {
+		g->gl_opendir = glob_opendir;
+		g->gl_readdir = glob_readdir64;
+		g->gl_closedir = glob_closedir;
+		g->gl_stat = glob_stat64;
+		g->gl_lstat = glob_lstat64;
+	}
+	return real.glob64(pattern, flags, errfunc, g);
 }
 
 /* ------------------------------------------------------------------ */

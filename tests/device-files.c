@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -308,6 +309,30 @@ static void sysfs(void)
 	      "mlx4_1 is another PCI function");
 }
 
+/* glob() of the C library, which reads directories its own way. */
+static void globbing(void)
+{
+	glob_t g;
+	int ret;
+
+	ret = glob(DIR_PATH "/uverbs[0-9]", GLOB_ERR, NULL, &g);
+	check(ret == 0 && g.gl_pathc == 2 && !strcmp(g.gl_pathv[0], DEV0) &&
+	      !strcmp(g.gl_pathv[1], DEV1),
+	      "glob(/dev/infiniband/uverbs[0-9]) finds uverbs0, uverbs1 (%d, %zu)",
+	      ret, ret ? 0 : g.gl_pathc);
+	if (!ret)
+		globfree(&g);
+	ret = glob(DIR_PATH "/*", GLOB_MARK | GLOB_ONLYDIR, NULL, &g);
+	check(ret == GLOB_NOMATCH, "no directory in /dev/infiniband (%d)", ret);
+	if (!ret)
+		globfree(&g);
+	ret = glob(DIR_PATH, GLOB_MARK, NULL, &g);
+	check(ret == 0 && g.gl_pathc == 1 && !strcmp(g.gl_pathv[0], DIR_PATH "/"),
+	      "glob(/dev/infiniband, GLOB_MARK) marks the directory (%d)", ret);
+	if (!ret)
+		globfree(&g);
+}
+
 /*
  * Copies and bulk closes of a device's descriptor: a copy is the device,
  * and a number closed in bulk and handed out again is the new file's.
@@ -363,6 +388,7 @@ int main(void)
 	relative();
 	xattrs();
 	paths();
+	globbing();
 	sysfs();
 	descriptors();
 	return tap_finish();
