@@ -25,6 +25,7 @@ sim/mlx4sim: $(srcdir)/sim/mlx4sim.in Makefile
 		-e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
 		-e 's|@pkglibdir[@]|$(pkglibdir)|g' \
 		-e 's|@driverdir[@]|$(driverdir)|g' \
+		-e 's|@libdir[@]|$(libdir)|g' \
 		-e 's|@VERSION[@]|$(VERSION)|g' \
 		$(srcdir)/sim/mlx4sim.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 CLEANFILES += sim/mlx4sim

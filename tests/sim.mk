@@ -28,6 +28,7 @@ SIM_TESTS = \
 	tests/strict.tap \
 	tests/hostile.tap \
 	tests/lifecycle.tap \
+	tests/dv-library.tap \
 	tests/cleanup.tap \
 	tests/devinfo-project.tap \
 	tests/pingpong-project.tap \
@@ -76,3 +77,9 @@ tests_device_files_gone_SOURCES = tests/device-files-gone.c tests/tap.h
 tests_device_files_gone_LDADD = -libverbs -lpthread
 TESTS += tests/device-files-gone.tap
 EXTRA_DIST += tests/device-files-gone.tap
+
+# A program linked with -lmlx4 as an application would be (not through
+# libtool), to see which libmlx4.so.1 serves it on the simulator.
+check_PROGRAMS += tests/dv-probe
+tests_dv_probe_SOURCES = tests/install/dv-probe.c
+tests_dv_probe_LDADD = -lmlx4 -libverbs
