@@ -78,7 +78,7 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	/* XRC receives name their SRQ where others name the sender. */
 	cqe.g_mlpath_rqpn = htobe32((msg->has_grh ? 1u << 31 : 0) |
 				    (uint32_t)(msg->path_bits & 0x7f) << 24 |
-				    (rqpn & 0xffffff));
+				    (rqpn & MLX4_CQE_QPN_MASK));
 	cqe.sl_vid = htobe16((uint16_t)msg->sl << 12);
 	cqe.rlid = htobe16(msg->slid);
 	cqe.byte_cnt = htobe32(byte_len);

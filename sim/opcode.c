@@ -22,7 +22,7 @@
 				 .recv_opcode = (recv),			\
 				 .cqe_opcode = MLX4_OPCODE_##code }
 
-static const struct sim_opcode opcodes[32] = {
+static const struct sim_opcode opcodes[WQE_OPCODE_MASK + 1] = {
 	OP(NOP,		   ANY_QP,    OP_NOP,	    0, 0, 0),
 	OP(SEND,	   ANY_QP,    OP_SEND,	    0, OPF_RECV,
 	   MLX4_RECV_OPCODE_SEND),
@@ -43,7 +43,7 @@ static const struct sim_opcode opcodes[32] = {
 /* Never NULL: an opcode outside the table has no QP type and kind. */
 const struct sim_opcode *opcode_get(uint8_t opcode)
 {
-	return &opcodes[opcode & 0x1f];
+	return &opcodes[opcode & WQE_OPCODE_MASK];
 }
 
 bool opcode_allowed(const struct sim_opcode *op, enum ibv_qp_type type)

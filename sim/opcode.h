@@ -11,6 +11,8 @@
 
 #include "sim.h"
 
+#define WQE_OPCODE_MASK	0x1f	/* of the control segment's owner_opcode */
+
 enum sim_op_kind {
 	OP_INVALID,		/* no opcode a ConnectX-3 runs from a user QP */
 	OP_NOP,

@@ -11,7 +11,6 @@
 #include "uverbs.h"
 
 #define QPN_MASK	0xffffff
-#define PSN_MASK	0xffffff
 
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
 {

@@ -18,7 +18,6 @@
 #include "queue.h"
 #include "wire.h"
 
-#define PSN_MASK	0xffffff
 #define CTRL_DS_MASK	0x3f	/* fence_size: the WQE's size in 16 bytes */
 
 /* A send WQE, parsed. */
@@ -111,7 +110,8 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 		if (inline_seg) {
 			uint32_t len = word & ~MLX4_INLINE_SEG;
 
-			if ((off & 63) + 4 + len > 64 || off + 4 + len > end) {
+			if ((off & (MLX4_INLINE_ALIGN - 1)) + 4 + len > MLX4_INLINE_ALIGN ||
+			    off + 4 + len > end) {
 				breach(qp->ctx, "QP 0x%x WQE 0x%x: inline segment of %u bytes at offset %zu crosses a 64-byte boundary or the WQE",
 				       qp->qpn, w->index, len, off);
 				return -EINVAL;
@@ -148,7 +148,7 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	unsigned int segs;
 	size_t middle;
 
-	w->opcode = be32toh(ctrl->owner_opcode) & 0x1f;
+	w->opcode = be32toh(ctrl->owner_opcode) & WQE_OPCODE_MASK;
 	w->op = opcode_get(w->opcode);
 	w->imm = ctrl->imm;
 	w->signaled = (flags & MLX4_WQE_CTRL_CQ_UPDATE) == MLX4_WQE_CTRL_CQ_UPDATE;

@@ -18,8 +18,6 @@
 #include "queue.h"
 #include "wire.h"
 
-#define PSN_MASK	0xffffff
-
 /*
  * Where a message to @dst finds its receive WQE.  For XRC the message
  * names the SRQ, which must belong to the target QP's XRC domain.

@@ -283,6 +283,8 @@ struct sim_wq {
 	uint32_t head;			/* WQE counter the device takes next */
 };
 
+#define PSN_MASK		0xffffff	/* IB packet sequence numbers */
+
 struct sim_qp {
 	struct sim_uobj uobj;
 	struct list_node ctx_link;
