@@ -318,10 +318,21 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 	return EXEC_ERROR;
 }
 
-static void sender(struct sim_qp *qp, struct sim_message *msg)
+/* What every message from @qp carries: the WQE's payload, and who sent it. */
+static void message(struct sim_qp *qp, const struct sim_wqe *w,
+		    const struct dma_seg *seg, int nseg,
+		    struct sim_message *msg)
 {
 	struct sim_port *port = hca_port(qp->hca, qp->port);
 
+	msg->opcode = w->opcode;
+	msg->solicited = w->solicited;
+	msg->imm = w->imm;
+	msg->length = w->length;
+	msg->inline_data = w->is_inline ? w->inline_data : NULL;
+	msg->src_pid = qp->ctx->pid;
+	msg->src = seg;
+	msg->nsrc = nseg;
 	msg->src_qpn = qp->qpn;
 	msg->slid = port ? port->lid : 0;
 }
@@ -354,7 +365,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	struct sim_port *port;
 	struct sim_qp *dst;
 	enum exec_result r;
-	int nseg;
+	int nseg = 0;
 
 	if (w->length > CX3_MAX_MSG_SZ)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
@@ -365,16 +376,9 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 		       seg, &nseg))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 
-	msg.opcode = w->opcode;
-	msg.solicited = w->solicited;
-	msg.imm = w->imm;
-	msg.length = w->length;
+	message(qp, w, seg, nseg, &msg);
 	msg.psn = qp->sq_psn;
 	msg.npkts = atomic ? 1 : packets(w->length, qp->mtu);
-	msg.inline_data = w->is_inline ? w->inline_data : NULL;
-	msg.src_pid = qp->ctx->pid;
-	msg.src = seg;
-	msg.nsrc = w->is_inline ? 0 : nseg;
 	msg.raddr = w->raddr;
 	msg.rkey = w->rkey;
 	msg.swap_add = w->swap_add;
@@ -382,7 +386,6 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.sl = qp->path.sl;
 	msg.path_bits = qp->path.src_path_bits;
 	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
-	sender(qp, &msg);
 
 	port = port_by_lid(qp->path.dlid);
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
@@ -437,14 +440,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	if (!w->is_inline && local_segs(qp, w, MR_LOCAL_READ, seg, &nseg))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 
-	msg.opcode = w->opcode;
-	msg.solicited = w->solicited;
-	msg.imm = w->imm;
-	msg.length = w->length;
-	msg.inline_data = w->is_inline ? w->inline_data : NULL;
-	msg.src_pid = qp->ctx->pid;
-	msg.src = seg;
-	msg.nsrc = nseg;
+	message(qp, w, seg, nseg, &msg);
 	msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
 	msg.path_bits = av->g_slid & 0x7f;
 	msg.qkey = be32toh(w->dgram.qkey);
@@ -454,7 +450,6 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	msg.has_grh = av->g_slid & 0x80;
 	if (msg.has_grh)
 		build_grh(qp, av, w->length, msg.grh);
-	sender(qp, &msg);
 
 	if (lid_is_multicast(dlid)) {
 		struct sim_mcast *m;

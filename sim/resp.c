@@ -18,39 +18,20 @@
 #include "queue.h"
 #include "wire.h"
 
-/*
- * Where a message to @dst finds its receive WQE.  For XRC the message
- * names the SRQ, which must belong to the target QP's XRC domain.
- */
-static int recv_queue(struct sim_qp *dst, const struct sim_message *msg,
-		      struct sim_srq **srq, struct sim_recv *r)
+/* UD and UC answer nothing: what their responder cannot take, it drops. */
+static bool unacknowledged(const struct sim_qp *qp)
 {
-	*srq = NULL;
-	r->qpn = dst->qpn;
-	if (dst->type == IBV_QPT_XRC_RECV) {
-		*srq = srq_by_num(dst->hca, msg->xrc_srqn);
-		if (!*srq || (*srq)->type != IBV_SRQT_XRC ||
-		    (*srq)->xrcd != dst->xrcd)
-			return -EINVAL;
-		r->cq = (*srq)->cq;
-		r->pd = (*srq)->pd;
-		return 0;
-	}
-	*srq = dst->srq;
-	r->cq = dst->recv_cq;
-	r->pd = *srq ? (*srq)->pd : dst->pd;
-	return 0;
+	return qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC;
 }
 
-static int take_recv(struct sim_qp *dst, const struct sim_message *msg,
-		     struct sim_recv *r)
+/* The SRQ an XRC message names, if in the target QP's XRC domain. */
+static struct sim_srq *xrc_srq(struct sim_qp *dst,
+			       const struct sim_message *msg)
 {
-	struct sim_srq *srq;
-	int err = recv_queue(dst, msg, &srq, r);
+	struct sim_srq *srq = srq_by_num(dst->hca, msg->xrc_srqn);
 
-	if (err)
-		return err;
-	return srq ? srq_take(srq, r) : rq_take(dst, r);
+	return srq && srq->type == IBV_SRQT_XRC && srq->xrcd == dst->xrcd ?
+	       srq : NULL;
 }
 
 /*
@@ -75,8 +56,8 @@ void resp_finish(struct sim_qp *dst)
 static enum resp_status responder_error(struct sim_qp *dst, uint32_t event,
 					enum resp_status st)
 {
-	if (dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC)
-		return RESP_DROP;	/* unacknowledged: silently dropped */
+	if (unacknowledged(dst))
+		return RESP_DROP;
 	event_post_async(dst->uobj.ctx ? dst->uobj.ctx : dst->ctx,
 			 dst->uobj.user_handle, event, &dst->events_reported,
 			 dst);
@@ -90,10 +71,36 @@ static enum resp_status recv_error(struct sim_qp *dst, struct sim_recv *r,
 {
 	comp_recv_error(r->cq, r->qpn, r->wqe_index, syndrome);
 	error_after(dst);
-	if (dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC)
+	if (unacknowledged(dst))
 		return RESP_DROP;
 	return syndrome == MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR ?
 	       RESP_NAK_INV_REQ : RESP_NAK_OP;
+}
+
+/*
+ * Take the receive WQE a message consumes: from the QP's RQ, its SRQ or,
+ * for XRC, the SRQ the message names.  RESP_ACK when @r holds it, else
+ * the answer to the requester.
+ */
+static enum resp_status take_recv(struct sim_qp *dst,
+				  const struct sim_message *msg,
+				  struct sim_recv *r)
+{
+	struct sim_srq *srq = dst->srq;
+
+	r->qpn = dst->qpn;
+	r->cq = dst->recv_cq;
+	if (dst->type == IBV_QPT_XRC_RECV) {
+		srq = xrc_srq(dst, msg);
+		if (!srq)
+			return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
+					       RESP_NAK_INV_REQ);
+		r->cq = srq->cq;
+	}
+	r->pd = srq ? srq->pd : dst->pd;
+	if (srq ? srq_take(srq, r) : rq_take(dst, r))
+		return unacknowledged(dst) ? RESP_DROP : RESP_RNR;
+	return RESP_ACK;
 }
 
 /*
@@ -118,16 +125,13 @@ static enum resp_status do_send(struct sim_qp *dst,
 {
 	uint32_t grh = dst->type == IBV_QPT_UD ? GRH_LEN : 0;
 	struct dma_seg slice[CX3_MAX_SGE + 1];
+	enum resp_status st;
 	struct sim_recv r;
 	int err, n;
 
-	err = take_recv(dst, msg, &r);
-	if (err == -EAGAIN)
-		return dst->type == IBV_QPT_UD || dst->type == IBV_QPT_UC ?
-		       RESP_DROP : RESP_RNR;
-	if (err)
-		return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
-				       RESP_NAK_INV_REQ);
+	st = take_recv(dst, msg, &r);
+	if (st != RESP_ACK)
+		return st;
 	if (r.bad_key)
 		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 	if (grh + (uint64_t)msg->length > r.total)
@@ -159,9 +163,8 @@ static struct sim_pd *target_pd(struct sim_qp *dst,
 
 	if (dst->type != IBV_QPT_XRC_RECV)
 		return dst->pd;
-	srq = srq_by_num(dst->hca, msg->xrc_srqn);
-	return srq && srq->type == IBV_SRQT_XRC && srq->xrcd == dst->xrcd ?
-	       srq->pd : NULL;
+	srq = xrc_srq(dst, msg);
+	return srq ? srq->pd : NULL;
 }
 
 static enum resp_status do_write(struct sim_qp *dst,
@@ -187,12 +190,10 @@ static enum resp_status do_write(struct sim_qp *dst,
 	}
 	/* The immediate needs a receive WQE before any data lands. */
 	if (op->flags & OPF_RECV) {
-		err = take_recv(dst, msg, &r);
-		if (err == -EAGAIN)
-			return dst->type == IBV_QPT_UC ? RESP_DROP : RESP_RNR;
-		if (err)
-			return responder_error(dst, IBV_EVENT_QP_REQ_ERR,
-					       RESP_NAK_INV_REQ);
+		enum resp_status st = take_recv(dst, msg, &r);
+
+		if (st != RESP_ACK)
+			return st;
 	}
 	if (mr) {
 		err = place(msg, mr->pid, &target, 1);
