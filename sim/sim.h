@@ -31,7 +31,13 @@
 /* ------------------------------------------------------------------ */
 /* What a ConnectX-3 (MT4099, firmware 2.42.5000) reports and enforces */
 /* ------------------------------------------------------------------ */
-#define CX3_VENDOR_ID		0x15b3
+/*
+ * Two vendor numbers: the PCI vendor (sysfs) and the IEEE OUI the
+ * adapter's NodeInfo reports, which mlx4_ib passes on as query_device's
+ * vendor_id (ibv_devinfo shows 0x02c9 on a ConnectX-3).
+ */
+#define CX3_PCI_VENDOR_ID	0x15b3
+#define CX3_VENDOR_ID		0x02c9
 #define CX3_VENDOR_PART_ID	4099
 #define CX3_PCI_DEVICE		0x1003
 #define CX3_HW_VER		0x1

@@ -88,16 +88,16 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir,
 		err = mkdir_p(pci_dir);
 	if (err)
 		return err;
-	put(pci_dir, "vendor", "0x%04x\n", CX3_VENDOR_ID);
+	put(pci_dir, "vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
 	put(pci_dir, "device", "0x%04x\n", CX3_PCI_DEVICE);
-	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_VENDOR_ID);
+	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
 	put(pci_dir, "subsystem_device", "0x0051\n");
 	put(pci_dir, "class", "0x020700\n");
 	put(pci_dir, "numa_node", "-1\n");
 	put(pci_dir, "local_cpulist", "0-%ld\n", sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	return put(pci_dir, "modalias",
 		   "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
-		   CX3_VENDOR_ID, CX3_PCI_DEVICE, CX3_VENDOR_ID);
+		   CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);
 }
 
 static int port_dir(const char *ibdev, struct sim_port *port)

@@ -12,7 +12,7 @@ check "ibv_devices lists mlx4_0 with its node GUID" \
 	grep -q "mlx4_0.*0002c90300a1b200" "$work/devices"
 ibv_devinfo -v >"$work/devinfo" 2>&1
 check "ibv_devinfo -v succeeds" test $? -eq 0
-for field in "vendor_id:.*0x15b3" "vendor_part_id:.*4099" \
+for field in "vendor_id:.*0x02c9" "vendor_part_id:.*4099" \
 	     "fw_ver:.*2\.42\.5000" "board_id:.*MT_1090120019" \
 	     "phys_port_cnt:.*2" "max_qp_wr:.*16351" "max_sge:.*32" \
 	     "max_cqe:.*4194303" "max_srq_wr:.*16383" "max_srq_sge:.*31" \
