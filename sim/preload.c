@@ -933,7 +933,7 @@ static bool allows(const struct stat *st, int mode, uid_t uid)
 static int access_common(int dirfd, const char *path, int mode, int flags)
 {
 	struct dev_name name;
-	struct stat st;
+	struct stat st = { 0 };	/* filled when name_stat() returns 0 */
 	int ret;
 
 	name_of(dirfd, path, &name);

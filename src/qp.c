@@ -146,11 +146,9 @@ static inline int min_int(int a, int b)
 static void sq_stride_limits(enum ibv_qp_type type, int wqe_shift,
 			     int *max_gs, int *max_inline)
 {
-	int end = 1 << wqe_shift;
+	int end = min_int(1 << wqe_shift, MLX4_MAX_WQE_SIZE);
 	int start = sq_header_size(type);
 
-	if (end > MLX4_MAX_WQE_SIZE)
-		end = MLX4_MAX_WQE_SIZE;
 	*max_gs = (end - start) / (int)sizeof(struct mlx4_wqe_data_seg);
 	*max_inline = inline_capacity(start, end);
 }
@@ -163,8 +161,8 @@ static void sq_stride_limits(enum ibv_qp_type type, int wqe_shift,
 int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 		      struct ibv_qp_cap *cap)
 {
-	int shift, max_gs, max_inline;
-	unsigned int spare, cnt;
+	unsigned int shift, spare, cnt;
+	int max_gs, max_inline;
 
 	for (shift = MLX4_MIN_SQ_STRIDE; shift <= MLX4_MAX_SQ_STRIDE; shift++) {
 		sq_stride_limits(type, shift, &max_gs, &max_inline);
