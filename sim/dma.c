@@ -16,7 +16,6 @@
 #include <sys/uio.h>
 
 #include "sim.h"
-#include "wire.h"
 
 #define DMA_IOV_MAX	64	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */

@@ -61,14 +61,13 @@ struct sim_message {
 	uint64_t atomic_orig;		/* atomics: the value before */
 };
 
-/* resp.c: a message arrives; what the responder does once the
- * requester's WQE is complete */
+/*
+ * resp.c: a message arrives at a QP; an error of its responder takes
+ * effect once the requester has completed the WQE (resp_finish).
+ */
 enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 			      struct sim_message *msg);
 void resp_finish(struct sim_qp *dst);
-
-int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
-	      struct dma_seg *out);
 
 /* comp.c: receive completions */
 void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
