@@ -1,15 +1,32 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * difftrace-norm: an mlx4sim trace (mlx4sim --trace) made comparable
- * between two runs of the same programs, for difftrace.sh.
+ * between two runs of the same programs, for difftrace.tap.
  *
  * What legitimately differs from run to run is named by its role instead
  * of erased: the processes become their program and role (server or
- * client), each with its lines together; QPNs, CQNs, SRQNs, PDNs and
- * memory keys become Q1, C1, S1, P1, K1... in the order they first
- * appear; addresses keep their offset in the page (A+0c0).  Everything
- * else -- opcodes, flags, sizes, counts, indexes, inline data, the order
- * of doorbells and WQEs -- is printed as it was.
+ * client), servers first, each with its lines together; QPNs, CQNs,
+ * SRQNs, PDNs and memory keys become Q1, C1, S1, P1, K1... in the order
+ * they are first printed (a QP, CQ, SRQ or PD is named by the command
+ * that created it); addresses keep their offset in the page (A+0c0), or
+ * in the memory region their key names (@K2+0x40).
+ *
+ * What is compared is what the driver decides, in the order it decides
+ * it.  For each process, first its commands (open, cmd, close) in its
+ * order; then the device's work on each of its queues: a QP's send WQEs
+ * as the device read them, a QP's and an SRQ's receive WQEs as it took
+ * them, a CQ's CQEs as it wrote them, a CQ's arm doorbells; each queue's
+ * lines in their order, the queues by kind and then by name.  The order
+ * between two queues, or between a queue and the commands, is not
+ * compared: the device does not keep one (it runs independent queues
+ * independently, when it gets to them), a driver cannot observe one, and
+ * in a trace it is timing, different from run to run.  (A CQ that several
+ * queues complete to has their completions in the order they finished,
+ * so the corpus keeps to programs in which that order is not timing.)
+ * Send doorbells and BlueFlame writes are not compared as events (see
+ * stream_of()); a BlueFlame copy unlike the WQE in the ring is.
+ * Everything else -- opcodes, flags, sizes, counts, indexes, inline data
+ * -- is printed as it was.
  *
  * Field positions come from the installed mlx4 headers, the simulator's
  * own definition of the device.
@@ -31,8 +48,8 @@
 #define MAX_LINE	65536
 #define MAX_PROCS	64
 #define MAX_BYTES	4096
-#define INVALID_LKEY	0x100
-#define MIN(a, b)	((a) < (b) ? (a) : (b))	/* the key that ends a scatter list */
+#define INVALID_LKEY	0x100	/* the key that ends a scatter list */
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
 
 /* ------------------------------------------------------------------ */
 /* Names by role                                                       */
@@ -62,6 +79,69 @@ static unsigned int name_of(enum kind k, uint32_t value)
 	}
 	names[k].value[names[k].n++] = value;
 	return names[k].n;
+}
+
+/* @value's name if it has one yet, else 0; names nothing. */
+static unsigned int name_known(enum kind k, uint32_t value)
+{
+	for (size_t i = 0; i < names[k].n; i++)
+		if (names[k].value[i] == value)
+			return i + 1;
+	return 0;
+}
+
+/*
+ * Lines are rendered in the order of the trace (the regions an address
+ * falls in are those of that moment) but printed in another order, and a
+ * name is given where a number is first printed.  So a rendered line
+ * holds a number as a reference, NAME_REF, its kind's letter and eight
+ * hex digits; emit() turns it into the name.  NAME_NOTE names a number
+ * without printing it: a command that creates an object names it.
+ */
+#define NAME_REF	'\001'
+#define NAME_NOTE	'\002'
+
+static FILE *out;	/* where lines are rendered */
+
+static void put_ref(enum kind k, uint32_t value)
+{
+	fprintf(out, "%c%c%08x", NAME_REF, kind_letter[k], value);
+}
+
+/* <Q1>, <C2>...: a number's name in brackets. */
+static void put_name(enum kind k, uint32_t value)
+{
+	fputc('<', out);
+	put_ref(k, value);
+	fputc('>', out);
+}
+
+static void note_name(enum kind k, uint32_t value)
+{
+	fprintf(out, "%c%c%08x", NAME_NOTE, kind_letter[k], value);
+}
+
+/* Print a rendered line, its references named. */
+static void emit(const char *s)
+{
+	for (; *s; s++) {
+		const char *letter;
+		unsigned int v;
+		enum kind k;
+
+		if ((*s != NAME_REF && *s != NAME_NOTE) || !s[1] ||
+		    !(letter = memchr(kind_letter, s[1], KINDS)) ||
+		    sscanf(s + 2, "%8x", &v) != 1) {
+			putchar(*s);
+			continue;
+		}
+		k = letter - kind_letter;
+		if (*s == NAME_REF)
+			printf("%c%u", kind_letter[k], name_of(k, v));
+		else
+			name_of(k, v);
+		s += 9;
+	}
 }
 
 /*
@@ -117,19 +197,19 @@ struct bytes {
 	size_t n;
 };
 
-static int parse_hex(const char *s, size_t chars, struct bytes *out)
+static int parse_hex(const char *s, size_t chars, struct bytes *bytes)
 {
-	out->n = 0;
+	bytes->n = 0;
 	if (chars % 2)
 		return -1;
-	for (size_t i = 0; i < chars && out->n < MAX_BYTES; i += 2) {
+	for (size_t i = 0; i < chars && bytes->n < MAX_BYTES; i += 2) {
 		unsigned int v;
 
 		if (sscanf(s + i, "%2x", &v) != 1)
 			return -1;
-		out->field[out->n] = F_NONE;
-		out->key_at[out->n] = 0;
-		out->b[out->n++] = v;
+		bytes->field[bytes->n] = F_NONE;
+		bytes->key_at[bytes->n] = 0;
+		bytes->b[bytes->n++] = v;
 	}
 	return 0;
 }
@@ -200,34 +280,33 @@ static void print_bytes(const struct bytes *b, bool little)
 		case F_PDN24:
 			/* The low 24 bits of a big-endian word: byte 0 stays. */
 			v = be32_at(b->b + i) & 0xffffff;
-			printf("%02x", b->b[i]);
+			fprintf(out, "%02x", b->b[i]);
 			if (v)
-				printf("<%c%u>", kind_letter[of24[b->field[i]]],
-				       name_of(of24[b->field[i]], v));
+				put_name(of24[b->field[i]], v);
 			else
-				printf("000000");
+				fprintf(out, "000000");
 			break;
 		case F_QPN_HI:
 		case F_SRQN_HI:
 			/* The high 24 bits of a big-endian word: byte 3 stays. */
 			v = be32_at(b->b + i) >> 8;
-			if (v)
-				printf("<%c%u>%02x", kind_letter[of24[b->field[i]]],
-				       name_of(of24[b->field[i]], v), b->b[i + 3]);
-			else
-				printf("%08x", be32_at(b->b + i));
+			if (v) {
+				put_name(of24[b->field[i]], v);
+				fprintf(out, "%02x", b->b[i + 3]);
+			} else {
+				fprintf(out, "%08x", be32_at(b->b + i));
+			}
 			break;
 		case F_NUM32:
 			v = little ? le32_at(b->b + i) : be32_at(b->b + i);
-			printf("<%c%u>", kind_letter[b->num_kind[i]],
-			       name_of(b->num_kind[i], v));
+			put_name(b->num_kind[i], v);
 			break;
 		case F_KEY:
 			v = be32_at(b->b + i);
 			if (v == INVALID_LKEY || v == 0)
-				printf("%08x", v);
+				fprintf(out, "%08x", v);
 			else
-				printf("<K%u>", name_of(KEY, v));
+				put_name(KEY, v);
 			break;
 		case F_ADDR:
 			a = little ? le64_at(b->b + i) : be64_at(b->b + i);
@@ -236,26 +315,28 @@ static void print_bytes(const struct bytes *b, bool little)
 				const struct region *r = region_of(key, a);
 
 				if (r) {
-					printf("<@K%u+0x%llx>", name_of(KEY, key),
-					       (unsigned long long)(a - r->start));
+					fprintf(out, "<@");
+					put_ref(KEY, key);
+					fprintf(out, "+0x%llx>",
+						(unsigned long long)(a - r->start));
 					break;
 				}
 			}
 			if (a)
-				printf("<A+%03llx>",
+				fprintf(out, "<A+%03llx>",
 				       (unsigned long long)(a & 0xfff));
 			else
-				printf("%016x", 0);
+				fprintf(out, "%016x", 0);
 			break;
 		case F_DB:
 			/* Where a driver keeps its doorbell records is its own affair. */
-			printf("<DB>");
+			fprintf(out, "<DB>");
 			break;
 		case F_TIME:
-			printf("<time>");
+			fprintf(out, "<time>");
 			break;
 		default:
-			printf("%02x", b->b[i]);
+			fprintf(out, "%02x", b->b[i]);
 			len = 1;
 		}
 		i += len;
@@ -304,7 +385,7 @@ static void mark_segment(const char *name, struct bytes *b)
 		mark(b, offsetof(struct mlx4_wqe_datagram_seg, dqpn), 4,
 		     F_QPN24);
 	}
-	printf("%s:", name);
+	fprintf(out, "%s:", name);
 	print_bytes(b, false);
 }
 
@@ -326,7 +407,7 @@ static void print_wqe(const char *segs)
 		chars = strcspn(colon + 1, ", \n");
 		if (parse_hex(colon + 1, chars, &b))
 			break;
-		printf("%s", first ? "" : ",");
+		fprintf(out, "%s", first ? "" : ",");
 		first = false;
 		mark_segment(name, &b);
 		segs = colon + 1 + chars;
@@ -341,12 +422,12 @@ static void print_wqe(const char *segs)
 
 /* The driver data of the commands that carry numbers or addresses. */
 static void mark_driver_data(const char *cmd, struct bytes *in,
-			     struct bytes *out)
+			     struct bytes *drv_out)
 {
 	if (!strcmp(cmd, "CREATE_CQ") || !strcmp(cmd, "EX_CREATE_CQ")) {
 		mark(in, offsetof(struct mlx4_ib_create_cq, buf_addr), 8, F_ADDR);
 		mark(in, offsetof(struct mlx4_ib_create_cq, db_addr), 8, F_DB);
-		mark_num(out, offsetof(struct mlx4_ib_create_cq_resp, cqn), CQN);
+		mark_num(drv_out, offsetof(struct mlx4_ib_create_cq_resp, cqn), CQN);
 	} else if (!strcmp(cmd, "RESIZE_CQ")) {
 		mark(in, offsetof(struct mlx4_ib_resize_cq, buf_addr), 8, F_ADDR);
 	} else if (!strcmp(cmd, "CREATE_QP") || !strcmp(cmd, "EX_CREATE_QP")) {
@@ -358,10 +439,10 @@ static void mark_driver_data(const char *cmd, struct bytes *in,
 	} else if (!strcmp(cmd, "CREATE_SRQ") || !strcmp(cmd, "CREATE_XSRQ")) {
 		mark(in, offsetof(struct mlx4_ib_create_srq, buf_addr), 8, F_ADDR);
 		mark(in, offsetof(struct mlx4_ib_create_srq, db_addr), 8, F_DB);
-		mark_num(out, offsetof(struct mlx4_ib_create_srq_resp, srqn),
+		mark_num(drv_out, offsetof(struct mlx4_ib_create_srq_resp, srqn),
 			 SRQN);
 	} else if (!strcmp(cmd, "ALLOC_PD")) {
-		mark_num(out, offsetof(struct mlx4_ib_alloc_pd_resp, pdn), PDN);
+		mark_num(drv_out, offsetof(struct mlx4_ib_alloc_pd_resp, pdn), PDN);
 	}
 }
 
@@ -380,15 +461,35 @@ static int field_hex(const char *line, const char *name, struct bytes *b)
 }
 
 /* A region registered: its keys and addresses, for the WQEs that use it. */
-static void note_region(const struct bytes *in, const struct bytes *out)
+static void note_region(const struct bytes *in, const struct bytes *resp)
 {
 	if (in->n < sizeof(struct ib_uverbs_reg_mr) ||
-	    out->n < sizeof(struct ib_uverbs_reg_mr_resp))
+	    resp->n < sizeof(struct ib_uverbs_reg_mr_resp))
 		return;
-	region_add(le32_at(out->b + offsetof(struct ib_uverbs_reg_mr_resp, lkey)),
-		   le32_at(out->b + offsetof(struct ib_uverbs_reg_mr_resp, rkey)),
+	region_add(le32_at(resp->b + offsetof(struct ib_uverbs_reg_mr_resp, lkey)),
+		   le32_at(resp->b + offsetof(struct ib_uverbs_reg_mr_resp, rkey)),
 		   le64_at(in->b + offsetof(struct ib_uverbs_reg_mr, hca_va)),
 		   le64_at(in->b + offsetof(struct ib_uverbs_reg_mr, length)));
+}
+
+/*
+ * What the core's part of a command says that WQEs use: a region's keys
+ * and addresses, and a QP's number (from the command that created it,
+ * which names it, whatever order the device then touches queues in).
+ */
+static void note_core(const char *cmd, const struct bytes *in,
+		      const struct bytes *resp)
+{
+	size_t qpn = offsetof(struct ib_uverbs_create_qp_resp, qpn);
+	size_t wqn = offsetof(struct ib_uverbs_ex_create_wq_resp, wqn);
+
+	if (!strcmp(cmd, "REG_MR"))
+		note_region(in, resp);
+	else if ((!strcmp(cmd, "CREATE_QP") || !strcmp(cmd, "EX_CREATE_QP") ||
+		  !strcmp(cmd, "OPEN_QP")) && resp->n >= qpn + 4)
+		note_name(QPN, le32_at(resp->b + qpn));
+	else if (!strcmp(cmd, "EX_CREATE_WQ") && resp->n >= wqn + 4)
+		note_name(QPN, le32_at(resp->b + wqn));
 }
 
 /*
@@ -398,25 +499,25 @@ static void note_region(const struct bytes *in, const struct bytes *out)
  */
 static void print_command(const char *rest)
 {
-	static struct bytes in, out, core_in, core_out;
+	static struct bytes in, drv_out, core_in, core_out;
 	const char *core = strstr(rest, " core_in=");
 	char name[64];
 
 	if (sscanf(rest, "%63s", name) != 1 || !core ||
-	    field_hex(rest, "drv_in", &in) || field_hex(rest, "drv_out", &out)) {
-		fputs(rest, stdout);
+	    field_hex(rest, "drv_in", &in) || field_hex(rest, "drv_out", &drv_out)) {
+		fputs(rest, out);
 		return;
 	}
-	if (!strcmp(name, "REG_MR") && !field_hex(rest, "core_in", &core_in) &&
+	if (!field_hex(rest, "core_in", &core_in) &&
 	    !field_hex(rest, "core_out", &core_out))
-		note_region(&core_in, &core_out);
-	mark_driver_data(name, &in, &out);
-	fwrite(rest, 1, core - rest, stdout);
-	printf(" drv_in=");
+		note_core(name, &core_in, &core_out);
+	mark_driver_data(name, &in, &drv_out);
+	fwrite(rest, 1, core - rest, out);
+	fprintf(out, " drv_in=");
 	print_bytes(&in, true);
-	printf(" drv_out=");
-	print_bytes(&out, true);
-	putchar('\n');
+	fprintf(out, " drv_out=");
+	print_bytes(&drv_out, true);
+	fputc('\n', out);
 }
 
 static void print_cqe(const char *rest)
@@ -428,7 +529,7 @@ static void print_cqe(const char *rest)
 		rest += 3;
 	if (parse_hex(rest, strcspn(rest, " \n"), &b) ||
 	    b.n != sizeof(struct mlx4_cqe)) {
-		fputs(rest, stdout);
+		fputs(rest, out);
 		return;
 	}
 	mark(&b, offsetof(struct mlx4_cqe, vlan_my_qpn), 4, F_QPN24);
@@ -438,7 +539,7 @@ static void print_cqe(const char *rest)
 		mark(&b, offsetof(struct mlx4_cqe, ts_15_8), 2, F_TIME);
 	}
 	print_bytes(&b, false);
-	putchar('\n');
+	fputc('\n', out);
 }
 
 /* One line of the trace, its process prefix gone. */
@@ -453,50 +554,101 @@ static void print_line(const char *line)
 	line += used;
 	if (*line == ' ')
 		line++;
-	printf("%s%s", verb, *line && *line != '\n' ? " " : "");
+	fprintf(out, "%s%s", verb, *line && *line != '\n' ? " " : "");
 	if (!strcmp(verb, "cmd")) {
 		print_command(line);
 	} else if (!strcmp(verb, "open")) {
 		/* The device, not the command line (ports differ). */
-		printf("%.*s\n", (int)strcspn(line, " \n"), line);
+		fprintf(out, "%.*s\n", (int)strcspn(line, " \n"), line);
 	} else if (sscanf(line, "uar send=0x%x", &word0) == 1) {
-		printf("uar send=<Q%u>%02x\n", name_of(QPN, word0 >> 8),
-		       word0 & 0xff);
+		fprintf(out, "uar send=");
+		put_name(QPN, word0 >> 8);
+		fprintf(out, "%02x\n", word0 & 0xff);
 	} else if (sscanf(line, "uar cq=0x%x,0x%x", &word0, &word1) == 2) {
-		printf("uar cq=%02x<C%u>,%08x\n", word0 >> 24,
-		       name_of(CQN, word0 & 0xffffff), word1);
+		fprintf(out, "uar cq=%02x", word0 >> 24);
+		put_name(CQN, word0 & 0xffffff);
+		fprintf(out, ",%08x\n", word1);
 	} else if (!strcmp(verb, "bf") &&
 		   sscanf(line, "uar+0x%x wqe=%n", &num, &used) == 1) {
-		printf("uar+0x%x wqe=", num);
+		fprintf(out, "uar+0x%x wqe=", num);
 		print_wqe(line + used);
-		putchar('\n');
+		fputc('\n', out);
 	} else if ((!strcmp(verb, "sq") || !strcmp(verb, "rq")) &&
 		   sscanf(line, "qp=0x%x i=%u wqe=%n", &num, &index, &used) == 2) {
-		printf("qp=<Q%u> i=%u wqe=", name_of(QPN, num), index);
+		fprintf(out, "qp=");
+		put_name(QPN, num);
+		fprintf(out, " i=%u wqe=", index);
 		print_wqe(line + used);
-		putchar('\n');
+		fputc('\n', out);
 	} else if (!strcmp(verb, "srq") &&
 		   sscanf(line, "srq=0x%x i=%u wqe=%n", &num, &index, &used) == 2) {
-		printf("srq=<S%u> i=%u wqe=", name_of(SRQN, num), index);
+		fprintf(out, "srq=");
+		put_name(SRQN, num);
+		fprintf(out, " i=%u wqe=", index);
 		print_wqe(line + used);
-		putchar('\n');
+		fputc('\n', out);
 	} else if (!strcmp(verb, "cqe") &&
 		   sscanf(line, "cq=0x%x i=%u %n", &num, &index, &used) == 2) {
-		printf("cq=<C%u> i=%u ", name_of(CQN, num), index);
+		fprintf(out, "cq=");
+		put_name(CQN, num);
+		fprintf(out, " i=%u ", index);
 		print_cqe(line + used);
 	} else {
-		fputs(line, stdout);
+		fputs(line, out);
 	}
+}
+
+/* @line rendered, after @prefix, as a string of its own. */
+static char *render(const char *prefix, const char *line)
+{
+	char *text;
+	size_t size;
+
+	out = open_memstream(&text, &size);
+	if (!out)
+		abort();
+	fputs(prefix, out);
+	print_line(line);
+	if (fclose(out))
+		abort();
+	out = NULL;
+	return text;
 }
 
 /* ------------------------------------------------------------------ */
 /* Processes                                                           */
 /* ------------------------------------------------------------------ */
 
+
+/*
+ * What a line of a process is about.  The driver's commands (open, cmd,
+ * close) are one stream, in the driver's order.  The device's work is a
+ * stream per queue: a QP's send WQE reads, its receive WQE takes, an
+ * SRQ's takes, a CQ's CQE writes; and a CQ's arm doorbells, which the
+ * driver writes but the device reads in its own time.  Each stream keeps
+ * its order, which is the queue's; between streams there is no order the
+ * device keeps or a driver could see (two queues run independently, and a
+ * CQE is written whenever the device gets to it), so none is compared.
+ * ST_BF is a BlueFlame copy unlike the ring's WQE (see bf_differs()).
+ */
+enum stream { ST_CMD, ST_SQ, ST_BF, ST_RQ, ST_SRQ, ST_CQE, ST_ARM, ST_NONE };
+
+static const enum kind stream_object[] = {
+	[ST_SQ] = QPN, [ST_BF] = QPN, [ST_RQ] = QPN, [ST_SRQ] = SRQN,
+	[ST_CQE] = CQN, [ST_ARM] = CQN,
+};
+
+struct line {
+	char *raw;			/* as traced, its process prefix gone */
+	char *text;			/* rendered, with name references */
+	enum stream stream;
+	uint32_t object;		/* the queue's number, of stream_object */
+};
+
 struct proc {
 	int pid;
 	char role[128];
-	char **lines;
+	struct line *lines;
 	size_t n, cap;
 	size_t first;			/* where it first appeared */
 };
@@ -504,11 +656,17 @@ struct proc {
 static struct proc procs[MAX_PROCS];
 static size_t nprocs;
 
-static struct proc *proc_of(int pid, size_t lineno)
+/* Every line, by process and index there, in the order of the trace. */
+static struct {
+	size_t proc, line;
+} *order;
+static size_t norder, order_cap;
+
+static size_t proc_of(int pid, size_t lineno)
 {
 	for (size_t i = 0; i < nprocs; i++)
 		if (procs[i].pid == pid)
-			return &procs[i];
+			return i;
 	if (nprocs == MAX_PROCS) {
 		fprintf(stderr, "difftrace-norm: more than %d processes\n",
 			MAX_PROCS);
@@ -517,7 +675,7 @@ static struct proc *proc_of(int pid, size_t lineno)
 	procs[nprocs].pid = pid;
 	procs[nprocs].first = lineno;
 	snprintf(procs[nprocs].role, sizeof(procs[nprocs].role), "unknown");
-	return &procs[nprocs++];
+	return nprocs++;
 }
 
 /*
@@ -558,6 +716,43 @@ static bool wqe_of(const char *line, unsigned int *qpn, unsigned int *index)
 	return false;
 }
 
+/*
+ * The device sees doorbells as memory it looks at now and then, not as
+ * writes: two rings of one register between two looks are one, a WQE
+ * may run before its own doorbell is taken (the device was already
+ * reading the queue), and a BlueFlame half may be written twice before
+ * the device looks.  So neither send doorbells nor BlueFlame writes are
+ * compared as events.  What the driver decided is in the ring all the
+ * same: a WQE it handed over by BlueFlame carries its QPN and index in
+ * its control segment.
+ */
+static enum stream stream_of(const char *line, uint32_t *object)
+{
+	static const struct {
+		const char *format;
+		enum stream stream;
+	} queue_lines[] = {
+		{ "sq qp=0x%x", ST_SQ },
+		{ "rq qp=0x%x", ST_RQ },
+		{ "srq srq=0x%x", ST_SRQ },
+		{ "cqe cq=0x%x", ST_CQE },
+		{ "db uar cq=0x%x,", ST_ARM },
+	};
+	unsigned int v, index;
+
+	if (!strncmp(line, "db uar send=", 12))
+		return ST_NONE;
+	if (!strncmp(line, "bf ", 3))
+		return wqe_of(line, object, &index) ? ST_BF : ST_NONE;
+	for (size_t i = 0; i < sizeof(queue_lines) / sizeof(queue_lines[0]); i++)
+		if (sscanf(line, queue_lines[i].format, &v) == 1) {
+			/* 24 bits: an arm doorbell has its command above. */
+			*object = v & 0xffffff;
+			return queue_lines[i].stream;
+		}
+	return ST_CMD;
+}
+
 #define BF_WINDOW	256
 
 /* The WQE bytes of a sq or bf line, up to the end of the line. */
@@ -569,58 +764,126 @@ static const char *wqe_bytes(const char *line)
 }
 
 /*
- * The device sees doorbells as memory it looks at now and then, not as
- * writes: two rings of one register between two looks are one, a WQE
- * may run before its own doorbell is taken (the device was already
- * reading the queue), and a BlueFlame half may be written twice before
- * the device looks.  So neither send doorbells nor BlueFlame writes are
- * compared as events.  What the driver decided is in the ring all the
- * same: a WQE it handed over by BlueFlame carries its QPN and index in
- * its control segment.  A BlueFlame copy the device did see must hold
- * the same bytes as the WQE in the ring; one that does not is printed.
+ * A BlueFlame copy the device did see must hold the same bytes as the
+ * WQE the device read from the ring, which is near it in the process's
+ * lines as traced; one that does not is printed.
  */
-static void print_proc(const struct proc *p)
+static bool bf_differs(const struct proc *p, size_t j)
+{
+	unsigned int qpn, index, q, x;
+
+	if (!wqe_of(p->lines[j].raw, &qpn, &index))
+		return false;
+	for (size_t d = 1; d < BF_WINDOW; d++) {
+		size_t k[2] = { j + d, j - d };
+
+		for (int w = 0; w < 2; w++) {
+			const char *ring = k[w] < p->n ? p->lines[k[w]].raw : "";
+
+			if (!strncmp(ring, "sq ", 3) && wqe_of(ring, &q, &x) &&
+			    q == qpn && x == index)
+				return strcmp(wqe_bytes(p->lines[j].raw),
+					      wqe_bytes(ring)) != 0;
+		}
+	}
+	return false;
+}
+
+/* Render every line in the order of the trace; drop what is not compared. */
+static void render_all(void)
+{
+	for (size_t i = 0; i < norder; i++) {
+		struct proc *p = &procs[order[i].proc];
+		struct line *l = &p->lines[order[i].line];
+
+		if (l->stream == ST_BF && !bf_differs(p, order[i].line))
+			l->stream = ST_NONE;
+		if (l->stream != ST_NONE)
+			l->text = render(l->stream == ST_BF ?
+					 "BlueFlame copy unlike the ring's: " : "",
+					 l->raw);
+	}
+}
+
+struct queue {
+	enum stream stream;
+	uint32_t object;
+	unsigned int name;		/* the object's name, 0 if none yet */
+	size_t first;			/* its first line */
+};
+
+/*
+ * Queues by kind, then by their object's name (given by the command that
+ * created it, in the driver's order); one not named by then, by where it
+ * first appears.
+ */
+static int by_name(const void *a, const void *b)
+{
+	const struct queue *x = a, *y = b;
+
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->name != y->name)
+		return !x->name ? 1 : !y->name ? -1 :
+		       x->name < y->name ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The lines of one queue, in order. */
+static void print_queue(const struct proc *p, const struct queue *q)
 {
 	const char *last = "";
 
 	for (size_t j = 0; j < p->n; j++) {
-		const char *line = p->lines[j];
-		unsigned int qpn, index, q, x;
+		const struct line *l = &p->lines[j];
 
-		if (!strncmp(line, "db uar send=", 12))
+		if (l->stream != q->stream || l->object != q->object)
 			continue;
 		/*
 		 * The device reads a send WQE again each time it retries it
 		 * (after an RNR NAK): how often is when the peer posted its
 		 * receive, timing, not the driver.  One line for the run.
 		 */
-		if (!strncmp(line, "sq ", 3) && !strcmp(line, last))
+		if (l->stream == ST_SQ && !strcmp(l->raw, last))
 			continue;
-		last = line;
-		if (strncmp(line, "bf ", 3)) {
-			print_line(line);
-			continue;
-		}
-		if (!wqe_of(line, &qpn, &index))
-			continue;
-		for (size_t d = 1; d < BF_WINDOW; d++) {
-			size_t k[2] = { j + d, j - d };
-			int w;
-
-			for (w = 0; w < 2; w++)
-				if (k[w] < p->n && !strncmp(p->lines[k[w]], "sq ", 3) &&
-				    wqe_of(p->lines[k[w]], &q, &x) &&
-				    q == qpn && x == index)
-					break;
-			if (w == 2)
-				continue;
-			if (strcmp(wqe_bytes(line), wqe_bytes(p->lines[k[w]]))) {
-				printf("BlueFlame copy unlike the ring's: ");
-				print_line(line);
-			}
-			break;
-		}
+		last = l->raw;
+		emit(l->text);
 	}
+}
+
+/* A process: its commands, then the work of each of its queues. */
+static void print_proc(const struct proc *p)
+{
+	struct queue *queues = NULL;
+	size_t nqueues = 0;
+
+	for (size_t j = 0; j < p->n; j++)
+		if (p->lines[j].stream == ST_CMD)
+			emit(p->lines[j].text);
+	for (size_t j = 0; j < p->n; j++) {
+		const struct line *l = &p->lines[j];
+		size_t i;
+
+		if (l->stream == ST_CMD || l->stream == ST_NONE)
+			continue;
+		for (i = 0; i < nqueues; i++)
+			if (queues[i].stream == l->stream &&
+			    queues[i].object == l->object)
+				break;
+		if (i < nqueues)
+			continue;
+		queues = realloc(queues, (nqueues + 1) * sizeof(*queues));
+		if (!queues)
+			abort();
+		queues[nqueues++] = (struct queue){
+			l->stream, l->object,
+			name_known(stream_object[l->stream], l->object), j
+		};
+	}
+	qsort(queues, nqueues, sizeof(*queues), by_name);
+	for (size_t i = 0; i < nqueues; i++)
+		print_queue(p, &queues[i]);
+	free(queues);
 }
 
 static int by_role(const void *a, const void *b)
@@ -640,23 +903,38 @@ int main(void)
 
 	while (fgets(line, sizeof(line), stdin)) {
 		struct proc *p;
+		struct line *l;
 		int pid, used;
 		char *arg;
 
 		if (sscanf(line, "p%d %n", &pid, &used) != 1)
 			continue;
-		p = proc_of(pid, lineno++);
+		p = &procs[proc_of(pid, lineno++)];
 		arg = strstr(line, " cmd=");
 		if (!strncmp(line + used, "open ", 5) && arg)
 			set_role(p, arg + 5);
 		if (p->n == p->cap) {
 			p->cap = p->cap ? 2 * p->cap : 256;
-			p->lines = realloc(p->lines, p->cap * sizeof(char *));
+			p->lines = realloc(p->lines, p->cap * sizeof(*p->lines));
 			if (!p->lines)
 				abort();
 		}
-		p->lines[p->n++] = strdup(line + used);
+		if (norder == order_cap) {
+			order_cap = order_cap ? 2 * order_cap : 1024;
+			order = realloc(order, order_cap * sizeof(*order));
+			if (!order)
+				abort();
+		}
+		order[norder].proc = p - procs;
+		order[norder++].line = p->n;
+		l = &p->lines[p->n++];
+		l->raw = strdup(line + used);
+		if (!l->raw)
+			abort();
+		l->text = NULL;
+		l->stream = stream_of(l->raw, &l->object);
 	}
+	render_all();
 	qsort(procs, nprocs, sizeof(procs[0]), by_role);
 	for (size_t i = 0; i < nprocs; i++) {
 		printf("== %s\n", procs[i].role);
