@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 #include "mlx4dv.h"
 
+#include "device.h"
 #include "checks.h"
 
 static int is_pow2(uint32_t n)
@@ -108,7 +109,6 @@ out:
 
 int main(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
 	struct ibv_qp_init_attr qattr = {
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
@@ -132,13 +132,8 @@ int main(void)
 	struct ibv_recv_wr rwr = {}, *rbad;
 	uint8_t *wqe;
 
-	if (!list || !list[0]) {
-		printf("no RDMA device\n");
-		return 77;
-	}
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	ctx = open_first_device("provider-dv");
+	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 32, NULL, NULL, 0) : NULL;
 	srq = cq ? ibv_create_srq(pd, &sattr) : NULL;
 	if (!srq) {

@@ -20,6 +20,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "device.h"
 #include "checks.h"
 
 enum { MSG = 64, NBUF = 64 };
@@ -814,18 +815,10 @@ static void test_device_ex(void)
 
 int main(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_port_attr port;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (!list || !list[0]) {
-		printf("no RDMA device\n");
-		return 77;
-	}
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die("ibv_open_device");
+	ctx = open_first_device("provider-verbs");
 	if (ibv_query_port(ctx, 1, &port))
 		die("ibv_query_port");
 	lid = port.lid;

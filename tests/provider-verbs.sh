@@ -25,8 +25,8 @@ run() {
 
 run project
 run project tests/provider-dv
-for lib in /usr/lib/*/libibverbs/libmlx4-rdmav34.so \
-	   /usr/lib*/libibverbs/libmlx4-rdmav34.so; do
+for lib in /usr/lib/*/libibverbs/libmlx4-rdmav*.so \
+	   /usr/lib*/libibverbs/libmlx4-rdmav*.so; do
 	if [ -e "$lib" ]; then
 		run system
 		break

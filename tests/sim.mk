@@ -11,9 +11,9 @@ AM_TESTS_ENVIRONMENT = \
 
 check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict \
 	tests/sim-hostile
-tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h
+tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h tests/device.h
 tests_rdma_semantics_LDADD = -libverbs
-tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h
+tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h tests/device.h
 tests_verbs_control_LDADD = -libverbs
 # sim-strict reaches under the distribution's provider through its mlx4dv.
 tests_sim_strict_LDADD = -libverbs -lmlx4
@@ -46,7 +46,7 @@ EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
 # What mlx4_ib refuses and how it lays out the queues it hands the
 # device, with both providers.
 check_PROGRAMS += tests/kernel-rules
-tests_kernel_rules_SOURCES = tests/kernel-rules.c tests/tap.h
+tests_kernel_rules_SOURCES = tests/kernel-rules.c tests/tap.h tests/device.h
 tests_kernel_rules_LDADD = -libverbs -ldl
 TESTS += tests/kernel-rules-system.tap tests/kernel-rules-project.tap
 EXTRA_DIST += tests/kernel-rules-system.tap tests/kernel-rules-project.tap \
