@@ -223,7 +223,16 @@ if ($arch eq 's390x') {
 		$has{pcistg}{$short}++ if $hex =~ /b9d4/;
 		$has{pciwb}{$short}++ if $hex =~ /b9d50000/;
 		$has{pcistb}{$short}++ if $hex =~ /eb[0-9a-f]{8}d4/;
+		# objdump shows an instruction it does not know (the PCI ones)
+		# as .long words, and what follows it may be decoded out of
+		# step for a few bytes: no store read there is real.
+		my $unknown_end = -1;
 		for my $i (@{$func{$name}}) {
+			if ($i->{op} =~ /^\.(long|short)$/) {
+				$unknown_end = $i->{addr} + ($1 eq 'long' ? 4 : 2);
+				next;
+			}
+			next if $i->{addr} < $unknown_end + 8;
 			next unless $i->{file} =~ m{/mmio\.h$};
 			next unless $i->{op} =~ /^(st|sty|stg|sth|sthy|stc|stcy|std|ste|stm|stmg|mvc|mvhi|mvghi|mvhhi|strv|strvg|strvh)$/;
 			# &value for the system call is on the stack.
