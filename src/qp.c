@@ -586,8 +586,8 @@ static inline int send_wr_ok(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 }
 
 /*
- * What the fast path takes: one SGE of 1 byte to 2 GB - 1 (one test: no
- * empty segment to encode, no length that reads as inline), no inline
+ * What the fast path takes: one SGE of 1 byte to max_msg_sz (one test:
+ * no empty segment to encode, no length the port refuses), no inline
  * data, an opcode with a recipe in qp->fast_op[] (allowed here; fixed
  * headers, then the data).
  */
