@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # The Debian packages installed over the distribution's provider and
-# removed again, in a Debian 12 chroot:
+# removed again, in a chroot of the machine's Debian release:
 #   deb-chroot.sh libmlx4-VERSION.tar.gz      (make check-install)
 # builds the packages from the release tarball, installs them beside
 # ibverbs-providers, shows with running programs (a libibverbs program
@@ -13,11 +13,24 @@
 # Needs root, debootstrap and the network (the first run makes a base
 # chroot in $MLX4_CHROOT_WORK, default /var/tmp/libmlx4-install, and
 # later runs copy it).  Exits 77 (skipped) with the reason otherwise.
-# MLX4_DEBIAN_MIRROR chooses the mirror.
+# MLX4_DEBIAN_MIRROR chooses the mirror, MLX4_CHROOT_SUITE the release.
 
 set -u
 tarball=${1:?usage: $0 libmlx4-VERSION.tar.gz}
-suite=bookworm
+# The machine's own release, so that the packages meet the rdma-core
+# (and private interface) users of this release have: "sid" for an
+# unstable or testing system (its debian_version ends in /sid),
+# bookworm where there is no Debian release to follow.
+host_suite() {
+	case $(cat /etc/debian_version 2>/dev/null) in
+	*/sid) echo sid; return ;;
+	esac
+	. /etc/os-release 2>/dev/null
+	[ "${ID:-}" = debian ] && [ -n "${VERSION_CODENAME:-}" ] &&
+		{ echo "$VERSION_CODENAME"; return; }
+	echo bookworm
+}
+suite=${MLX4_CHROOT_SUITE:-$(host_suite)}
 mirror=${MLX4_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=${MLX4_CHROOT_WORK:-/var/tmp/libmlx4-install}
 base=$work/base-$suite
