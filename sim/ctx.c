@@ -460,6 +460,17 @@ static int handle_open(struct sim_ctx *ctx, uint32_t index)
 	return send_reply(ctx, &reply, NULL, 0, -1);
 }
 
+/* `mlx4sim fault`: the fault acts, then the counts go back. */
+static int handle_fault(struct sim_ctx *ctx, const void *payload, size_t len)
+{
+	struct mlx4sim_reply reply = { .fd_offset = -1 };
+	struct mlx4sim_fault_counts counts;
+
+	reply.ret = fault_request(ctx, payload, len, &counts);
+	return send_reply(ctx, &reply, &counts, reply.ret ? 0 : sizeof(counts),
+			  -1);
+}
+
 /* Whether the process closed its end (a zero-length read can be either). */
 static bool peer_gone(int sock)
 {
@@ -489,8 +500,16 @@ int ctx_handle_request(struct sim_ctx *ctx)
 		return reply_errno(ctx, -EINVAL) ? -1 : 0;
 	len = n - sizeof(*req);
 	sim.work_done = true;
+	if (req->op == MLX4SIM_OP_FAULT)
+		return handle_fault(ctx, payload, len) ? -1 : 0;
+	/* A control connection is never a device's file. */
+	if (ctx->control)
+		return reply_errno(ctx, -EBADF) ? -1 : 0;
 	if (!ctx->hca && req->op != MLX4SIM_OP_OPEN)
 		return reply_errno(ctx, -EBADF) ? -1 : 0;
+	/* A disassociated file: uverbs answers its writes and mmaps so. */
+	if (ctx->fatal && req->op != MLX4SIM_OP_EVENT)
+		return reply_errno(ctx, -EIO) ? -1 : 0;
 
 	switch (req->op) {
 	case MLX4SIM_OP_OPEN:
@@ -561,19 +580,45 @@ static void release_all(struct sim_ctx *ctx, enum sim_obj_type type)
 }
 
 /* Everything the process created goes, users before what they use. */
-void ctx_close(struct sim_ctx *ctx)
+static void release_objects(struct sim_ctx *ctx)
 {
 	static const enum sim_obj_type order[] = {
 		SIM_OBJ_FLOW, SIM_OBJ_QP_OPEN, SIM_OBJ_QP, SIM_OBJ_IND_TBL,
 		SIM_OBJ_WQ, SIM_OBJ_SRQ, SIM_OBJ_CQ, SIM_OBJ_MW, SIM_OBJ_MR,
 		SIM_OBJ_AH, SIM_OBJ_PD, SIM_OBJ_XRCD,
 	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		release_all(ctx, order[i]);
+}
+
+/*
+ * The device is disassociated from the file after a fatal error, as
+ * uverbs does when mlx4_ib goes: the objects are destroyed, the pages
+ * reach nothing, DEVICE_FATAL is the async file's last event, and every
+ * event file wakes its readers, which then get EIO (event_pop).
+ */
+void ctx_disassociate(struct sim_ctx *ctx)
+{
+	struct sim_event_file *file;
+	uint64_t one = 1;
+
+	release_objects(ctx);
+	ctx->fatal = true;
+	event_post_async(ctx, 0, IBV_EVENT_DEVICE_FATAL, NULL, NULL);
+	/* One count more than the events: the read that finds none. */
+	list_for_each(&ctx->event_files, file, struct sim_event_file, link)
+		if (write(file->efd, &one, sizeof(one)) != sizeof(one))
+			sim_log("event file %u: eventfd: %m", file->id);
+}
+
+void ctx_close(struct sim_ctx *ctx)
+{
 	struct sim_event_file *file, *tmp;
 
 	if (ctx->hca)
 		TRACE(trace_close_file(ctx));
-	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
-		release_all(ctx, order[i]);
+	release_objects(ctx);
 	list_for_each_safe(&ctx->event_files, file, tmp, struct sim_event_file,
 			   link)
 		event_file_free(file);

@@ -167,14 +167,14 @@ SIM_HANDLER(cmd_query_port)
 	resp.pkey_tbl_len = CX3_PKEY_TBL_LEN;
 	resp.lid = port->lid;
 	resp.sm_lid = SIM_SM_LID;
-	resp.state = IBV_PORT_ACTIVE;
+	resp.state = port->down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
 	resp.max_mtu = IBV_MTU_4096;
 	resp.active_mtu = IBV_MTU_4096;
 	resp.max_vl_num = 4;		/* VL0-7 */
 	resp.subnet_timeout = 18;
 	resp.active_width = 2;		/* 4X */
 	resp.active_speed = 16;		/* FDR, 14.0625 Gb/s a lane */
-	resp.phys_state = 5;		/* LinkUp */
+	resp.phys_state = port->down ? 2 : 5;	/* Polling or LinkUp */
 	resp.link_layer = IBV_LINK_LAYER_INFINIBAND;
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;

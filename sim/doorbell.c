@@ -111,7 +111,8 @@ void ctx_doorbells(struct sim_ctx *ctx)
 	struct rung rung;
 	struct sim_qp *qp;
 
-	if (!ctx->pages)
+	/* A disassociated file's pages reach no device. */
+	if (!ctx->pages || ctx->fatal)
 		return;
 	take_doorbells(ctx, &rung);
 	if (!rung.n)

@@ -107,8 +107,9 @@ int event_pop(struct sim_event_file *file, void *buf, size_t len)
 
 	if (len < size)
 		return -EINVAL;
+	/* After a fatal error, once the events are read: the device is gone. */
 	if (list_empty(&file->events))
-		return 0;
+		return file->ctx->fatal ? -EIO : 0;
 	ev = list_entry(file->events.next, struct sim_event, link);
 	memcpy(buf, &ev->desc, size);
 	if (ev->reported)

@@ -1,6 +1,6 @@
 # mlx4sim: the daemon, the preload library and the command that runs them.
 
-pkglibexec_PROGRAMS = sim/mlx4simd
+pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault
 sim_mlx4simd_SOURCES = \
 	sim/sim.h sim/uverbs.h sim/wire.h sim/opcode.h sim/queue.h \
 	sim/protocol.h sim/list.h \
@@ -9,7 +9,10 @@ sim_mlx4simd_SOURCES = \
 	sim/ctx.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
 	sim/qp.c sim/srq.c sim/wq.c \
 	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \
-	sim/trace.c
+	sim/trace.c sim/fault.c
+
+# `mlx4sim fault`: hands the daemon one fault over a control connection.
+sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/protocol.h
 
 pkglib_LTLIBRARIES += sim/libmlx4sim.la
 sim_libmlx4sim_la_SOURCES = sim/preload.c sim/protocol.h

@@ -40,6 +40,13 @@ enum mlx4sim_op {
 	MLX4SIM_OP_MMAP		= 3,
 	/* A read(2) of the event file arg, after its eventfd gave a token. */
 	MLX4SIM_OP_EVENT	= 4,
+	/*
+	 * Not a system call: `mlx4sim fault` injecting a fault (struct
+	 * mlx4sim_fault).  Only on a control connection: one whose first
+	 * request is this, from the daemon's own user; a connection that
+	 * opened a device can never make it, nor a control one open one.
+	 */
+	MLX4SIM_OP_FAULT	= 5,
 };
 
 struct mlx4sim_request {
@@ -58,6 +65,56 @@ struct mlx4sim_mmap {
 /* The payload of an EVENT request: the count read(2) was given. */
 struct mlx4sim_event {
 	uint32_t count;
+};
+
+/* The payload of a FAULT request; the reply's ret is 0 or -errno. */
+#define MLX4SIM_FAULT_MAGIC	0x6d34666c	/* "m4fl": not a stray request */
+
+enum mlx4sim_fault_kind {
+	MLX4SIM_FAULT_CLEAR	= 1,	/* every fault off, every port up */
+	MLX4SIM_FAULT_DROP,		/* packets: lost */
+	MLX4SIM_FAULT_DUPLICATE,	/* packets: arrive twice */
+	MLX4SIM_FAULT_REORDER,		/* packets: overtaken by the next */
+	MLX4SIM_FAULT_DELAY,		/* packets: arrive delay_ms late */
+	MLX4SIM_FAULT_RNR,		/* a QP's receive queue reads empty */
+	MLX4SIM_FAULT_PORT_DOWN,
+	MLX4SIM_FAULT_PORT_UP,
+	MLX4SIM_FAULT_QP_FATAL,
+	MLX4SIM_FAULT_FATAL,		/* the adapter's catastrophic error */
+	MLX4SIM_FAULT_STATUS,		/* nothing: only the counts */
+	MLX4SIM_FAULT_KIND_END,
+};
+
+/* Which of hca, port and qpn select what the fault acts on. */
+#define MLX4SIM_FAULT_MATCH_HCA		(1u << 0)
+#define MLX4SIM_FAULT_MATCH_PORT	(1u << 1)
+#define MLX4SIM_FAULT_MATCH_QPN		(1u << 2)
+
+struct mlx4sim_fault {
+	uint32_t magic;		/* MLX4SIM_FAULT_MAGIC */
+	uint32_t kind;		/* enum mlx4sim_fault_kind */
+	uint32_t match;		/* MLX4SIM_FAULT_MATCH_* */
+	uint32_t hca;		/* adapter index: mlx4_<hca> */
+	uint32_t port;		/* 1 or 2 */
+	uint32_t qpn;
+	uint32_t next;		/* packet faults: the next N packets, or 0 */
+	uint32_t rate_ppm;	/* or this many in a million of them */
+	uint32_t delay_ms;	/* DELAY only */
+	uint32_t reserved;	/* 0 */
+};
+
+/*
+ * What follows a successful FAULT reply: the faults the daemon applied
+ * since it started, so that a test can tell a fault fired.
+ */
+struct mlx4sim_fault_counts {
+	uint64_t dropped;	/* packets lost (rules and down ports) */
+	uint64_t duplicated;
+	uint64_t reordered;
+	uint64_t delayed;
+	uint64_t rnr;		/* receive queues read empty by a rule */
+	uint32_t rules;		/* rules in force */
+	uint32_t reserved;
 };
 
 struct mlx4sim_reply {

@@ -703,6 +703,9 @@ static void qp_reset(struct sim_qp *qp)
 	qp->rq_posted = 0;
 	qp->doorbells = 0;
 	qp->comm_established = false;
+	qp->last.valid = false;		/* a new connection's PSNs */
+	qp->retry_armed = false;
+	qp->ack_lost = false;
 }
 
 void qp_to_error(struct sim_qp *qp)

@@ -255,6 +255,7 @@ static enum exec_result fail(struct sim_qp *qp, const struct sim_wqe *w,
 	comp_send_error(qp, w->index & 0xffff, syndrome);
 	qp->sq.head++;
 	qp->retry_armed = false;
+	qp->ack_lost = false;
 	qp_to_error(qp);
 	return EXEC_ERROR;
 }
@@ -266,6 +267,7 @@ static enum exec_result done(struct sim_qp *qp, const struct sim_wqe *w,
 		comp_send(qp, w->index & 0xffff, w->op->cqe_opcode, byte_len);
 	qp->sq.head++;
 	qp->retry_armed = false;
+	qp->ack_lost = false;
 	return EXEC_DONE;
 }
 
@@ -290,14 +292,16 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 			qp->sq_psn = (qp->sq_psn + msg->npkts) & PSN_MASK;
 			return EXEC_DONE;
 		}
-		/* No ACK: retransmit after the local ACK timeout. */
+		/*
+		 * No ACK: when the local ACK timer ends, retransmit, or fail
+		 * if retry_cnt retransmissions went unanswered too
+		 * (retransmit_or_fail).
+		 */
 		if (qp->timeout == 0) {
 			wait_for(qp, 100 * 1000000ULL);	/* "infinite" */
 			return EXEC_WAIT;
 		}
-		if (!qp->retries_left)
-			return fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-		qp->retries_left--;
+		qp->ack_lost = true;
 		wait_for(qp, 4096ULL << qp->timeout);
 		return EXEC_WAIT;
 	case RESP_RNR:
@@ -308,6 +312,17 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 		}
 		wait_for(qp, rnr_timer_us(msg->min_rnr_timer) * 1000);
 		return EXEC_WAIT;
+	case RESP_NAK_SEQ:
+		/*
+		 * Retransmit from the PSN the responder expects, at once:
+		 * here that is this message again.  A sequence NAK counts
+		 * against retry_cnt as a timeout does.
+		 */
+		if (!qp->retries_left)
+			return fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		qp->retries_left--;
+		wait_for(qp, 0);
+		return EXEC_WAIT;
 	case RESP_NAK_INV_REQ:
 		return fail(qp, w, MLX4_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
 	case RESP_NAK_ACCESS:
@@ -316,6 +331,48 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 		return fail(qp, w, MLX4_CQE_SYNDROME_REMOTE_OP_ERR);
 	}
 	return EXEC_ERROR;
+}
+
+/* A link whose port is down carries nothing, either way. */
+static bool link_up(const struct sim_qp *qp, const struct sim_port *to)
+{
+	const struct sim_port *from = hca_port(qp->hca, qp->port);
+
+	if (from && !from->down && to && !to->down)
+		return true;
+	fault_count_drop();
+	return false;
+}
+
+/*
+ * A connected message crosses the subnet to @dst, and its answer comes
+ * back: either may be lost on the way (mlx4sim fault), and the request may
+ * arrive twice, the second time as a duplicate.  UC answers nothing.
+ */
+static enum resp_status transmit(struct sim_qp *qp, struct sim_port *port,
+				 struct sim_qp *dst, struct sim_message *msg)
+{
+	enum fault_action fault;
+	enum resp_status st;
+	uint32_t delay_ms;
+
+	if (!dst || !link_up(qp, port))
+		return RESP_DROP;
+	fault = fault_packet(qp, qp->port, &delay_ms);
+	if (fault == FAULT_DROP)
+		return RESP_DROP;
+	st = resp_deliver(qp, dst, msg);
+	if (fault == FAULT_DUPLICATE) {
+		struct sim_message again = *msg;
+
+		/* Its answer is one the requester no longer waits for. */
+		resp_deliver(qp, dst, &again);
+	}
+	if (qp->type == IBV_QPT_UC || st == RESP_DROP)
+		return st;
+	if (fault_packet(dst, dst->port, &delay_ms) == FAULT_DROP)
+		return RESP_DROP;	/* the answer was lost */
+	return st;
 }
 
 /* What every message from @qp carries: the WQE's payload, and who sent it. */
@@ -356,6 +413,20 @@ static int land_results(struct sim_qp *qp, const struct sim_wqe *w,
 	return 0;
 }
 
+/* The ACK timer ended: false when the WQE failed for good. */
+static bool retransmit_or_fail(struct sim_qp *qp, const struct sim_wqe *w)
+{
+	if (!qp->ack_lost)
+		return true;
+	qp->ack_lost = false;
+	if (!qp->retries_left) {
+		fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->retries_left--;
+	return true;
+}
+
 static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 {
 	struct dma_seg seg[CX3_MAX_SGE];
@@ -367,6 +438,8 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	enum exec_result r;
 	int nseg = 0;
 
+	if (!retransmit_or_fail(qp, w))
+		return EXEC_ERROR;
 	if (w->length > CX3_MAX_MSG_SZ)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if (atomic && w->length != 8)
@@ -389,8 +462,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 
 	port = port_by_lid(qp->path.dlid);
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
-	r = answer(qp, w, &msg,
-		   dst ? resp_deliver(qp, dst, &msg) : RESP_DROP);
+	r = answer(qp, w, &msg, transmit(qp, port, dst, &msg));
 	if (r == EXEC_DONE)
 		r = land_results(qp, w, seg, nseg, &msg) ?
 		    fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR) :
@@ -465,8 +537,17 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		struct sim_port *port = port_by_lid(dlid);
 		struct sim_qp *dst = port ?
 			qp_by_num(port->hca, be32toh(w->dgram.dqpn)) : NULL;
+		uint32_t delay_ms;
+		enum fault_action fault = FAULT_NONE;
 
-		if (dst)
+		if (dst && link_up(qp, port))
+			fault = fault_packet(qp, qp->port, &delay_ms);
+		else
+			dst = NULL;
+		/* Datagrams have no PSN check: a duplicate arrives twice. */
+		if (dst && fault != FAULT_DROP)
+			resp_deliver(qp, dst, &msg);
+		if (dst && fault == FAULT_DUPLICATE)
 			resp_deliver(qp, dst, &msg);
 		done(qp, w, w->length);
 		if (dst)

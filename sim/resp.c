@@ -98,7 +98,8 @@ static enum resp_status take_recv(struct sim_qp *dst,
 		r->cq = srq->cq;
 	}
 	r->pd = srq ? srq->pd : dst->pd;
-	if (srq ? srq_take(srq, r) : rq_take(dst, r))
+	/* `mlx4sim fault rnr`: the queue reads empty, whatever it holds. */
+	if (fault_rnr(dst) || (srq ? srq_take(srq, r) : rq_take(dst, r)))
 		return unacknowledged(dst) ? RESP_DROP : RESP_RNR;
 	return RESP_ACK;
 }
@@ -303,6 +304,47 @@ static bool in_sequence(struct sim_qp *dst, const struct sim_message *msg)
 	return false;
 }
 
+/* A PSN in the half of the PSN space behind the expected one: a duplicate. */
+static bool is_duplicate(const struct sim_qp *dst, uint32_t psn)
+{
+	uint32_t behind = (dst->rq_psn - psn) & PSN_MASK;
+
+	return behind && behind <= PSN_MASK / 2;
+}
+
+/*
+ * A request that came again: a SEND or WRITE is acknowledged and not
+ * executed again; a READ or an atomic is answered from the responder's
+ * record of it (an atomic is never executed twice).  One message is
+ * outstanding at a time here, so the record of the last one suffices; a
+ * READ or atomic older than that is not answered.
+ */
+static enum resp_status duplicate(const struct sim_qp *dst,
+				  struct sim_message *msg,
+				  const struct sim_opcode *op)
+{
+	if (op->kind != OP_READ && op->kind != OP_ATOMIC)
+		return RESP_ACK;
+	if (!dst->last.valid || dst->last.psn != msg->psn ||
+	    dst->last.kind != op->kind)
+		return RESP_DROP;
+	msg->read_pid = dst->last.read_pid;
+	msg->read_addr = dst->last.read_addr;
+	msg->atomic_orig = dst->last.atomic_orig;
+	return RESP_ACK;
+}
+
+static void remember(struct sim_qp *dst, const struct sim_message *msg,
+		     const struct sim_opcode *op)
+{
+	dst->last.valid = true;
+	dst->last.psn = msg->psn;
+	dst->last.kind = op->kind;
+	dst->last.read_pid = msg->read_pid;
+	dst->last.read_addr = msg->read_addr;
+	dst->last.atomic_orig = msg->atomic_orig;
+}
+
 /*
  * The message arrives at @dst: the answer is the status, and for a READ
  * or an atomic the fields of @msg that say where the data is.
@@ -316,8 +358,12 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 	sim.work_done = true;
 	if (!accepts(src, dst, msg))
 		return RESP_DROP;
-	if (dst->type != IBV_QPT_UD && !in_sequence(dst, msg))
-		return RESP_DROP;
+	if (dst->type != IBV_QPT_UD && !in_sequence(dst, msg)) {
+		if (is_duplicate(dst, msg->psn))
+			return duplicate(dst, msg, op);
+		/* Ahead of the expected PSN: packets were lost before it. */
+		return RESP_NAK_SEQ;
+	}
 	msg->min_rnr_timer = dst->min_rnr_timer;
 
 	switch (op->kind) {
@@ -335,6 +381,7 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 	}
 	if (st == RESP_ACK && dst->type != IBV_QPT_UD) {
 		dst->rq_psn = (dst->rq_psn + msg->npkts) & PSN_MASK;
+		remember(dst, msg, op);
 		if (!dst->comm_established) {
 			dst->comm_established = true;
 			if (dst->state == IBV_QPS_RTR)

@@ -101,6 +101,7 @@ struct sim_port {
 	uint16_t lid;
 	uint64_t guid;
 	uint32_t qkey_violations;
+	bool down;			/* `mlx4sim fault port-down` */
 };
 
 struct sim_hca {
@@ -142,6 +143,8 @@ struct sim_ctx {
 	struct list_node qps;		/* QPs whose doorbells ring here */
 	struct list_node cqs;		/* CQs armed through this UAR */
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
+	bool control;			/* `mlx4sim fault`, not a device file */
+	bool fatal;			/* disassociated by a fatal error */
 };
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
@@ -334,6 +337,21 @@ struct sim_qp {
 	uint64_t wait_until;		/* monotonic ns */
 	uint8_t retries_left, rnr_retries_left;
 	bool retry_armed;		/* counters loaded for the head WQE */
+	bool ack_lost;			/* no answer: retransmit when the timer ends */
+
+	/*
+	 * responder: the last request executed, to answer it again when
+	 * it comes twice (its ACK lost, or the packet duplicated) without
+	 * executing it again
+	 */
+	struct {
+		bool valid;
+		uint32_t psn;
+		uint8_t kind;		/* enum sim_op_kind */
+		pid_t read_pid;
+		uint64_t read_addr;
+		uint64_t atomic_orig;
+	} last;
 
 	bool error_pending;		/* responder: ERROR after this WQE */
 	uint32_t events_reported;
@@ -469,10 +487,28 @@ bool lid_is_multicast(uint16_t lid);
 
 /* sysfs.c */
 int sysfs_create(const char *root);
+void sysfs_port_state(const struct sim_port *port);
+
+/* fault.c: faults on demand (mlx4sim fault) */
+enum fault_action {
+	FAULT_NONE,
+	FAULT_DROP,
+	FAULT_DUPLICATE,
+	FAULT_REORDER,
+	FAULT_DELAY,
+};
+struct mlx4sim_fault_counts;
+int fault_request(struct sim_ctx *ctx, const void *payload, size_t len,
+		  struct mlx4sim_fault_counts *counts);
+void fault_count_drop(void);
+enum fault_action fault_packet(const struct sim_qp *qp, uint8_t port,
+			       uint32_t *delay_ms);
+bool fault_rnr(const struct sim_qp *qp);
 
 /* ctx.c: connections, handles, process teardown */
 struct sim_ctx *ctx_new(int sock, pid_t pid);
 void ctx_close(struct sim_ctx *ctx);
+void ctx_disassociate(struct sim_ctx *ctx);
 int ctx_handle_request(struct sim_ctx *ctx);
 int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
 void uobj_remove(struct sim_uobj *uobj);

@@ -16,6 +16,8 @@
 
 #include "sim.h"
 
+static char sysfs_root[PATH_MAX];	/* for the files that change */
+
 /* A path in @buf (PATH_MAX bytes); -ENAMETOOLONG if it does not fit. */
 static int pathf(char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -197,10 +199,39 @@ static int uverbs_device(const char *root, struct sim_hca *hca,
 	return 0;
 }
 
+/*
+ * A port's state after `mlx4sim fault port-down` or port-up: a link that
+ * went down polls for its peer.  Each file is replaced whole, so that a
+ * reader sees the old text or the new.
+ */
+static void replace(const char *dir, const char *name, const char *text)
+{
+	char tmp_name[32], tmp[PATH_MAX], path[PATH_MAX];
+
+	snprintf(tmp_name, sizeof(tmp_name), ".%s.tmp", name);
+	if (pathf(tmp, "%s/%s", dir, tmp_name) ||
+	    pathf(path, "%s/%s", dir, name) ||
+	    put(dir, tmp_name, "%s", text) || rename(tmp, path))
+		sim_log("sysfs: cannot update %s/%s", dir, name);
+}
+
+void sysfs_port_state(const struct sim_port *port)
+{
+	char dir[PATH_MAX];
+
+	if (pathf(dir, "%s/class/infiniband/%s/ports/%d", sysfs_root,
+		  port->hca->name, port->num))
+		return;
+	replace(dir, "state", port->down ? "1: DOWN\n" : "4: ACTIVE\n");
+	replace(dir, "phys_state", port->down ? "2: Polling\n" : "5: LinkUp\n");
+}
+
 int sysfs_create(const char *root)
 {
 	char dir[PATH_MAX], pci_dir[PATH_MAX];
 	int err;
+
+	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root);
 
 	err = pathf(dir, "%s/class/infiniband_verbs", root);
 	if (!err)

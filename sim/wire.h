@@ -19,6 +19,7 @@ enum resp_status {
 	RESP_NAK_INV_REQ,	/* invalid request */
 	RESP_NAK_ACCESS,	/* remote access error */
 	RESP_NAK_OP,		/* remote operation error */
+	RESP_NAK_SEQ,		/* PSN sequence error: a PSN ahead of the expected */
 };
 
 struct sim_message {

@@ -83,3 +83,11 @@ EXTRA_DIST += tests/device-files-gone.tap
 check_PROGRAMS += tests/dv-probe
 tests_dv_probe_SOURCES = tests/install/dv-probe.c
 tests_dv_probe_LDADD = -lmlx4 -libverbs
+
+# Faults on demand (mlx4sim fault): RC retransmission, RNR, duplicates,
+# losses of UD and UC, port, QP and device failures, with both providers.
+check_PROGRAMS += tests/faults
+tests_faults_SOURCES = tests/faults.c tests/tap.h tests/device.h
+tests_faults_LDADD = -libverbs -lpthread
+TESTS += tests/faults-system.tap tests/faults-project.tap
+EXTRA_DIST += tests/faults-system.tap tests/faults-project.tap tests/faults.sh
