@@ -706,6 +706,7 @@ static void qp_reset(struct sim_qp *qp)
 	qp->last.valid = false;		/* a new connection's PSNs */
 	qp->retry_armed = false;
 	qp->ack_lost = false;
+	qp->late.valid = false;
 }
 
 void qp_to_error(struct sim_qp *qp)

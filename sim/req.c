@@ -256,6 +256,7 @@ static enum exec_result fail(struct sim_qp *qp, const struct sim_wqe *w,
 	qp->sq.head++;
 	qp->retry_armed = false;
 	qp->ack_lost = false;
+	qp->late.valid = false;
 	qp_to_error(qp);
 	return EXEC_ERROR;
 }
@@ -268,6 +269,7 @@ static enum exec_result done(struct sim_qp *qp, const struct sim_wqe *w,
 	qp->sq.head++;
 	qp->retry_armed = false;
 	qp->ack_lost = false;
+	qp->late.valid = false;
 	return EXEC_DONE;
 }
 
@@ -297,11 +299,11 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 		 * if retry_cnt retransmissions went unanswered too
 		 * (retransmit_or_fail).
 		 */
+		qp->ack_lost = true;
 		if (qp->timeout == 0) {
 			wait_for(qp, 100 * 1000000ULL);	/* "infinite" */
 			return EXEC_WAIT;
 		}
-		qp->ack_lost = true;
 		wait_for(qp, 4096ULL << qp->timeout);
 		return EXEC_WAIT;
 	case RESP_RNR:
@@ -361,7 +363,14 @@ static enum resp_status transmit(struct sim_qp *qp, struct sim_port *port,
 	fault = fault_packet(qp, qp->port, &delay_ms);
 	if (fault == FAULT_DROP)
 		return RESP_DROP;
+	/* Held back: for now, as good as lost (flight.c). */
+	if (fault == FAULT_DELAY || fault == FAULT_REORDER) {
+		flight_hold(qp, dst, msg, false, RESP_DROP,
+			    fault == FAULT_DELAY ? delay_ms : 0);
+		return RESP_DROP;
+	}
 	st = resp_deliver(qp, dst, msg);
+	flight_passed(qp);
 	if (fault == FAULT_DUPLICATE) {
 		struct sim_message again = *msg;
 
@@ -370,9 +379,52 @@ static enum resp_status transmit(struct sim_qp *qp, struct sim_port *port,
 	}
 	if (qp->type == IBV_QPT_UC || st == RESP_DROP)
 		return st;
-	if (fault_packet(dst, dst->port, &delay_ms) == FAULT_DROP)
+	fault = fault_packet(dst, dst->port, &delay_ms);
+	if (fault == FAULT_DROP)
 		return RESP_DROP;	/* the answer was lost */
+	if (fault == FAULT_DELAY || fault == FAULT_REORDER) {
+		flight_hold(qp, dst, msg, true, st,
+			    fault == FAULT_DELAY ? delay_ms : 0);
+		return RESP_DROP;
+	}
 	return st;
+}
+
+/*
+ * An answer that was held back (flight.c) reaches the requester: it
+ * completes the WQE if the requester still waits for that PSN, and is
+ * ignored otherwise (the WQE was retransmitted and answered meanwhile).
+ */
+void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,
+		     enum resp_status st)
+{
+	if (!qp->waiting || !qp->ack_lost || msg->psn != qp->sq_psn ||
+	    !qp_can_send(qp))
+		return;
+	qp->late.valid = true;
+	qp->late.psn = msg->psn;
+	qp->late.status = st;
+	qp->late.min_rnr_timer = msg->min_rnr_timer;
+	qp->late.read_pid = msg->read_pid;
+	qp->late.read_addr = msg->read_addr;
+	qp->late.atomic_orig = msg->atomic_orig;
+	qp->ack_lost = false;
+	req_stop_waiting(qp);
+	req_run(qp);
+}
+
+/* The answer for @msg: one that came late, or the message's own trip. */
+static enum resp_status exchange(struct sim_qp *qp, struct sim_port *port,
+				 struct sim_qp *dst, struct sim_message *msg)
+{
+	if (!qp->late.valid || qp->late.psn != msg->psn)
+		return transmit(qp, port, dst, msg);
+	qp->late.valid = false;
+	msg->min_rnr_timer = qp->late.min_rnr_timer;
+	msg->read_pid = qp->late.read_pid;
+	msg->read_addr = qp->late.read_addr;
+	msg->atomic_orig = qp->late.atomic_orig;
+	return qp->late.status;
 }
 
 /* What every message from @qp carries: the WQE's payload, and who sent it. */
@@ -419,6 +471,8 @@ static bool retransmit_or_fail(struct sim_qp *qp, const struct sim_wqe *w)
 	if (!qp->ack_lost)
 		return true;
 	qp->ack_lost = false;
+	if (!qp->timeout)
+		return true;		/* retried for ever */
 	if (!qp->retries_left) {
 		fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 		return false;
@@ -462,7 +516,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 
 	port = port_by_lid(qp->path.dlid);
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
-	r = answer(qp, w, &msg, transmit(qp, port, dst, &msg));
+	r = answer(qp, w, &msg, exchange(qp, port, dst, &msg));
 	if (r == EXEC_DONE)
 		r = land_results(qp, w, seg, nseg, &msg) ?
 		    fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR) :
@@ -544,9 +598,16 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 			fault = fault_packet(qp, qp->port, &delay_ms);
 		else
 			dst = NULL;
+		if (dst && (fault == FAULT_DELAY || fault == FAULT_REORDER)) {
+			flight_hold(qp, dst, &msg, false, RESP_DROP,
+				    fault == FAULT_DELAY ? delay_ms : 0);
+			dst = NULL;
+		}
 		/* Datagrams have no PSN check: a duplicate arrives twice. */
-		if (dst && fault != FAULT_DROP)
+		if (dst && fault != FAULT_DROP) {
 			resp_deliver(qp, dst, &msg);
+			flight_passed(qp);
+		}
 		if (dst && fault == FAULT_DUPLICATE)
 			resp_deliver(qp, dst, &msg);
 		done(qp, w, w->length);
@@ -638,6 +699,7 @@ void req_run_waiting(uint64_t now, uint64_t *next_deadline)
 {
 	struct sim_qp *qp, *expired;
 
+	flight_run(now, next_deadline);
 	do {
 		expired = NULL;
 		list_for_each(&sim.waiting, qp, struct sim_qp, wait_link) {

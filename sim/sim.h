@@ -338,6 +338,15 @@ struct sim_qp {
 	uint8_t retries_left, rnr_retries_left;
 	bool retry_armed;		/* counters loaded for the head WQE */
 	bool ack_lost;			/* no answer: retransmit when the timer ends */
+	struct {			/* an answer that came late (flight.c) */
+		bool valid;
+		uint32_t psn;
+		uint8_t status;		/* enum resp_status */
+		uint8_t min_rnr_timer;
+		pid_t read_pid;
+		uint64_t read_addr;
+		uint64_t atomic_orig;
+	} late;
 
 	/*
 	 * responder: the last request executed, to answer it again when
@@ -656,6 +665,9 @@ void doorbells_scan(void);
 void req_run(struct sim_qp *qp);
 void req_run_waiting(uint64_t now, uint64_t *next_deadline);
 void req_stop_waiting(struct sim_qp *qp);
+
+/* flight.c: packets held back by faults, landed from the loop */
+void flight_run(uint64_t now, uint64_t *deadline);
 
 /* resp.c: the responder (its messages: wire.h) */
 void resp_flush_errors(void);

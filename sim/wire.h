@@ -70,6 +70,16 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 			      struct sim_message *msg);
 void resp_finish(struct sim_qp *dst);
 
+/* req.c: an answer that was held back reaches the requester */
+void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,
+		     enum resp_status st);
+
+/* flight.c: packets held back by `mlx4sim fault delay` and `reorder` */
+bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
+		 const struct sim_message *msg, bool answer,
+		 enum resp_status status, uint32_t delay_ms);
+void flight_passed(const struct sim_qp *src);
+
 /* comp.c: receive completions */
 void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	       const struct sim_message *msg, uint32_t byte_len,

@@ -650,6 +650,114 @@ static void rc_duplicated(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Delays and reordering                                               */
+/* ------------------------------------------------------------------ */
+
+/* Held back less than the ACK timeout: completes late, not retransmitted. */
+static void rc_delayed(bool answer)
+{
+	const char *what = answer ? "RC SEND whose ACK is delayed 20 ms" :
+				    "RC SEND delayed 20 ms";
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n, rn;
+
+	conn_open(&c, &rc_params);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("delayed");
+	check(fault("delay 20 --next 1 --qpn 0x%x",
+		    (answer ? c.b.qp : c.a.qp)->qp_num) == 0,
+	      "%s: fault delay accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 0x3c);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: requester completes it (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(took >= 19 && took < ack_timeout_ms(rc_params.timeout),
+	      "%s: after the delay, before the ACK timeout: %.1f ms", what, took);
+	rn = drain(c.b.cq, QUIET_MS, &wc);
+	check(rn == 1 && filled(c.b.buf + RECV_OFF + 512, 0x3c, MSG_LEN),
+	      "%s: responder receives it once, intact (%d)", what, rn);
+	check(fault_count("delayed") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* Held back beyond the ACK timeout: retransmitted, then a duplicate. */
+static void rc_delayed_past_timeout(void)
+{
+	const char *what = "RC SEND delayed past the ACK timeout";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n, rn;
+
+	p.timeout = 12;			/* 16.8 ms */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("delayed");
+	check(fault("delay 100 --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay 100 accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 0x3d);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      took >= ack_timeout_ms(p.timeout) * 0.9 && took < 90,
+	      "%s: the retransmission completes it after the ACK timeout (%s, %.1f ms)",
+	      what, n ? ibv_wc_status_str(wc.status) : "none", took);
+	usleep(150000);		/* the original arrives, a duplicate */
+	rn = drain(c.b.cq, QUIET_MS, &wc);
+	check(rn == 1 && filled(c.b.buf + RECV_OFF + 512, 0x3d, MSG_LEN),
+	      "%s: the responder executes it once (%d receives)", what, rn);
+	check(drain(c.a.cq, 1, NULL) == 0,
+	      "%s: the requester completes it once", what);
+	check(fault_count("delayed") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* A datagram overtaken by the next one: they arrive in the other order. */
+static void ud_reordered(void)
+{
+	const char *what = "UD SEND reordered";
+	struct params p = rc_params;
+	struct ibv_wc wc[2];
+	struct conn c;
+	long long before;
+	int n = 0;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("reordered");
+	check(fault("reorder --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault reorder accepted", what);
+	post_send(&c, 10, 0x11);
+	post_send(&c, 11, 0x22);
+	while (n < 2 && poll_one(c.b.cq, 2000, &wc[n]))
+		n++;
+	check(n == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 2 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x22, MSG_LEN) &&
+	      filled(c.b.buf + RECV_OFF + 1024 + 40, 0x11, MSG_LEN),
+	      "%s: the receiver gets the second, then the first", what);
+	check(drain(c.a.cq, QUIET_MS, NULL) == 2,
+	      "%s: the sender completes both", what);
+	check(fault_count("reordered") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
 /* UD and UC lose silently                                             */
 /* ------------------------------------------------------------------ */
 
@@ -885,6 +993,10 @@ int main(void)
 	rnr_exceeded();
 	rnr_forever();
 	rc_duplicated();
+	rc_delayed(false);
+	rc_delayed(true);
+	rc_delayed_past_timeout();
+	ud_reordered();
 	unreliable_lost(IBV_QPT_UD);
 	unreliable_lost(IBV_QPT_UC);
 	port_down_up();
