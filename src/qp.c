@@ -50,7 +50,7 @@ static const struct mlx4_send_op {
 	uint8_t imm;		/* IMM_*: what goes into ctrl->imm */
 	uint8_t inline_ok;	/* carries a payload that may go inline */
 	uint8_t max_sge;	/* below the QP's own limit, if any */
-} send_ops[] = {
+} send_ops[MLX4_WR_OPCODES] = {
 #define OP(wr, hw, types, seg, size, imm_kind, inl, sge)		\
 	[IBV_WR_##wr] = { MLX4_BE32(MLX4_OPCODE_##hw), types, seg, size,	\
 			  imm_kind, inl, sge }
@@ -79,7 +79,6 @@ static const struct mlx4_send_op {
 #undef OP
 };
 
-#define MLX4_NUM_WR_OPCODES	ARRAY_SIZE(send_ops)
 
 /*
  * qp->srcrb_of_flags[] is indexed by IBV_SEND_SIGNALED, IBV_SEND_SOLICITED
@@ -229,7 +228,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 	 * the opcodes whose WQE is fixed headers then data, the fast path's
 	 * recipe (an opcode_be of 0 means "take the slow path").
 	 */
-	for (op = 0; op < MLX4_NUM_WR_OPCODES; op++) {
+	for (op = 0; op < MLX4_WR_OPCODES; op++) {
 		const struct mlx4_send_op *o = &send_ops[op];
 		struct mlx4_fast_op *f = &qp->fast_op[op];
 		int limit = max_gs < o->max_sge ? max_gs : o->max_sge;
@@ -293,11 +292,6 @@ static inline void stamp_wqe(void *slot)
 
 	for (i = 64; i < size; i += 64)
 		*(uint32_t *)((char *)slot + i) = 0xffffffff;
-}
-
-static inline void stamp_send_wqe(struct mlx4_qp *qp, unsigned int n)
-{
-	stamp_wqe(get_send_wqe(qp, n));
 }
 
 /*
@@ -399,7 +393,7 @@ static void set_local_inv_seg(struct mlx4_wqe_local_inval_seg *iseg,
 }
 
 static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
-				    struct ibv_send_wr *wr)
+				    const struct ibv_send_wr *wr)
 {
 	struct mlx4_ah *ah = to_mah(wr->wr.ud.ah);
 
@@ -578,38 +572,59 @@ static inline uint32_t fence_bit(uint32_t send_flags)
 	return send_flags & IBV_SEND_FENCE ? MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
 }
 
-/* A known opcode, allowed on this QP, with no more SGEs than fit. */
-static inline int send_wr_ok(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+/* A UD request needs its address handle, and checksums their offload. */
+static inline int ud_wr_ok(struct mlx4_qp *qp, const struct ibv_send_wr *wr)
 {
-	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
-	       (unsigned int)wr->num_sge < qp->sge_limit[wr->opcode];
+	return wr->wr.ud.ah &&
+	       (!(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum);
 }
 
 /*
- * What the fast path takes: one SGE of 1 byte to max_msg_sz (one test:
- * no empty segment to encode, no length the port refuses), no inline
- * data, an opcode with a recipe in qp->fast_op[] (allowed here; fixed
- * headers, then the data).
+ * What build_plain_wqe() takes, if the request asks for no inline data
+ * (the caller's test): one SGE of 1 byte to max_msg_sz (one test: no
+ * empty segment to encode, no length the port refuses), an opcode with a
+ * recipe in qp->fast_op[] (allowed here; fixed headers, then the data).
  */
 static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 {
-	return (unsigned int)wr->opcode < MLX4_NUM_WR_OPCODES &&
+	return (unsigned int)wr->opcode < MLX4_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
 	       wr->sg_list->length - 1 < MLX4_MAX_MSG_SZ &&
-	       !(wr->send_flags & IBV_SEND_INLINE);
-}
-
-/* What post_send_one_inline() takes: a lone one-SGE inline request. */
-static inline int send_wr_is_lone_inline(struct ibv_send_wr *wr)
-{
-	return (wr->send_flags & IBV_SEND_INLINE) && wr->num_sge == 1 &&
-	       !wr->next;
+	       (likely(qp->qpt_bit != MLX4_QPT_BIT_UD) || ud_wr_ok(qp, wr));
 }
 
 static inline int wr_is_inline(const struct ibv_send_wr *wr)
 {
 	return (wr->send_flags & IBV_SEND_INLINE) &&
 	       send_ops[wr->opcode].inline_ok;
+}
+
+/*
+ * Why the general path refuses @wr, checked before anything is written.
+ * The errno values are rdma-core's: ENOMEM for what does not fit.
+ */
+static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
+{
+	if ((unsigned int)wr->opcode >= MLX4_WR_OPCODES ||
+	    !qp->sge_limit[wr->opcode])
+		return EINVAL;	/* no such WQE on this transport */
+	if ((unsigned int)wr->num_sge >= qp->sge_limit[wr->opcode])
+		return ENOMEM;	/* more SGEs than the WQE holds */
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !ud_wr_ok(qp, wr))
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
+		return EINVAL;
+	if (wr_is_inline(wr)) {
+		if (sge_total(wr) > (uint64_t)qp->max_inline_data)
+			return ENOMEM;
+	} else if (send_ops[wr->opcode].segs < SEG_BIND_MW) {
+		int i;
+
+		for (i = 0; i < wr->num_sge; i++)
+			if (!sge_length_ok(wr->sg_list[i].length))
+				return EINVAL;
+	}
+	return 0;
 }
 
 /* The remote address and atomic segments, right after the control. */
@@ -629,101 +644,173 @@ static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
 }
 
 /*
- * The fast path's WQE: a plain request (send_wr_is_plain()) built from
- * its QP's recipe.  Everything but the owner bit goes first.  Returns 0,
- * with nothing written, for a UD request without an address handle.
+ * The control segment but its first 8 bytes (struct wqe_head below),
+ * and for UD the datagram segment behind it.  @strong is the
+ * strong-order bit or 0.  @qpt_bit is qp->qpt_bit, or a constant in a
+ * copy made for one transport.  Returns where the opcode's own segments
+ * start.
  */
 static inline __attribute__((always_inline))
-int build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-		    unsigned int ind)
+void *set_ctrl_seg(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
+		   const struct ibv_send_wr *wr, unsigned int qpt_bit,
+		   uint32_t strong, uint32_t imm)
 {
-	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
-	unsigned int idx = ind & qp->sq.mask;
-	struct mlx4_wqe_ctrl_seg *ctrl = (void *)((char *)qp->sq.buf +
-						  (idx << qp->sq.wqe_shift));
-	uint32_t flags = wr->send_flags;
+	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(wr->send_flags)];
+	void *seg = ctrl + 1;
 
-	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_UD) &&
-	    unlikely(!wr->wr.ud.ah || ((flags & IBV_SEND_IP_CSUM) && !qp->csum)))
-		return 0;
-
-	ctrl->srcrb_flags = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
-	ctrl->imm = wr->imm_data & op->imm_mask;
-	/* Bytes 4..6 are the BlueFlame QPN: zero them here. */
-	ctrl->bf_qpn = op->size_be | fence_bit(flags);
-
-	if (unlikely(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
-		if (qp->qpt_bit == MLX4_QPT_BIT_UD) {
-			set_datagram_seg((void *)(ctrl + 1), wr);
+	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
+		if (qpt_bit == MLX4_QPT_BIT_UD) {
+			set_datagram_seg(seg, wr);
+			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
 			/* 80 bytes: from now on, stamping has work to do. */
 			qp->sq_stamp = 1;
 		} else {
 			/* XRC: the SRQ on the far side takes the message. */
-			ctrl->srcrb_flags |=
-				htobe32(wr->qp_type.xrc.remote_srqn << 8);
+			srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
 		}
 	}
-	set_remote_segs(ctrl + 1, wr, op->segs);
-	set_plain_data_seg((void *)((char *)ctrl + op->data_offset),
-			   wr->sg_list);
-
-	/* The whole WQE is in place before the device may own it. */
-	udma_to_device_barrier();
-	ctrl->owner_opcode = op->opcode_be | owner_bit(qp, ind);
-
-	qp->sq.wrid[idx] = wr->wr_id;
-	return 1;
+	ctrl->srcrb_flags = srcrb | strong;
+	ctrl->imm = imm;
+	return seg;
 }
 
-enum {
-	/* build_send_wqe(): the size carries this flag for inline WQEs. */
-	WQE_INLINE = 1 << 8,
+/* What goes into ctrl->imm for an opcode of the general path. */
+static inline uint32_t wqe_imm(const struct mlx4_send_op *op,
+			       const struct ibv_send_wr *wr)
+{
+	if (op->imm == IMM_DATA)
+		return wr->imm_data;
+	if (op->imm == IMM_INVAL_RKEY)
+		return htobe32(wr->invalidate_rkey);
+	return 0;
+}
+
+/*
+ * The first 8 bytes of a send WQE, as a builder leaves them to
+ * hand_over_wqe(): known only once the rest is built, and written last.
+ */
+struct wqe_head {
+	uint32_t owner_opcode;	/* the opcode and the owner bit */
+	uint32_t size_fence;	/* bf_qpn: size, fence; no QPN */
 };
 
 /*
- * Any WQE, for the slow path: @wr passed check_send_wr().  Returns its
- * size in 16-byte units, WQE_INLINE added if inline bytes went in.
+ * Give the WQE at @ctrl to the device: everything else in it reaches
+ * memory before its first word, whose owner bit says whose it is.
  */
-static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-				   unsigned int ind)
+static inline void hand_over_wqe(struct mlx4_wqe_ctrl_seg *ctrl,
+				 struct wqe_head head)
+{
+	ctrl->bf_qpn = head.size_fence;
+	udma_to_device_barrier();
+	ctrl->owner_opcode = head.owner_opcode;
+}
+
+static inline struct wqe_head wqe_head(uint32_t owner_opcode,
+				       uint32_t size_be, uint32_t send_flags)
+{
+	return (struct wqe_head){ owner_opcode, size_be | fence_bit(send_flags) };
+}
+
+/*
+ * Hand the call's last WQE, @ctrl, number @ind, over and ring: the
+ * device then owns every WQE before qp->sq.head.  If @use_bf (the call's only WQE, with inline
+ * data, no longer than the BlueFlame buffer: @bf_bytes in whole 64-byte
+ * blocks) and no other QP of the context is writing that buffer, the
+ * WQE goes there whole, with the WQE counter in owner_opcode and the QPN
+ * in bytes 4..6: that delivers it and rings at once.  Otherwise one
+ * 32-bit UAR write rings, and those bytes stay 0 (on an Ethernet QP they
+ * would read as a VLAN tag to insert).  The caller stamps ahead.
+ */
+static inline __attribute__((always_inline))
+void ring_send_doorbell(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
+			struct wqe_head head, unsigned int ind,
+			int use_bf, unsigned int bf_bytes)
+{
+	struct mlx4_context *ctx = qp->ctx;
+
+	if (use_bf && likely(mlx4_trylock(&ctx->bf_lock))) {
+		head.owner_opcode |= htobe32((ind & 0xffff) << 8);
+		head.size_fence |= qp->doorbell_qpn;
+		hand_over_wqe(ctrl, head);
+		/*
+		 * The ring copy is whole before the device may read it, and
+		 * the last holder's BlueFlame stores go first.
+		 */
+		mmio_wc_start();
+		mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset, ctrl,
+			       bf_bytes);
+		mmio_flush_writes();
+		ctx->bf_offset ^= ctx->bf_buf_size;
+		mlx4_unlock(&ctx->bf_lock);
+	} else {
+		hand_over_wqe(ctrl, head);
+		/* Every owner bit is written before the doorbell. */
+		udma_to_device_barrier();
+		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+	}
+}
+
+/*
+ * A plain request (send_wr_is_plain()) from its QP's recipe, into the
+ * WQE at @ctrl.  Returns its head, for hand_over_wqe().
+ */
+static inline __attribute__((always_inline))
+struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			 struct mlx4_wqe_ctrl_seg *ctrl, unsigned int ind)
+{
+	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
+	void *seg;
+
+	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, 0,
+			   wr->imm_data & op->imm_mask);
+	set_remote_segs(seg, wr, op->segs);
+	set_plain_data_seg((void *)((char *)ctrl + op->data_offset),
+			   wr->sg_list);
+
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	return wqe_head(op->opcode_be | owner_bit(qp, ind), op->size_be,
+			wr->send_flags);
+}
+
+/*
+ * Any request that passed check_send_wr(), into the WQE at @ctrl.
+ * Returns its head; *@bf_bytes gets its length in whole blocks
+ * if it carries inline bytes and fits the BlueFlame buffer (BlueFlame
+ * only for a payload: rdma-core's rule too), else 0.
+ */
+static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
+				      struct ibv_send_wr *wr,
+				      struct mlx4_wqe_ctrl_seg *ctrl,
+				      unsigned int ind, unsigned int *bf_bytes)
 {
 	const struct mlx4_send_op *op = &send_ops[wr->opcode];
-	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, ind);
-	uint32_t flags = wr->send_flags;
-	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
-	void *seg = ctrl + 1;
-	unsigned int size, inl = 0;
-
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD) {
-		set_datagram_seg(seg, wr);
-		seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
-	} else if (qp->qpt_bit == MLX4_QPT_BIT_XRC) {
-		srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
-	}
+	uint32_t strong = 0;
+	unsigned int size;
+	void *seg;
 
 	/*
 	 * The device may start a later WQE before an earlier one is done;
 	 * a change to a key waits for the WQEs before it to finish.
 	 */
-	if (op->segs == SEG_BIND_MW) {
+	if (op->segs >= SEG_BIND_MW)
+		strong = MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
+	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, strong, wqe_imm(op, wr));
+	if (op->segs == SEG_BIND_MW)
 		set_bind_seg(seg, wr);
-		srcrb |= MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
-	} else if (op->segs == SEG_LOCAL_INV) {
+	else if (op->segs == SEG_LOCAL_INV)
 		set_local_inv_seg(seg, wr->invalidate_rkey);
-		srcrb |= MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
-	} else {
+	else
 		set_remote_segs(seg, wr, op->segs);
-	}
 	seg = (char *)seg + op->hdr_size;
 
+	*bf_bytes = 0;
 	if (wr_is_inline(wr)) {
-		void *start = seg;
+		void *end = set_inline_data(seg, wr);
 
-		seg = set_inline_data(seg, wr);
-		size = ((uintptr_t)seg - (uintptr_t)ctrl + 15) / 16;
-		/* BlueFlame only for a payload (rdma-core's rule too). */
-		if (seg != start)
-			inl = WQE_INLINE;
+		size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
+		if (end != seg && size <= qp->bf_max_size)
+			*bf_bytes = (size * 16 + 63) & ~63U;
 	} else {
 		struct mlx4_wqe_data_seg *dseg = seg;
 		int i, n = op->segs < SEG_BIND_MW ? wr->num_sge : 0;
@@ -733,113 +820,29 @@ static unsigned int build_send_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			set_data_seg(dseg + i, wr->sg_list + i);
 		size = ((uintptr_t)seg - (uintptr_t)ctrl) / 16 + n;
 	}
-
-	ctrl->srcrb_flags = srcrb;
-	if (op->imm == IMM_DATA)
-		ctrl->imm = wr->imm_data;
-	else if (op->imm == IMM_INVAL_RKEY)
-		ctrl->imm = htobe32(wr->invalidate_rkey);
-	else
-		ctrl->imm = 0;
-	ctrl->bf_qpn = htobe32(size) | fence_bit(flags);
-
-	udma_to_device_barrier();
-	ctrl->owner_opcode = op->opcode_be | owner_bit(qp, ind);
+	if (size > 64 / 16)
+		qp->sq_stamp = 1;
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return size | inl;
+	return wqe_head(op->opcode_be | owner_bit(qp, ind), htobe32(size),
+			wr->send_flags);
 }
 
 /*
- * Hand WQEs [head, ind) to the device.  A lone WQE with inline data that
- * fits the BlueFlame buffer goes there whole, 64 bits at a time, which
- * both delivers it and rings; otherwise one 32-bit UAR write rings.
- * Then stamp the slot 'spare' WQEs past the last one.
- */
-static inline __attribute__((always_inline))
-void ring_send_doorbell(struct mlx4_qp *qp, unsigned int head,
-			unsigned int ind, unsigned int last_size)
-{
-	qp->sq.head = ind;
-
-	if (ind - head == 1 && (last_size & WQE_INLINE) &&
-	    (last_size & ~WQE_INLINE) <= qp->bf_max_size) {
-		struct mlx4_context *ctx = qp->ctx;
-		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, head);
-
-		ctrl->owner_opcode |= htobe32((head & 0xffff) << 8);
-		ctrl->bf_qpn |= qp->doorbell_qpn;
-		/* The ring copy is whole too: the device reads it later. */
-		udma_to_device_barrier();
-
-		/*
-		 * The BlueFlame register is the context's; if another QP is
-		 * writing it, the UAR doorbell does the job without waiting.
-		 */
-		if (likely(mlx4_trylock(&ctx->bf_lock))) {
-			/* The last holder's BlueFlame stores go first. */
-			mmio_wc_start();
-			mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset,
-				       ctrl, ((last_size & ~WQE_INLINE) * 16 +
-					      63) & ~63U);
-			mmio_flush_writes();
-			ctx->bf_offset ^= ctx->bf_buf_size;
-			mlx4_unlock(&ctx->bf_lock);
-		} else {
-			mmio_write32_be(qp->sdb, qp->doorbell_qpn);
-		}
-	} else {
-		/* Every owner bit is written before the doorbell. */
-		udma_to_device_barrier();
-		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
-	}
-
-	if (unlikely(qp->sq_stamp))
-		stamp_send_wqe(qp, ind - 1 + qp->sq_spare_wqes);
-}
-
-/*
- * Why the slow path refuses @wr, checked before anything is written.
- * The errno values are rdma-core's: ENOMEM for what does not fit.
- */
-static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
-{
-	if ((unsigned int)wr->opcode >= MLX4_NUM_WR_OPCODES ||
-	    !qp->sge_limit[wr->opcode])
-		return EINVAL;	/* no such WQE on this transport */
-	if ((unsigned int)wr->num_sge >= qp->sge_limit[wr->opcode])
-		return ENOMEM;	/* more SGEs than the WQE holds */
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !wr->wr.ud.ah)
-		return EINVAL;
-	/* Checksums on a UD QP without the offload: rdma-core's EINVAL. */
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD &&
-	    (wr->send_flags & IBV_SEND_IP_CSUM) && !qp->csum)
-		return EINVAL;
-	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
-		return EINVAL;
-	if (wr_is_inline(wr)) {
-		if (sge_total(wr) > (uint64_t)qp->max_inline_data)
-			return ENOMEM;
-	} else if (send_ops[wr->opcode].segs < SEG_BIND_MW) {
-		int i;
-
-		for (i = 0; i < wr->num_sge; i++)
-			if (!sge_length_ok(wr->sg_list[i].length))
-				return EINVAL;
-	}
-	return 0;
-}
-
-/*
- * The general case, with the SQ locked: WQEs [head, ind) are built
- * already; check everything, post the rest of the list, ring, unlock.
+ * The posting loop, for everything the two special cases below do not
+ * take.  Entered with the SQ locked; unlocks.  Each WQE is handed over
+ * once the next is known to be good; the last by ring_send_doorbell(),
+ * which may send it by BlueFlame when it is the only one.  A plain
+ * request takes build_plain_wqe() here too: bench/run.sh's post_send
+ * through this loop costs 159 instructions with it, 197 without.
  */
 static int __attribute__((noinline))
-post_send_general(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-		  struct ibv_send_wr **bad_wr, unsigned int head,
-		  unsigned int ind)
+post_send_list(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr)
 {
-	unsigned int size = 0;
+	unsigned int head = qp->sq.head, ind = head, bf_bytes = 0;
+	struct mlx4_wqe_ctrl_seg *ctrl = NULL;
+	struct wqe_head last = { 0, 0 };
 	int ret = 0;
 
 	for (; wr; wr = wr->next, ind++) {
@@ -852,20 +855,30 @@ post_send_general(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		if (ret)
 			break;
 
-		size = build_send_wqe(qp, wr, ind);
-		if ((size & ~WQE_INLINE) > 64 / 16)
-			qp->sq_stamp = 1;
-		if (qp->sq_stamp && wr->next)
-			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
+		if (ctrl) {
+			hand_over_wqe(ctrl, last);
+			if (qp->sq_stamp)
+				stamp_ahead_of(qp, ctrl);
+		}
+		ctrl = get_send_wqe(qp, ind);
+		if (!(wr->send_flags & IBV_SEND_INLINE) &&
+		    send_wr_is_plain(qp, wr)) {
+			last = build_plain_wqe(qp, wr, ctrl, ind);
+			bf_bytes = 0;
+		} else {
+			last = build_send_wqe(qp, wr, ctrl, ind, &bf_bytes);
+		}
 	}
 
-	if (ret) {
+	if (ret)
 		*bad_wr = wr;
-		size = 0;	/* BlueFlame only for a call that posted all */
+	if (ctrl) {
+		qp->sq.head = ind;
+		ring_send_doorbell(qp, ctrl, last, ind - 1,
+				   ind - head == 1 && !ret && bf_bytes, bf_bytes);
+		if (qp->sq_stamp)
+			stamp_ahead_of(qp, ctrl);
 	}
-	if (ind != head)
-		ring_send_doorbell(qp, head, ind, size);
-
 	mlx4_unlock(&qp->sq.lock);
 	return ret;
 }
@@ -899,201 +912,135 @@ char *set_inline_payload(struct mlx4_wqe_inline_seg *hdr, unsigned int room,
 }
 
 /*
- * A lone one-SGE request with inline data, the latency case, SQ locked:
- * built from its QP's recipe and written whole to the BlueFlame
- * register, which delivers it and rings at once.  Anything unusual goes
- * to post_send_general(), before anything is written.  @qpt_bit is the
- * QP's if it is UD or XRC, else 0: each kind of QP gets its own copy,
- * and RC and UC theirs without the datagram and XRC segments.
+ * Special case 2: a lone one-SGE request with inline data, the latency
+ * case, from its QP's recipe, by BlueFlame.  Entered with the SQ locked;
+ * unlocks.  Anything unusual goes to post_send_list() before anything is
+ * written.  @qpt_bit is the QP's if it is UD or XRC, else 0: each kind of
+ * QP gets its own copy, RC and UC theirs without the datagram and XRC
+ * branches.  bench/run.sh's post_send_inline: 187 instructions here, 310
+ * through post_send_list().
  */
 static inline __attribute__((always_inline))
-int post_one_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr, unsigned int qpt_bit)
+int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr, unsigned int qpt_bit)
 {
 	unsigned int ind = qp->sq.head;
 	unsigned int opcode = wr->opcode;
 	const struct ibv_sge *sg = wr->sg_list;
 	const struct mlx4_fast_op *op;
 	struct mlx4_wqe_ctrl_seg *ctrl;
-	struct mlx4_context *ctx;
-	uint32_t flags = wr->send_flags;
-	uint32_t srcrb, owner_opcode, fence_size;
-	unsigned int idx, size, bytes;
+	unsigned int size, bytes;
 	char *end;
+	void *seg;
 
-	if (unlikely(opcode >= MLX4_NUM_WR_OPCODES ||
+	if (unlikely(opcode >= MLX4_WR_OPCODES ||
 		     wq_looks_full(&qp->sq, ind)))
-		goto general;
+		return post_send_list(qp, wr, bad_wr);
 	/*
 	 * Inline allowed, 1 byte to two blocks: else the long way.  No
 	 * payload takes no BlueFlame, as a one-unit WQE never does.
 	 */
-	if (unlikely(sg->length - 1 >= qp->inline_limit[opcode]))
-		goto general;
-	if (qpt_bit == MLX4_QPT_BIT_UD &&
-	    unlikely(!wr->wr.ud.ah || ((flags & IBV_SEND_IP_CSUM) && !qp->csum)))
-		goto general;
+	if (unlikely(sg->length - 1 >= qp->inline_limit[opcode]) ||
+	    (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!ud_wr_ok(qp, wr))))
+		return post_send_list(qp, wr, bad_wr);
 
 	op = &qp->fast_op[opcode];
-	idx = ind & qp->sq.mask;
-	ctrl = (void *)((char *)qp->sq.buf + (idx << qp->sq.wqe_shift));
+	ctrl = get_send_wqe(qp, ind);
 	/* Now, so that fewer values live across the payload's barriers. */
-	qp->sq.wrid[idx] = wr->wr_id;
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
 	qp->sq.head = ind + 1;
-	srcrb = qp->srcrb_of_flags[SRCRB_INDEX(flags)];
-	if (qpt_bit == MLX4_QPT_BIT_UD)
-		set_datagram_seg((void *)(ctrl + 1), wr);
-	else if (qpt_bit == MLX4_QPT_BIT_XRC)
-		srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
-	ctrl->srcrb_flags = srcrb;
-	ctrl->imm = wr->imm_data & op->imm_mask;
-	set_remote_segs(ctrl + 1, wr, op->segs);
-
+	seg = set_ctrl_seg(qp, ctrl, wr, qpt_bit, 0,
+			   wr->imm_data & op->imm_mask);
+	set_remote_segs(seg, wr, op->segs);
 	end = set_inline_payload((void *)((char *)ctrl + op->data_offset),
 				 op->inline_room,
 				 (const char *)(uintptr_t)sg->addr, sg->length);
+
 	size = ((uintptr_t)end - (uintptr_t)ctrl + 15) / 16;
-	fence_size = size | (flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
-	owner_opcode = op->opcode_be | owner_bit(qp, ind);
-
-	/*
-	 * BlueFlame: the WQE counter goes into owner_opcode, the QPN into
-	 * bytes 4..6.  The register is the context's; if another QP is
-	 * writing it, the UAR doorbell does the job without waiting.
-	 */
-	ctx = qp->ctx;
 	bytes = ((uintptr_t)end - (uintptr_t)ctrl + 63) & ~63U;
-	if (likely(size <= qp->bf_max_size) &&
-	    likely(mlx4_trylock(&ctx->bf_lock))) {
-		ctrl->bf_qpn = htobe32(fence_size) | qp->doorbell_qpn;
-		udma_to_device_barrier();
-		ctrl->owner_opcode = owner_opcode | htobe32((ind & 0xffff) << 8);
-		/*
-		 * The ring copy is whole before the device may read it, and
-		 * the last holder's BlueFlame stores go first.
-		 */
-		mmio_wc_start();
 
-		mmio_wc_copy64((char *)ctx->bf_page + ctx->bf_offset, ctrl,
-			       bytes);
-		mmio_flush_writes();
-		ctx->bf_offset ^= ctx->bf_buf_size;
-		mlx4_unlock(&ctx->bf_lock);
-	} else {
-		ctrl->bf_qpn = htobe32(fence_size);
-		udma_to_device_barrier();
-		ctrl->owner_opcode = owner_opcode;
-		udma_to_device_barrier();
-		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
-	}
-
+	ring_send_doorbell(qp, ctrl,
+			   wqe_head(op->opcode_be | owner_bit(qp, ind),
+				    htobe32(size), wr->send_flags),
+			   ind, size <= qp->bf_max_size, bytes);
 	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if (bytes > 64)
+	if (bytes > 64 || unlikely(qp->sq_stamp)) {
 		qp->sq_stamp = 1;
-	if (qp->sq_stamp)
 		stamp_ahead_of(qp, ctrl);
-
+	}
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
-
-general:
-	return post_send_general(qp, wr, bad_wr, ind, ind);
 }
 
 static int __attribute__((noinline))
-post_send_one_inline_rc_uc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-			   struct ibv_send_wr **bad_wr)
+post_lone_inline_rc_uc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr)
 {
-	return post_one_inline(qp, wr, bad_wr, 0);
+	return post_lone_inline(qp, wr, bad_wr, 0);
 }
 
 static int __attribute__((noinline))
-post_send_one_inline_ud(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-			struct ibv_send_wr **bad_wr)
+post_lone_inline_ud(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
 {
-	return post_one_inline(qp, wr, bad_wr, MLX4_QPT_BIT_UD);
+	return post_lone_inline(qp, wr, bad_wr, MLX4_QPT_BIT_UD);
 }
 
 static int __attribute__((noinline))
-post_send_one_inline_xrc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-			 struct ibv_send_wr **bad_wr)
+post_lone_inline_xrc(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr)
 {
-	return post_one_inline(qp, wr, bad_wr, MLX4_QPT_BIT_XRC);
+	return post_lone_inline(qp, wr, bad_wr, MLX4_QPT_BIT_XRC);
 }
 
-/* The copy of post_one_inline() for @qp's transport. */
-static inline int post_send_one_inline(struct mlx4_qp *qp,
-				       struct ibv_send_wr *wr,
-				       struct ibv_send_wr **bad_wr)
-{
-	if (likely(!(qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))))
-		return post_send_one_inline_rc_uc(qp, wr, bad_wr);
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD)
-		return post_send_one_inline_ud(qp, wr, bad_wr);
-	return post_send_one_inline_xrc(qp, wr, bad_wr);
-}
-
-/*
- * Everything the fast path does not take, SQ locked, WQEs [head, ind)
- * built: a lone one-SGE inline request goes the BlueFlame way, the rest
- * the general way.
- */
-static int __attribute__((noinline))
-post_send_slow(struct mlx4_qp *qp, struct ibv_send_wr *wr,
-	       struct ibv_send_wr **bad_wr, unsigned int head, unsigned int ind)
-{
-	if (ind == head && wr && send_wr_is_lone_inline(wr))
-		return post_send_one_inline(qp, wr, bad_wr);
-	return post_send_general(qp, wr, bad_wr, head, ind);
-}
-
+/* The SQ lock is taken: wait for it, then take the general path. */
 static int __attribute__((noinline))
 post_send_contended(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr)
 {
 	mlx4_lock_contended(&qp->sq.lock);
-	return post_send_slow(qp, wr, bad_wr, qp->sq.head, qp->sq.head);
+	return post_send_list(qp, wr, bad_wr);
 }
 
 /*
- * The fast path: plain requests into a queue with room.  Anything else
- * goes to post_send_slow(), which picks up where this one stopped.
+ * ibv_post_send().  Special case 1, here: a lone plain request into a
+ * queue with room, built from its QP's recipe and rung by the UAR.
+ * bench/run.sh's post_send: 96 instructions here, 159 through
+ * post_send_list().
  */
 int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
 	struct mlx4_qp *qp = to_mqp(ibqp);
+	struct mlx4_wqe_ctrl_seg *ctrl;
 	unsigned int ind;
 
 	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
 		return post_send_contended(qp, wr, bad_wr);
-
 	if (unlikely(!wr))
-		return post_send_slow(qp, wr, bad_wr, qp->sq.head, qp->sq.head);
-	if (wr->send_flags & IBV_SEND_INLINE && send_wr_is_lone_inline(wr))
-		return post_send_one_inline(qp, wr, bad_wr);
-
-	/* qp->sq.head stays the first WQE of this call until the doorbell. */
-	ind = qp->sq.head;
-	for (;;) {
-		struct ibv_send_wr *next;
-
-		if (unlikely(wq_looks_full(&qp->sq, ind) ||
-			     !send_wr_is_plain(qp, wr) ||
-			     !build_plain_wqe(qp, wr, ind)))
-			return post_send_slow(qp, wr, bad_wr, qp->sq.head, ind);
-
-		next = wr->next;
-		if (!next)
-			break;
-		if (unlikely(qp->sq_stamp))
-			stamp_send_wqe(qp, ind + qp->sq_spare_wqes);
-		ind++;
-		wr = next;
+		return post_send_list(qp, wr, bad_wr);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->num_sge != 1 || wr->next)
+			return post_send_list(qp, wr, bad_wr);
+		if (likely(!(qp->qpt_bit &
+			     (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))))
+			return post_lone_inline_rc_uc(qp, wr, bad_wr);
+		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
+			return post_lone_inline_ud(qp, wr, bad_wr);
+		return post_lone_inline_xrc(qp, wr, bad_wr);
 	}
-	ind++;
 
-	ring_send_doorbell(qp, qp->sq.head, ind, 0);
+	ind = qp->sq.head;
+	if (unlikely(wr->next || wq_looks_full(&qp->sq, ind) ||
+		     !send_wr_is_plain(qp, wr)))
+		return post_send_list(qp, wr, bad_wr);
+
+	ctrl = get_send_wqe(qp, ind);
+	qp->sq.head = ind + 1;
+	ring_send_doorbell(qp, ctrl, build_plain_wqe(qp, wr, ctrl, ind),
+			   ind, 0, 0);
+	if (unlikely(qp->sq_stamp))
+		stamp_ahead_of(qp, ctrl);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
