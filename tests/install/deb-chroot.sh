@@ -118,7 +118,14 @@ ma=$(chroot "$root" dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib=/usr/lib/$ma
 ours=$lib/libmlx4.so.1.0.0
 theirs=$(chroot "$root" dpkg-query -L ibverbs-providers | grep -x "$lib/libmlx4\.so\.1\.[0-9.]*")
-echo "# chroot $root ($suite, $ma); the distribution's library: $theirs"
+# The provider link names the private interface of the release's
+# rdma-core: libmlx4-rdmav34.so up to rdma-core 57, -rdmav65.so in 65.
+link=$(chroot "$root" dpkg-query -L ibverbs-providers |
+	sed -n "s|^$lib/libibverbs/\(libmlx4-rdmav[0-9]*\.so\)$|\1|p")
+pabi=${link#libmlx4-rdmav}
+pabi=${pabi%.so}
+echo "# chroot $root ($suite, $ma); the distribution's library: $theirs, provider link $link"
+[ -n "$theirs" ] && [ -n "$link" ] || { echo "Bail out! no libmlx4 in ibverbs-providers"; exit 1; }
 
 # Which files serve mlx4 in a libibverbs program (ibv_rc_pingpong, as a
 # server waiting for its client: its maps) and in a -lmlx4 program
@@ -153,7 +160,7 @@ clean_distribution() {
 	inside "verify_clean ibverbs-providers libibverbs-dev mlx4sim &&
 		! dpkg-divert --list '*' | grep -w 'by libmlx4-[1a-z]*' &&
 		! test -e $lib/libmlx4.diverted && ! test -e /usr/share/libmlx4 &&
-		ls -l $lib/libmlx4.so.1 $lib/libibverbs/libmlx4-rdmav34.so &&
+		ls -l $lib/libmlx4.so.1 $lib/libibverbs/$link &&
 		test \"\$(readlink -f $lib/libmlx4.so.1)\" = $theirs &&
 		ldconfig -p | grep 'libmlx4\.so\.1 '"
 }
@@ -212,11 +219,11 @@ step "installed: dpkg -V clean, the distribution's files diverted out of ldconfi
 	 dpkg-divert --list '*' | grep libmlx4 && ls -lR $lib/libmlx4.diverted &&
 	 ! ls $lib/libmlx4.so.1.* | grep -vx $ours &&
 	 test \"\$(readlink -f $lib/libmlx4.so.1)\" = $ours &&
-	 test \"\$(readlink -f $lib/libibverbs/libmlx4-rdmav34.so)\" = $ours &&
+	 test \"\$(readlink -f $lib/libibverbs/$link)\" = $ours &&
 	 test \$(ldconfig -p | grep -c 'libmlx4\.so\.1 ') -eq 1 &&
 	 ldconfig -p | grep 'libmlx4\.so\.1 ' &&
-	 ls $lib/libibverbs/ | grep -c rdmav34 && test -e $lib/libibverbs/libmlx5-rdmav34.so &&
-	 test -e $lib/libibverbs/librxe-rdmav34.so"
+	 ls $lib/libibverbs/ | grep -c rdmav$pabi && test -e $lib/libibverbs/libmlx5-rdmav$pabi.so &&
+	 test -e $lib/libibverbs/librxe-rdmav$pabi.so"
 if serves "$ours"; then ok "installed: our library serves mlx4 (libibverbs and -lmlx4 programs), pingpong passes"; else not_ok "installed: our library serves mlx4 (libibverbs and -lmlx4 programs), pingpong passes"; fi
 step "installed: ibverbs-providers reinstalled over ours keeps ours" \
 	"apt-get install -y -q --reinstall ibverbs-providers >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
@@ -242,8 +249,8 @@ step "upgrade: ibverbs-providers with a new library file name, under ours" \
 	"apt-get install -y -q /tmp/libmlx4-1_*.deb /tmp/libmlx4-dev_*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 	 mkdir /tmp/up && cd /tmp/up && apt-get download -q ibverbs-providers >/dev/null 2>&1 &&
 	 dpkg-deb -R ibverbs-providers_*.deb x && cd x$lib &&
-	 mv libmlx4.so.1.0.44.0 libmlx4.so.1.0.99.0 && ln -sf libmlx4.so.1.0.99.0 libmlx4.so.1 &&
-	 ln -sf ../libmlx4.so.1.0.99.0 libibverbs/libmlx4-rdmav34.so && cd /tmp/up/x &&
+	 mv ${theirs##*/} libmlx4.so.1.0.99.0 && ln -sf libmlx4.so.1.0.99.0 libmlx4.so.1 &&
+	 ln -sf ../libmlx4.so.1.0.99.0 libibverbs/$link && cd /tmp/up/x &&
 	 find usr -type f -exec md5sum {} + >DEBIAN/md5sums && cd /tmp/up &&
 	 dpkg-deb -b x up.deb >/dev/null && dpkg -i up.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; exit 1; }
 	 verify_clean ibverbs-providers libmlx4-1 &&
