@@ -18,12 +18,15 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
 #include "device.h"
+#include "../sim/protocol.h"
 
 #define BUF_SIZE	8192
 #define SEND_OFF	0
@@ -974,6 +977,116 @@ static void bad_arguments(void)
 	check(fault_count("rules") == 0, "refused faults leave no rule");
 }
 
+/* ------------------------------------------------------------------ */
+/* The control request, as a hostile client would send it              */
+/* ------------------------------------------------------------------ */
+
+static int control_socket(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	const char *dir = getenv(MLX4SIM_ENV_DIR);
+	int sock;
+
+	if (!dir)
+		return -1;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", dir,
+		 MLX4SIM_SOCKET_NAME);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock >= 0 && connect(sock, (void *)&addr, sizeof(addr))) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* One request on @sock: the reply's ret, or 1 when none came. */
+static int request(int sock, uint32_t op, uint32_t arg, const void *payload,
+		   size_t len)
+{
+	uint8_t buf[256], reply[256];
+	struct mlx4sim_request req = { op, arg };
+	struct mlx4sim_reply r;
+
+	memcpy(buf, &req, sizeof(req));
+	memcpy(buf + sizeof(req), payload, len);
+	if (send(sock, buf, sizeof(req) + len, MSG_NOSIGNAL) < 0 ||
+	    recv(sock, reply, sizeof(reply), 0) < (ssize_t)sizeof(r))
+		return 1;
+	memcpy(&r, reply, sizeof(r));
+	return r.ret;
+}
+
+static int fault_bytes(const struct mlx4sim_fault *f, size_t len)
+{
+	int sock = control_socket(), ret;
+
+	if (sock < 0)
+		return 1;
+	ret = request(sock, MLX4SIM_OP_FAULT, 0, f, len);
+	close(sock);
+	return ret;
+}
+
+static void hostile_requests(void)
+{
+	const struct mlx4sim_fault good = {
+		.magic = MLX4SIM_FAULT_MAGIC, .kind = MLX4SIM_FAULT_DROP,
+		.match = MLX4SIM_FAULT_MATCH_QPN, .qpn = 0xabcdef, .next = 1,
+	};
+	struct mlx4sim_fault f;
+	uint32_t open_arg = 0;
+	int sock;
+
+	f = good;
+	f.magic ^= 1;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a wrong magic is refused");
+	f = good;
+	check(fault_bytes(&f, sizeof(f) - 1) == -EINVAL &&
+	      fault_bytes(&f, 0) == -EINVAL,
+	      "control: a short request is refused");
+	f = good;
+	f.kind = MLX4SIM_FAULT_KIND_END;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: an unknown kind is refused");
+	f = good;
+	f.match |= 1u << 7;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: unknown filter bits are refused");
+	f = good;
+	f.hca = 3;		/* not selected by match */
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: an unused filter must be 0");
+	f = good;
+	f.reserved = 1;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: reserved must be 0");
+	f = good;
+	f.rate_ppm = 2000000;
+	f.next = 0;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a rate above 1 is refused");
+	f = good;
+	f.delay_ms = 5;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a delay on a drop is refused");
+	f = good;
+	f.kind = MLX4SIM_FAULT_DELAY;
+	f.delay_ms = 0xffffffff;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a delay of 49 days is refused");
+
+	/* A device's file never injects faults, nor a control one opens a device. */
+	sock = control_socket();
+	check(sock >= 0 && request(sock, MLX4SIM_OP_OPEN, 0, NULL, 0) == 0 &&
+	      request(sock, MLX4SIM_OP_FAULT, 0, &good, sizeof(good)) == -EPERM,
+	      "control: a connection that opened a device cannot inject a fault");
+	if (sock >= 0)
+		close(sock);
+	sock = control_socket();
+	f = good;
+	f.kind = MLX4SIM_FAULT_STATUS;
+	f.match = f.qpn = f.next = 0;
+	check(sock >= 0 && request(sock, MLX4SIM_OP_FAULT, 0, &f, sizeof(f)) == 0 &&
+	      request(sock, MLX4SIM_OP_OPEN, open_arg, NULL, 0) == -EBADF,
+	      "control: a control connection cannot open a device");
+	if (sock >= 0)
+		close(sock);
+	check(fault_count("rules") == 0, "control: refused requests leave no rule");
+}
+
 int main(void)
 {
 	mlx4sim = getenv("MLX4SIM");
@@ -983,6 +1096,7 @@ int main(void)
 	}
 	alarm(120);
 	bad_arguments();
+	hostile_requests();
 	rc_lost_once(false);
 	rc_lost_once(true);
 	rc_lost_answer(IBV_WR_RDMA_READ);
