@@ -14,6 +14,7 @@ MLX4_PROVIDER_SOURCES = \
 	src/mlx4dv.h \
 	src/mmio.h \
 	src/qp.c \
+	src/qp_verbs.c \
 	src/srq.c \
 	src/verbs.c \
 	src/wq.c
