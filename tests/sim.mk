@@ -89,5 +89,7 @@ tests_dv_probe_LDADD = -lmlx4 -libverbs
 check_PROGRAMS += tests/faults
 tests_faults_SOURCES = tests/faults.c tests/tap.h tests/device.h
 tests_faults_LDADD = -libverbs -lpthread
-TESTS += tests/faults-system.tap tests/faults-project.tap
-EXTRA_DIST += tests/faults-system.tap tests/faults-project.tap tests/faults.sh
+TESTS += tests/faults-system.tap tests/faults-project.tap \
+	tests/faults-pingpong.tap
+EXTRA_DIST += tests/faults-system.tap tests/faults-project.tap tests/faults.sh \
+	tests/faults-pingpong.tap
