@@ -226,12 +226,15 @@ int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 	return 0;
 }
 
-/* An XRC target QP lives in the kernel: no queues of ours. */
-static struct ibv_qp *create_xrc_tgt_qp(struct ibv_context *context,
-					struct ibv_qp_init_attr_ex *attr)
+/*
+ * A QP that lives in the kernel only, with no queues of ours: an XRC
+ * target QP, created from @create, or opened by number from @open.
+ */
+static struct ibv_qp *kernel_only_qp(struct ibv_context *context,
+				     struct ibv_qp_init_attr_ex *create,
+				     struct ibv_qp_open_attr *open)
 {
 	struct ib_uverbs_create_qp_resp resp = {};
-	struct ibv_create_qp cmd = {};
 	struct mlx4_qp *qp;
 	int ret;
 
@@ -243,8 +246,19 @@ static struct ibv_qp *create_xrc_tgt_qp(struct ibv_context *context,
 	qp->ctx = to_mctx(context);
 	qp->no_queues = 1;
 
-	ret = ibv_cmd_create_qp_ex(context, &qp->verbs_qp, attr, &cmd,
-				   sizeof(cmd), &resp, sizeof(resp));
+	if (create) {
+		struct ibv_create_qp cmd = {};
+
+		ret = ibv_cmd_create_qp_ex(context, &qp->verbs_qp, create,
+					   &cmd, sizeof(cmd),
+					   &resp, sizeof(resp));
+	} else {
+		struct ibv_open_qp cmd = {};
+
+		ret = ibv_cmd_open_qp(context, &qp->verbs_qp,
+				      sizeof(qp->verbs_qp), open, &cmd,
+				      sizeof(cmd), &resp, sizeof(resp));
+	}
 	if (ret) {
 		free(qp);
 		errno = ret;
@@ -378,7 +392,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 			errno = EINVAL;
 			return NULL;
 		}
-		return create_xrc_tgt_qp(context, &attr);
+		return kernel_only_qp(context, &attr, NULL);
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
@@ -480,29 +494,7 @@ struct ibv_qp *mlx4dv_create_qp(struct ibv_context *context,
 struct ibv_qp *mlx4_open_qp(struct ibv_context *context,
 			    struct ibv_qp_open_attr *attr)
 {
-	struct ib_uverbs_create_qp_resp resp = {};
-	struct ibv_open_qp cmd = {};
-	struct mlx4_qp *qp;
-	int ret;
-
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	qp->ctx = to_mctx(context);
-	qp->no_queues = 1;
-
-	ret = ibv_cmd_open_qp(context, &qp->verbs_qp, sizeof(qp->verbs_qp),
-			      attr, &cmd, sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(qp);
-		errno = ret;
-		return NULL;
-	}
-	mlx4_mark_defined(&resp, sizeof(resp));
-	qp->qpn = qp->verbs_qp.qp.qp_num;
-	return &qp->verbs_qp.qp;
+	return kernel_only_qp(context, NULL, attr);
 }
 
 /* ---------------------------------------------------------------------
