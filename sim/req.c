@@ -550,6 +550,21 @@ static bool group_member(const struct sim_mcast *m, const uint8_t *dgid)
 	return !memcmp(m->gid, dgid, 16);
 }
 
+/* A multicast packet reaches one member, as @fault has it. */
+static void deliver_copy(struct sim_qp *qp, struct sim_qp *dst,
+			 struct sim_message *msg, enum fault_action fault,
+			 uint32_t delay_ms)
+{
+	if (fault == FAULT_DELAY || fault == FAULT_REORDER) {
+		flight_hold(qp, dst, msg, false, RESP_DROP,
+			    fault == FAULT_DELAY ? delay_ms : 0);
+		return;
+	}
+	resp_deliver(qp, dst, msg);
+	if (fault == FAULT_DUPLICATE)
+		resp_deliver(qp, dst, msg);
+}
+
 static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 {
 	const struct mlx4_av *av = &w->dgram.av;
@@ -579,11 +594,18 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 
 	if (lid_is_multicast(dlid)) {
 		struct sim_mcast *m;
+		uint32_t delay_ms;
+		/* The switch copies the packet: a fault acts on every copy. */
+		enum fault_action fault = fault_packet(qp, qp->port, &delay_ms);
 
-		if (msg.has_grh)
+		if (msg.has_grh && fault != FAULT_DROP)
 			list_for_each(&sim.mcast, m, struct sim_mcast, link)
-				if (group_member(m, av->dgid))
-					resp_deliver(qp, m->qp, &msg);
+				if (group_member(m, av->dgid) &&
+				    link_up(qp, hca_port(m->qp->hca, m->qp->port)))
+					deliver_copy(qp, m->qp, &msg, fault,
+						     delay_ms);
+		if (fault == FAULT_NONE || fault == FAULT_DUPLICATE)
+			flight_passed(qp);
 		done(qp, w, w->length);
 		list_for_each(&sim.mcast, m, struct sim_mcast, link)
 			resp_finish(m->qp);

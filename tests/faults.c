@@ -797,6 +797,74 @@ static void unreliable_lost(enum ibv_qp_type type)
 	conn_close(&c);
 }
 
+/* A datagram to a multicast group that the one member's QP joined. */
+static void post_mcast(struct conn *c, const union ibv_gid *mgid,
+		       uint64_t wr_id, uint8_t fill)
+{
+	struct ibv_ah_attr attr = {
+		.dlid = 0xc001, .port_num = 1, .is_global = 1,
+		.grh = { .dgid = *mgid, .sgid_index = 0, .hop_limit = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)c->a.buf + SEND_OFF, MSG_LEN,
+			       c->a.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah *ah = ibv_create_ah(c->pd, &attr);
+	struct ibv_wc wc;
+
+	if (!ah)
+		bail("create_ah");
+	memset(c->a.buf + SEND_OFF, fill, MSG_LEN);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (ibv_post_send(c->a.qp, &wr, &bad))
+		bail("post_send");
+	/* Sent is done for a datagram: the buffer is free again after. */
+	if (!poll_one(c->a.cq, 5000, &wc) || wc.status != IBV_WC_SUCCESS)
+		bail("multicast send");
+	ibv_destroy_ah(ah);
+}
+
+static void ud_multicast(void)
+{
+	const char *what = "UD multicast";
+	union ibv_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x42 } };
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long dropped, duplicated;
+	int n;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	if (ibv_attach_mcast(c.b.qp, &mgid, 0xc001))
+		bail("attach_mcast");
+	for (int i = 1; i <= 3; i++)
+		post_recv(&c.b, i);
+	dropped = fault_count("dropped");
+	duplicated = fault_count("duplicated");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault drop accepted", what);
+	post_mcast(&c, &mgid, 10, 0x11);
+	post_mcast(&c, &mgid, 11, 0x22);
+	n = drain(c.b.cq, QUIET_MS, &wc);
+	check(n == 1 && wc.wr_id == 1 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x22, MSG_LEN),
+	      "%s lost: the member gets only the second (%d)", what, n);
+	check(fault("duplicate --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault duplicate accepted", what);
+	post_mcast(&c, &mgid, 12, 0x33);
+	n = drain(c.b.cq, QUIET_MS, NULL);
+	check(n == 2, "%s duplicated: the member gets it twice (%d)", what, n);
+	check(fault_count("dropped") == dropped + 1 &&
+	      fault_count("duplicated") == duplicated + 1,
+	      "%s: each fault fired once", what);
+	ibv_detach_mcast(c.b.qp, &mgid, 0xc001);
+	conn_close(&c);
+}
+
 /* ------------------------------------------------------------------ */
 /* Events: ports, QPs, the device                                      */
 /* ------------------------------------------------------------------ */
@@ -1113,6 +1181,7 @@ int main(void)
 	ud_reordered();
 	unreliable_lost(IBV_QPT_UD);
 	unreliable_lost(IBV_QPT_UC);
+	ud_multicast();
 	port_down_up();
 	qp_fatal();
 	device_fatal();
