@@ -15,6 +15,7 @@
 #include <infiniband/mlx4dv.h>
 
 static struct ibv_context *ctx;
+static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct mlx4dv_qp dvqp;
@@ -35,10 +36,10 @@ static void setup(void)
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = 128 },
 	};
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_REMOTE_READ };
 	struct ibv_port_attr port;
 	struct mlx4dv_obj obj;
-	struct ibv_pd *pd;
 
 	if (!list || !list[0] || !(ctx = ibv_open_device(list[0])))
 		die("open device");
@@ -106,6 +107,83 @@ static void ring(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
 	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
 }
 
+/* Make WQE @ctrl, without handing it over yet. */
+static void fill(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
+{
+	ctrl->fence_size = ds;
+	ctrl->srcrb_flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE);
+	ctrl->owner_opcode = htobe32(opcode);
+}
+
+/*
+ * An RDMA READ that carries an inline segment where its scatter list
+ * should be: the device has nowhere to put the data, and must complete it
+ * in error without writing anywhere.  A proper READ into @victim runs just
+ * before it: a device that left the inline READ's list of local buffers
+ * unset found the previous WQE's list there, and wrote into @victim.
+ */
+static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
+{
+	static uint64_t source[2] = { 0x1111111111111111ULL,
+				      0x2222222222222222ULL };
+	static uint64_t victim;
+	struct mlx4_wqe_ctrl_seg *next = (void *)((char *)ctrl +
+						 (1 << dvqp.sq.wqe_shift));
+	struct mlx4_wqe_raddr_seg *raddr = (void *)(ctrl + 1);
+	struct mlx4_wqe_data_seg *data = (void *)(raddr + 1);
+	uint32_t *inl;
+	struct ibv_mr *src_mr, *victim_mr;
+	struct ibv_wc wc[2];
+	int n = 0;
+
+	src_mr = ibv_reg_mr(pd, source, sizeof(source), IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_READ);
+	victim_mr = ibv_reg_mr(pd, &victim, sizeof(victim),
+			       IBV_ACCESS_LOCAL_WRITE);
+	if (!src_mr || !victim_mr)
+		die("reg_mr");
+	raddr->raddr = htobe64((uintptr_t)&source[0]);
+	raddr->rkey = htobe32(src_mr->rkey);
+	data->byte_count = htobe32(sizeof(victim));
+	data->lkey = htobe32(victim_mr->lkey);
+	data->addr = htobe64((uintptr_t)&victim);
+	fill(ctrl, MLX4_OPCODE_RDMA_READ, 3);
+
+	raddr = (void *)(next + 1);
+	raddr->raddr = htobe64((uintptr_t)&source[1]);
+	raddr->rkey = htobe32(src_mr->rkey);
+	inl = (uint32_t *)(raddr + 1);
+	inl[0] = htobe32(MLX4_INLINE_SEG | 8);
+	memset(inl + 1, 0xab, 8);
+	fill(next, MLX4_OPCODE_RDMA_READ, 3);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
+
+	for (int i = 0; i < 1000 && n < 2; i++) {
+		int got = ibv_poll_cq(cq, 2 - n, wc + n);
+
+		if (got < 0)
+			die("poll_cq");
+		n += got;
+		if (n < 2)
+			usleep(1000);
+	}
+	if (n != 2) {
+		fprintf(stderr, "sim-strict: %d completions of 2\n", n);
+		return 1;
+	}
+	printf("READ: %s; inline READ: %s; victim 0x%016llx\n",
+	       ibv_wc_status_str(wc[0].status), ibv_wc_status_str(wc[1].status),
+	       (unsigned long long)victim);
+	if (wc[0].status != IBV_WC_SUCCESS ||
+	    wc[1].status != IBV_WC_LOC_PROT_ERR || victim != source[0]) {
+		fprintf(stderr, "sim-strict: expected success, a local protection error, and 0x%016llx in the victim\n",
+			(unsigned long long)source[0]);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "none";
@@ -146,6 +224,8 @@ int main(int argc, char **argv)
 		d->addr = htobe64(0x10000);
 		*(uint32_t *)(seg + 16) = htobe32(MLX4_INLINE_SEG | 12);
 		ring(ctrl, MLX4_OPCODE_SEND, 3);
+	} else if (!strcmp(how, "inline-read")) {
+		return inline_read(ctrl);
 	} else if (!strcmp(how, "foreign-cq-doorbell")) {
 		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
 	} else if (!strcmp(how, "ci-ahead")) {
