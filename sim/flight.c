@@ -27,6 +27,11 @@
  * which the device owns until the WQE completes.
  */
 #define COPY_MAX	(1u << 20)
+/*
+ * The switch's buffers: a delay on a flood of datagrams must not take
+ * the daemon's memory.  Packets beyond this many in flight are lost.
+ */
+#define MAX_FLIGHTS	4096
 
 struct flight {
 	struct list_node link;
@@ -42,6 +47,7 @@ struct flight {
 };
 
 static struct list_node flights = { &flights, &flights };
+static unsigned int nflights;
 
 static struct sim_qp *qp_at(int hca, uint32_t qpn)
 {
@@ -85,11 +91,14 @@ bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 		 const struct sim_message *msg, bool answer,
 		 enum resp_status status, uint32_t delay_ms)
 {
-	struct flight *f = calloc(1, sizeof(*f));
 	bool datagram = src->type == IBV_QPT_UD || src->type == IBV_QPT_UC;
+	struct flight *f;
 
-	if (!f)
+	f = nflights < MAX_FLIGHTS ? calloc(1, sizeof(*f)) : NULL;
+	if (!f) {
+		fault_count_drop();
 		return false;
+	}
 	f->msg = *msg;
 	f->answer = answer;
 	f->status = status;
@@ -102,9 +111,11 @@ bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 	if (!answer && take_payload(f, msg, datagram)) {
 		free(f->copy);
 		free(f);
+		fault_count_drop();
 		return false;
 	}
 	list_add_tail(&flights, &f->link);
+	nflights++;
 	return true;
 }
 
@@ -131,6 +142,7 @@ static void land(struct flight *f)
 static void release(struct flight *f)
 {
 	list_del(&f->link);
+	nflights--;
 	land(f);
 	free(f->copy);
 	free(f);

@@ -760,6 +760,41 @@ static void ud_reordered(void)
 	conn_close(&c);
 }
 
+/* A flood held back: the switch's buffers fill, the rest is lost. */
+static void ud_delay_flood(void)
+{
+	const char *what = "UD flood delayed 1 s";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long dropped, delayed;
+	int sent = 0, done = 0;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	dropped = fault_count("dropped");
+	delayed = fault_count("delayed");
+	check(fault("delay 1000 --rate 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay --rate 1 accepted", what);
+	while (done < 4200) {
+		if (sent - done < 8 && sent < 4200)
+			post_send(&c, sent++, 0x44);
+		if (ibv_poll_cq(c.a.cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS)
+				break;
+			done++;
+		}
+	}
+	check(done == 4200, "%s: the sender completes all 4200", what);
+	check(fault_count("delayed") == delayed + 4200 &&
+	      fault_count("dropped") == dropped + 4200 - 4096,
+	      "%s: 4096 held back, the rest lost (%lld, %lld)", what,
+	      fault_count("delayed") - delayed,
+	      fault_count("dropped") - dropped);
+	check(fault("clear") == 0, "%s: fault clear", what);
+	conn_close(&c);
+}
+
 /* ------------------------------------------------------------------ */
 /* UD and UC lose silently                                             */
 /* ------------------------------------------------------------------ */
@@ -1179,6 +1214,7 @@ int main(void)
 	rc_delayed(true);
 	rc_delayed_past_timeout();
 	ud_reordered();
+	ud_delay_flood();
 	unreliable_lost(IBV_QPT_UD);
 	unreliable_lost(IBV_QPT_UC);
 	ud_multicast();
