@@ -93,3 +93,19 @@ TESTS += tests/faults-system.tap tests/faults-project.tap \
 	tests/faults-pingpong.tap
 EXTRA_DIST += tests/faults-system.tap tests/faults-project.tap tests/faults.sh \
 	tests/faults-pingpong.tap
+
+# The daemon against a fuzzer, with honest clients on the same subnet.
+# `make fuzz FUZZ_SECONDS=600` runs it long (MLX4SIM_FUZZ_SEED=N replays).
+check_PROGRAMS += tests/sim-fuzz
+tests_sim_fuzz_SOURCES = tests/sim-fuzz.c
+tests_sim_fuzz_LDADD = -libverbs -lmlx4
+FUZZ_SECONDS = 4
+AM_TESTS_ENVIRONMENT += FUZZ_SECONDS='$(FUZZ_SECONDS)'; export FUZZ_SECONDS;
+TESTS += tests/fuzz.tap
+EXTRA_DIST += tests/fuzz.tap
+
+fuzz:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/fuzz.tap \
+		FUZZ_SECONDS='$(FUZZ_SECONDS)'
+	@cat tests/fuzz.log
+.PHONY: fuzz
