@@ -82,6 +82,13 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 			continue;
 		TRACE(trace_blueflame(ctx, SIM_PAGE_SIZE + off, head, bf + off,
 				      BF_CHUNK));
+		/*
+		 * Hardware takes a BlueFlame write whole; here a driver may
+		 * still be copying.  Cleared, the rest of the buffer shows
+		 * a copy taken early as zeros, not as an older WQE's bytes.
+		 */
+		for (int i = 8; i < BF_CHUNK; i += 8)
+			*(volatile uint64_t *)(bf + off + i) = 0;
 		ring(ctx, rung, be32toh((uint32_t)(head >> 32)) >> 8,
 		     "a BlueFlame write");
 	}
