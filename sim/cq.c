@@ -453,6 +453,7 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 	}
 	TRACE(trace_cqe(cq, cq->prod, &cqe));
 	cq->prod++;
+	sim.progress++;
 
 	error = (cqe.owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
 		MLX4_CQE_OPCODE_ERROR;

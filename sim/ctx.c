@@ -352,6 +352,7 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 	struct sim_cmd cmd = { .ctx = ctx, .arg = arg, .pass_fd = -1 };
 	int err;
 
+	sim.progress++;
 	err = parse_command(&cmd, buf, count, out);
 	/* Before GET_CONTEXT there is no context to act on. */
 	if (!err && !ctx->has_ucontext &&

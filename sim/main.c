@@ -214,7 +214,30 @@ static void write_stats(void)
 	rename(path, final);
 }
 
-/* SIGUSR1 asks for stats; SIGTERM and SIGINT end the daemon. */
+/*
+ * How much the daemon did: the uverbs commands it took and the CQEs it
+ * wrote.  A test's watchdog (SIGUSR2 writes it to "progress") sees a
+ * stuck queue as a count that stops moving, long before its timeout.
+ */
+static void write_progress(void)
+{
+	char path[PATH_MAX], final[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/progress.tmp", sim.opt.dir);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fprintf(f, "%llu\n", (unsigned long long)sim.progress);
+	fclose(f);
+	snprintf(final, sizeof(final), "%s/progress", sim.opt.dir);
+	rename(path, final);
+}
+
+/*
+ * SIGUSR1 asks for stats, SIGUSR2 for progress; SIGTERM and SIGINT end
+ * the daemon.
+ */
 static bool take_signal(void)
 {
 	struct signalfd_siginfo si;
@@ -223,6 +246,10 @@ static bool take_signal(void)
 		return true;
 	if (si.ssi_signo == SIGUSR1) {
 		write_stats();
+		return true;
+	}
+	if (si.ssi_signo == SIGUSR2) {
+		write_progress();
 		return true;
 	}
 	return false;
@@ -372,6 +399,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);

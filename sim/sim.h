@@ -471,6 +471,7 @@ struct sim {
 	struct list_node waiting;	/* QPs with a retry timer */
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
 	uint64_t breaches;
+	uint64_t progress;		/* commands taken and CQEs written */
 	uint32_t next_event_file;
 	uint32_t next_xrcdn;
 	uint64_t start_ns;

@@ -23,6 +23,8 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+# Ended by a signal (a harness's timeout), clean up all the same.
+trap 'exit 143' HUP INT TERM
 
 ok() {
 	test_count=$((test_count + 1))
@@ -113,6 +115,49 @@ new_port() {
 	done
 }
 
+# A queue that stops (a lost doorbell, a CQ or SRQ that is never given
+# back its entries) leaves its programs waiting for ever.  Rather than wait
+# for their 120-second timeout, end them once the simulator has taken no
+# command and written no CQE for this many seconds.
+stall_seconds=5
+
+# stall_watch PID COMMAND: end PID (a timeout(1), which passes the signal
+# on) when the simulator stalls, saying so on the standard error.
+stall_watch() {
+	_w_daemon=$(cat "$MLX4SIM_DIR/pid" 2>/dev/null) || return 0
+	_w_last= _w_still=0
+	while kill -0 "$1" 2>/dev/null; do
+		kill -USR2 "$_w_daemon" 2>/dev/null || return 0
+		sleep 1
+		_w_now=$(cat "$MLX4SIM_DIR/progress" 2>/dev/null)
+		if [ -n "$_w_now" ] && [ "$_w_now" = "$_w_last" ]; then
+			_w_still=$((_w_still + 1))
+		else
+			_w_still=0
+		fi
+		_w_last=$_w_now
+		if [ $_w_still -ge $stall_seconds ]; then
+			echo "stuck: in $stall_seconds s the simulator took no command and wrote no CQE; ended $2" >&2
+			kill "$1" 2>/dev/null
+			return 0
+		fi
+	done
+}
+
+# guarded CMD...: CMD on the running simulator, for 120 s at the most, and
+# ended with a message as soon as the simulator stalls.
+guarded() {
+	timeout 120 "$@" &
+	_g_pid=$!
+	stall_watch $_g_pid "$*" &
+	_g_watch=$!
+	wait $_g_pid
+	_g_status=$?
+	kill $_g_watch 2>/dev/null
+	wait $_g_watch 2>/dev/null
+	return $_g_status
+}
+
 # run_client LOG CMD...: a client, retried while its server is not yet
 # listening (the servers start in the background).
 run_client() {
@@ -120,7 +165,7 @@ run_client() {
 	shift
 	tries=0
 	while :; do
-		timeout 120 "$@" >"$log" 2>&1
+		guarded "$@" >"$log" 2>&1
 		status=$?
 		grep -qi "couldn't connect\|unable to connect\|connection refused" "$log" || return $status
 		tries=$((tries + 1))
@@ -143,7 +188,7 @@ pair() {
 	attempt=1
 	while :; do
 		new_port
-		timeout 120 env $server_env "$@" -p $port >"$work/server.log" 2>&1 &
+		guarded env $server_env "$@" -p $port >"$work/server.log" 2>&1 &
 		server=$!
 		run_client "$work/client.log" env $client_env "$@" -p $port localhost
 		client_status=$?

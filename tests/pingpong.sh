@@ -11,7 +11,7 @@ shift
 # xsrq_pair ARGS...: ibv_xsrq_pingpong, a server and two clients.
 xsrq_pair() {
 	new_port
-	timeout 120 ibv_xsrq_pingpong -c 2 -p $port "$@" >"$work/server.log" 2>&1 &
+	guarded ibv_xsrq_pingpong -c 2 -p $port "$@" >"$work/server.log" 2>&1 &
 	server=$!
 	run_client "$work/client1.log" ibv_xsrq_pingpong -p $port "$@" localhost &
 	client1=$!
