@@ -3,7 +3,7 @@
  * Data-path cost of an mlx4 provider, measured in instructions.
  *
  * Two RC QPs on the first port of the first device are connected to each
- * other.  Each operation under test is called through a wrapper that is
+ * other, and two UD QPs address each other.  Each operation under test is called through a wrapper that is
  * never inlined, so that `valgrind --tool=callgrind --toggle-collect=
  * bench_<op>` counts exactly the instructions of the ibv_* call (the
  * jump through the context's ops table included) and nothing of the
@@ -12,8 +12,16 @@
  * this program prints.
  *
  *   mlx4-bench OP [ITERATIONS]
- *   OP: post_recv | post_send | post_send_inline | poll_cq_empty |
- *       poll_cq_one (a CQE waiting each time: a send's completion)
+ *   OP: post_recv          a receive, 1 SGE
+ *       post_send          an RC SEND, 1 SGE
+ *       post_send_inline   an RC SEND, 64 bytes inline
+ *       post_send_write    an RC RDMA WRITE, 1 SGE
+ *       post_send_ud       a UD SEND, 1 SGE
+ *       poll_cq_empty      a poll of an empty CQ
+ *       poll_cq_one        a poll for one CQE, one waiting each time
+ *                          (a send's completion)
+ *       poll_cq_batch      polls for 16 receive CQEs, all waiting: the
+ *                          figure is per CQE
  */
 #include <config.h>
 
@@ -26,7 +34,12 @@
 
 #include <infiniband/verbs.h>
 
-enum { BATCH = 128, MSG = 64 };
+enum {
+	BATCH = 128,
+	MSG = 64,
+	GRH = 40,		/* a UD receive's first bytes */
+	POLL_BATCH = 16,
+};
 
 #define NOINLINE __attribute__((noinline, noclone))
 
@@ -49,6 +62,18 @@ NOINLINE int bench_post_send_inline(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	return ibv_post_send(qp, wr, bad);
 }
 
+NOINLINE int bench_post_send_write(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				   struct ibv_send_wr **bad)
+{
+	return ibv_post_send(qp, wr, bad);
+}
+
+NOINLINE int bench_post_send_ud(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				struct ibv_send_wr **bad)
+{
+	return ibv_post_send(qp, wr, bad);
+}
+
 NOINLINE int bench_poll_cq_empty(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
 	return ibv_poll_cq(cq, ne, wc);
@@ -59,17 +84,27 @@ NOINLINE int bench_poll_cq_one(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 	return ibv_poll_cq(cq, ne, wc);
 }
 
+NOINLINE int bench_poll_cq_batch(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, ne, wc);
+}
+
 struct bench {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *send_cq, *recv_cq, *idle_cq;
 	struct ibv_qp *a, *b;		/* a sends to b */
+	struct ibv_qp *ud_a, *ud_b;	/* the same, by UD */
+	struct ibv_ah *ah;		/* ud_a's address of ud_b */
 	uint8_t *buf;
-	struct ibv_sge sge;
+	struct ibv_sge sge, ud_sge;
 	struct ibv_recv_wr rwr;
 	struct ibv_send_wr swr;
 };
+
+/* A Q_Key that reads differently byte-swapped. */
+#define BENCH_QKEY	0x1a2b3c4d
 
 static void die(const char *what)
 {
@@ -77,7 +112,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-static struct ibv_qp *create_qp(struct bench *b)
+static struct ibv_qp *create_qp(struct bench *b, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr attr = {
 		.send_cq = b->send_cq,
@@ -87,7 +122,7 @@ static struct ibv_qp *create_qp(struct bench *b)
 			.max_send_sge = 1, .max_recv_sge = 1,
 			.max_inline_data = MSG,
 		},
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 	};
 	struct ibv_qp *qp = ibv_create_qp(b->pd, &attr);
 
@@ -135,6 +170,27 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t lid)
 		die("modify to RTS");
 }
 
+/* A UD QP through INIT, RTR and RTS. */
+static void ready_ud_qp(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qkey = BENCH_QKEY,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		die("modify UD to INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		die("modify UD to RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("modify UD to RTS");
+}
+
 static void setup(struct bench *b)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -148,23 +204,36 @@ static void setup(struct bench *b)
 	ibv_free_device_list(list);
 
 	b->pd = ibv_alloc_pd(b->ctx);
-	b->buf = calloc(1, 2 * MSG);
+	b->buf = calloc(1, 2 * MSG + GRH);
 	if (!b->pd || !b->buf)
 		die("ibv_alloc_pd");
-	b->mr = ibv_reg_mr(b->pd, b->buf, 2 * MSG, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE);
+	b->mr = ibv_reg_mr(b->pd, b->buf, 2 * MSG + GRH,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	b->send_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
 	b->recv_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
 	b->idle_cq = ibv_create_cq(b->ctx, 16, NULL, NULL, 0);
 	if (!b->mr || !b->send_cq || !b->recv_cq || !b->idle_cq)
 		die("ibv_reg_mr / ibv_create_cq");
 
-	b->a = create_qp(b);
-	b->b = create_qp(b);
+	b->a = create_qp(b, IBV_QPT_RC);
+	b->b = create_qp(b, IBV_QPT_RC);
 	if (ibv_query_port(b->ctx, 1, &port))
 		die("ibv_query_port");
 	connect_qp(b->a, b->b->qp_num, port.lid);
 	connect_qp(b->b, b->a->qp_num, port.lid);
+
+	b->ud_a = create_qp(b, IBV_QPT_UD);
+	b->ud_b = create_qp(b, IBV_QPT_UD);
+	ready_ud_qp(b->ud_a);
+	ready_ud_qp(b->ud_b);
+	b->ah = ibv_create_ah(b->pd, &(struct ibv_ah_attr){
+		.dlid = port.lid, .port_num = 1 });
+	if (!b->ah)
+		die("ibv_create_ah");
+	/* A UD receive takes the GRH's room first. */
+	b->ud_sge.addr = (uintptr_t)b->buf;
+	b->ud_sge.length = MSG + GRH;
+	b->ud_sge.lkey = b->mr->lkey;
 
 	b->sge.addr = (uintptr_t)b->buf;
 	b->sge.length = MSG;
@@ -203,14 +272,17 @@ static void drain(struct ibv_cq *cq, int n)
 	}
 }
 
-static void post_recvs(struct bench *b, int n, int measured)
+static void post_recvs(struct bench *b, struct ibv_qp *qp, int n,
+		       int measured)
 {
-	struct ibv_recv_wr *bad;
+	struct ibv_recv_wr wr = b->rwr, *bad;
 	int i;
 
+	if (qp == b->ud_b)
+		wr.sg_list = &b->ud_sge;
 	for (i = 0; i < n; i++) {
-		int ret = measured ? bench_post_recv(b->b, &b->rwr, &bad) :
-				     ibv_post_recv(b->b, &b->rwr, &bad);
+		int ret = measured ? bench_post_recv(qp, &wr, &bad) :
+				     ibv_post_recv(qp, &wr, &bad);
 		if (ret) {
 			errno = ret;
 			die("ibv_post_recv");
@@ -218,21 +290,54 @@ static void post_recvs(struct bench *b, int n, int measured)
 	}
 }
 
-static void post_sends(struct bench *b, int n, int measured, int inl)
+/* The send requests of the phases, by name; all signaled. */
+enum send_kind { SEND, SEND_INLINE, WRITE, UD_SEND };
+
+static struct ibv_qp *send_qp(struct bench *b, enum send_kind kind)
 {
-	struct ibv_send_wr *bad;
+	return kind == UD_SEND ? b->ud_a : b->a;
+}
+
+static struct ibv_send_wr send_wr(struct bench *b, enum send_kind kind)
+{
+	struct ibv_send_wr wr = b->swr;
+
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (kind == SEND_INLINE)
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (kind == WRITE) {
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + MSG;
+		wr.wr.rdma.rkey = b->mr->rkey;
+	}
+	if (kind == UD_SEND) {
+		wr.wr.ud.ah = b->ah;
+		wr.wr.ud.remote_qpn = b->ud_b->qp_num;
+		wr.wr.ud.remote_qkey = BENCH_QKEY;
+	}
+	return wr;
+}
+
+static void post_sends(struct bench *b, enum send_kind kind, int n,
+		       int measured)
+{
+	struct ibv_send_wr wr = send_wr(b, kind), *bad;
+	struct ibv_qp *qp = send_qp(b, kind);
 	int i;
 
-	b->swr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
 	for (i = 0; i < n; i++) {
 		int ret;
 
 		if (!measured)
-			ret = ibv_post_send(b->a, &b->swr, &bad);
-		else if (inl)
-			ret = bench_post_send_inline(b->a, &b->swr, &bad);
+			ret = ibv_post_send(qp, &wr, &bad);
+		else if (kind == SEND_INLINE)
+			ret = bench_post_send_inline(qp, &wr, &bad);
+		else if (kind == WRITE)
+			ret = bench_post_send_write(qp, &wr, &bad);
+		else if (kind == UD_SEND)
+			ret = bench_post_send_ud(qp, &wr, &bad);
 		else
-			ret = bench_post_send(b->a, &b->swr, &bad);
+			ret = bench_post_send(qp, &wr, &bad);
 		if (ret) {
 			errno = ret;
 			die("ibv_post_send");
@@ -240,13 +345,125 @@ static void post_sends(struct bench *b, int n, int measured, int inl)
 	}
 }
 
+/* BATCH of @kind through, the sends measured, all completions drained. */
+static long round_of_sends(struct bench *b, enum send_kind kind)
+{
+	int recvs = kind != WRITE;
+
+	if (recvs)
+		post_recvs(b, kind == UD_SEND ? b->ud_b : b->b, BATCH, 0);
+	post_sends(b, kind, BATCH, 1);
+	drain(b->send_cq, BATCH);
+	if (recvs)
+		drain(b->recv_cq, BATCH);
+	return BATCH;
+}
+
+static long round_of_recvs(struct bench *b)
+{
+	post_recvs(b, b->b, BATCH, 1);
+	post_sends(b, SEND, BATCH, 0);
+	drain(b->send_cq, BATCH);
+	drain(b->recv_cq, BATCH);
+	return BATCH;
+}
+
+/* BATCH completions waiting on @cq (receives or sends), none polled. */
+static void completions_waiting(struct bench *b, struct ibv_cq *cq)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	post_recvs(b, b->b, BATCH, 0);
+	post_sends(b, SEND, BATCH, 0);
+	drain(cq == b->send_cq ? b->recv_cq : b->send_cq, BATCH);
+	/* Let every completion of @cq arrive before measuring. */
+	nanosleep(&ts, NULL);
+}
+
+/* Polls for one CQE, one waiting each time: the calls, empty ones too. */
+static long round_of_polls_one(struct bench *b)
+{
+	struct ibv_wc wc;
+	long calls = 0;
+	int i;
+
+	completions_waiting(b, b->send_cq);
+	for (i = 0; i < BATCH; ) {
+		int r = bench_poll_cq_one(b->send_cq, 1, &wc);
+
+		if (r < 0 || (r == 1 && wc.status))
+			die("poll_cq_one");
+		i += r;
+		calls++;
+	}
+	return calls;
+}
+
+/* Polls for POLL_BATCH receive CQEs: the figure is per CQE polled. */
+static long round_of_polls_batch(struct bench *b)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	int i, j;
+
+	completions_waiting(b, b->recv_cq);
+	for (i = 0; i < BATCH; ) {
+		int r = bench_poll_cq_batch(b->recv_cq, POLL_BATCH, wc);
+
+		if (r < 0)
+			die("poll_cq_batch");
+		for (j = 0; j < r; j++)
+			if (wc[j].status || wc[j].byte_len != MSG)
+				die("poll_cq_batch: a wrong completion");
+		i += r;
+	}
+	return BATCH;
+}
+
+static long round_of_polls_empty(struct bench *b)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < BATCH; i++)
+		if (bench_poll_cq_empty(b->idle_cq, 1, &wc))
+			die("poll of an idle CQ found a completion");
+	return BATCH;
+}
+
+/* Each phase: BATCH operations a round; returns the measured units. */
+static long run_round(struct bench *b, const char *op)
+{
+	static const struct {
+		const char *name;
+		enum send_kind kind;
+	} sends[] = {
+		{ "post_send", SEND },
+		{ "post_send_inline", SEND_INLINE },
+		{ "post_send_write", WRITE },
+		{ "post_send_ud", UD_SEND },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sends) / sizeof(sends[0]); i++)
+		if (!strcmp(op, sends[i].name))
+			return round_of_sends(b, sends[i].kind);
+	if (!strcmp(op, "post_recv"))
+		return round_of_recvs(b);
+	if (!strcmp(op, "poll_cq_one"))
+		return round_of_polls_one(b);
+	if (!strcmp(op, "poll_cq_batch"))
+		return round_of_polls_batch(b);
+	if (!strcmp(op, "poll_cq_empty"))
+		return round_of_polls_empty(b);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
 	long iters = argc > 2 ? atol(argv[2]) : 4096;
-	long done = 0, calls = 0;	/* calls of the measured wrapper */
+	long done, calls = 0;	/* units of the measured wrapper */
 	struct bench b = {};
-	struct ibv_wc wc;
 
 	if (iters < BATCH || iters % BATCH) {
 		fprintf(stderr, "mlx4-bench: iterations: a multiple of %d\n", BATCH);
@@ -254,56 +471,17 @@ int main(int argc, char **argv)
 	}
 	setup(&b);
 
-	while (done < iters) {
-		if (!strcmp(op, "post_recv")) {
-			post_recvs(&b, BATCH, 1);
-			post_sends(&b, BATCH, 0, 0);
-			calls += BATCH;
-		} else if (!strcmp(op, "post_send")) {
-			post_recvs(&b, BATCH, 0);
-			post_sends(&b, BATCH, 1, 0);
-			calls += BATCH;
-		} else if (!strcmp(op, "post_send_inline")) {
-			post_recvs(&b, BATCH, 0);
-			post_sends(&b, BATCH, 1, 1);
-			calls += BATCH;
-		} else if (!strcmp(op, "poll_cq_one")) {
-			struct timespec ts = { 0, 20 * 1000 * 1000 };
-			int i;
+	for (done = 0; done < iters; done += BATCH) {
+		long units = run_round(&b, op);
 
-			post_recvs(&b, BATCH, 0);
-			post_sends(&b, BATCH, 0, 0);
-			drain(b.recv_cq, BATCH);
-			/* Let every send completion arrive before measuring. */
-			nanosleep(&ts, NULL);
-			for (i = 0; i < BATCH; ) {
-				int r = bench_poll_cq_one(b.send_cq, 1, &wc);
-
-				if (r < 0 || (r == 1 && wc.status))
-					die("poll_cq_one");
-				i += r;
-				calls++;
-			}
-			done += BATCH;
-			continue;
-		} else if (!strcmp(op, "poll_cq_empty")) {
-			int i;
-
-			for (i = 0; i < BATCH; i++)
-				if (bench_poll_cq_empty(b.idle_cq, 1, &wc))
-					die("poll of an idle CQ found a completion");
-			calls += BATCH;
-			done += BATCH;
-			continue;
-		} else {
+		if (units < 0) {
 			fprintf(stderr, "usage: mlx4-bench post_recv|post_send|"
-				"post_send_inline|poll_cq_empty|poll_cq_one "
+				"post_send_inline|post_send_write|post_send_ud|"
+				"poll_cq_empty|poll_cq_one|poll_cq_batch "
 				"[ITERATIONS]\n");
 			return 2;
 		}
-		drain(b.send_cq, BATCH);
-		drain(b.recv_cq, BATCH);
-		done += BATCH;
+		calls += units;
 	}
 
 	/* poll_cq_one counts the empty polls of a late completion too. */
@@ -311,6 +489,9 @@ int main(int argc, char **argv)
 
 	ibv_destroy_qp(b.a);
 	ibv_destroy_qp(b.b);
+	ibv_destroy_qp(b.ud_a);
+	ibv_destroy_qp(b.ud_b);
+	ibv_destroy_ah(b.ah);
 	ibv_destroy_cq(b.send_cq);
 	ibv_destroy_cq(b.recv_cq);
 	ibv_destroy_cq(b.idle_cq);
