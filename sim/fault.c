@@ -69,9 +69,10 @@ static bool rule_matches(const struct fault_rule *r, const struct sim_qp *qp,
 	return true;
 }
 
+/* Keep the others in order: the first rule that matches decides. */
 static void rule_remove(int i)
 {
-	rules[i] = rules[--nrules];
+	memmove(&rules[i], &rules[i + 1], (--nrules - i) * sizeof(rules[0]));
 }
 
 /*

@@ -399,6 +399,43 @@ static void rc_lost_once(bool lose_ack)
 	conn_close(&c);
 }
 
+/* Faults stack, and the first that matches a packet decides. */
+static void rc_rules_in_order(void)
+{
+	const char *what = "RC SEND under three faults";
+	struct params p = rc_params;
+	long long dropped, duplicated;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	p.timeout = 10;			/* 4.2 ms */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	dropped = fault_count("dropped");
+	duplicated = fault_count("duplicated");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0 &&
+	      fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0 &&
+	      fault("duplicate --next 5 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: drop, drop, duplicate accepted", what);
+	post_send(&c, 10, 0x5b);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: completes after two retransmissions (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(drain(c.b.cq, QUIET_MS, NULL) == 1,
+	      "%s: the responder receives it once", what);
+	check(fault_count("dropped") == dropped + 2 &&
+	      fault_count("duplicated") == duplicated + 1,
+	      "%s: dropped twice, then duplicated, in the order given (%lld, %lld)",
+	      what, fault_count("dropped") - dropped,
+	      fault_count("duplicated") - duplicated);
+	check(fault("clear") == 0 && fault_count("rules") == 0,
+	      "%s: fault clear removes the rest", what);
+	conn_close(&c);
+}
+
 /* A READ or an atomic whose answer is lost: answered from the records. */
 static void rc_lost_answer(enum ibv_wr_opcode op)
 {
@@ -1218,6 +1255,7 @@ int main(void)
 	hostile_requests();
 	rc_lost_once(false);
 	rc_lost_once(true);
+	rc_rules_in_order();
 	rc_lost_answer(IBV_WR_RDMA_READ);
 	rc_lost_answer(IBV_WR_ATOMIC_FETCH_AND_ADD);
 	rc_retry_exceeded();
