@@ -24,6 +24,19 @@
 #define BUF_SIZE	4096
 #define TIMEOUT_MS	5000
 
+/*
+ * What the test chooses and the provider or the device carries reads
+ * differently byte-swapped, so that a value sent in the wrong byte order
+ * is caught: PSNs, Q_Keys, immediates, atomic operands, WR ids.
+ */
+#define TEST_PSN	0x1a2b3c
+#define TEST_QKEY	0x11223344
+#define TEST_IMM	0x00c0ffee
+#define WRID(n)		(0x0102030405060000ULL + (n))
+#define ATOMIC_START	0x1122334455667700ULL
+#define ATOMIC_ADD	0x0000000100000001ULL
+#define ATOMIC_SWAP	0x8877665544332211ULL
+
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static uint16_t lid;
@@ -36,7 +49,10 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
 }
 
-/* One completion, or 0 with wc->status set to -1 after the timeout. */
+/*
+ * One completion, or 0 with wc->status set to -1 after the timeout: a
+ * stuck queue fails its case in seconds, and says so.
+ */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	uint64_t end = now_ms() + TIMEOUT_MS;
@@ -47,6 +63,8 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 		if (n)
 			return n;
 	} while (now_ms() < end);
+	printf("# CQ %u: no completion in %d s\n", cq->handle,
+	       TIMEOUT_MS / 1000);
 	wc->status = (enum ibv_wc_status)-1;
 	return 0;
 }
@@ -104,6 +122,7 @@ static void drain_async_events(void)
 
 struct end {
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cq_ex;	/* the same CQ, when extended */
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	uint8_t *buf;
@@ -118,6 +137,10 @@ struct pair_opts {
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
 	struct ibv_comp_channel *channel;
+	uint32_t send_sge;		/* 0: 1 */
+	uint32_t inline_size;
+	uint64_t ex_wc_flags;		/* an extended CQ reading these */
+	struct ibv_cq *cq;		/* both ends' CQ, instead of their own */
 };
 
 static void make_end(struct end *e, const struct pair_opts *o)
@@ -135,10 +158,24 @@ static void make_end(struct end *e, const struct pair_opts *o)
 				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
-	e->cq = ibv_create_cq(ctx, o->cqe, e, o->channel, 0);
+	if (o->cq) {
+		e->cq = o->cq;
+	} else if (o->ex_wc_flags) {
+		struct ibv_cq_init_attr_ex cq_attr = {
+			.cqe = o->cqe, .cq_context = e, .channel = o->channel,
+			.wc_flags = o->ex_wc_flags,
+		};
+		e->cq_ex = ibv_create_cq_ex(ctx, &cq_attr);
+		e->cq = e->cq_ex ? ibv_cq_ex_to_cq(e->cq_ex) : NULL;
+	} else {
+		e->cq = ibv_create_cq(ctx, o->cqe, e, o->channel, 0);
+	}
 	if (!e->cq)
 		bail("ibv_create_cq");
 	init.send_cq = init.recv_cq = e->cq;
+	if (o->send_sge)
+		init.cap.max_send_sge = o->send_sge;
+	init.cap.max_inline_data = o->inline_size;
 	e->qp = ibv_create_qp(pd, &init);
 	if (!e->qp)
 		bail("ibv_create_qp");
@@ -163,7 +200,7 @@ static void connect_end(struct end *e, uint32_t remote_qpn,
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = IBV_MTU_1024,
 		.dest_qp_num = remote_qpn,
-		.rq_psn = 0,
+		.rq_psn = TEST_PSN,
 		.max_dest_rd_atomic = 4,
 		.min_rnr_timer = o->min_rnr_timer,
 		.ah_attr = { .dlid = lid, .port_num = 1 },
@@ -177,7 +214,7 @@ static void connect_end(struct end *e, uint32_t remote_qpn,
 	attr.timeout = 10;
 	attr.retry_cnt = 2;
 	attr.rnr_retry = o->rnr_retry;
-	attr.sq_psn = 0;
+	attr.sq_psn = TEST_PSN;
 	attr.max_rd_atomic = 4;
 	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
@@ -216,7 +253,7 @@ static int post_send(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
 		(uintptr_t)e->buf + offset, len, e->mr->lkey
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.wr_id = WRID(wr_id), .sg_list = &sge, .num_sge = 1, .opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
@@ -232,7 +269,7 @@ static int post_recv(struct end *e, uint32_t offset, uint32_t len,
 		(uintptr_t)e->buf + offset, len, e->mr->lkey
 	};
 	struct ibv_recv_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.wr_id = WRID(wr_id), .sg_list = &sge, .num_sge = 1,
 	}, *bad;
 
 	return ibv_post_recv(e->qp, &wr, &bad);
@@ -256,6 +293,26 @@ static bool all_bytes(const uint8_t *p, int c, size_t len)
 	return true;
 }
 
+/* Payload whose every byte differs from its neighbours, per @seed. */
+static uint8_t pattern_byte(size_t i, unsigned int seed)
+{
+	return (uint8_t)(seed + i * 7 + (i >> 8));
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern_byte(i, seed);
+}
+
+static bool is_filled(const uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pattern_byte(i, seed))
+			return false;
+	return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* The cases                                                           */
 /* ------------------------------------------------------------------ */
@@ -272,7 +329,7 @@ static void bad_rkey(void)
 	post_send(&p.a, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)p.b.buf,
 		  p.b.mr->rkey ^ 0x80, 1);
 	poll_one(p.a.cq, &wc);
-	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.wr_id == 1,
+	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.wr_id == WRID(1),
 	      "RDMA WRITE with a bad rkey: requester gets REM_ACCESS_ERR (%s)",
 	      status_str(&wc));
 	check(all_bytes(p.b.buf, 0x5a, BUF_SIZE),
@@ -316,7 +373,7 @@ static void rnr_retry_exceeded(void)
 	make_pair(&p, &o);
 	post_send(&p.a, IBV_WR_SEND, 0, 16, 0, 0, 3);
 	poll_one(p.a.cq, &wc);
-	check(wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == 3,
+	check(wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == WRID(3),
 	      "SEND with no receive posted and rnr_retry 0: RNR_RETRY_EXC_ERR (%s)",
 	      status_str(&wc));
 	free_pair(&p);
@@ -335,11 +392,11 @@ static void rnr_then_receive(void)
 	      "SEND with no receive posted does not complete while retrying");
 	post_recv(&p.b, 0, 64, 5);
 	poll_one(p.b.cq, &wc);
-	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 5 &&
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == WRID(5) &&
 	      wc.byte_len == 19 && !memcmp(p.b.buf, "late but delivered", 19),
 	      "a receive posted later gets the message (%s)", status_str(&wc));
 	poll_one(p.a.cq, &wc);
-	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 4,
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == WRID(4),
 	      "and the SEND then completes (%s)", status_str(&wc));
 	free_pair(&p);
 }
@@ -359,17 +416,17 @@ static void flush(void)
 	for (int i = 0; i < 3; i++) {
 		poll_one(p.b.cq, &wc);
 		flushed += wc.status == IBV_WC_WR_FLUSH_ERR &&
-			   wc.wr_id == 100u + i;
+			   wc.wr_id == WRID(100 + i);
 	}
 	check(flushed == 3,
 	      "a QP moved to ERROR flushes its 3 receives, in order");
 	post_recv(&p.b, 0, 64, 200);
 	poll_one(p.b.cq, &wc);
-	check(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 200,
+	check(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == WRID(200),
 	      "a receive posted in ERROR is flushed (%s)", status_str(&wc));
 	post_send(&p.b, IBV_WR_SEND, 0, 8, 0, 0, 201);
 	poll_one(p.b.cq, &wc);
-	check(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 201,
+	check(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == WRID(201),
 	      "a send posted in ERROR is flushed (%s)", status_str(&wc));
 	free_pair(&p);
 }
@@ -383,11 +440,11 @@ static void receive_too_small(void)
 	post_recv(&p.b, 0, 8, 6);
 	post_send(&p.a, IBV_WR_SEND, 0, 64, 0, 0, 7);
 	poll_one(p.b.cq, &wc);
-	check(wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 6,
+	check(wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == WRID(6),
 	      "a receive buffer too small: the receiver gets LOC_LEN_ERR (%s)",
 	      status_str(&wc));
 	poll_one(p.a.cq, &wc);
-	check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 7,
+	check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == WRID(7),
 	      "and the sender REM_INV_REQ_ERR (%s)", status_str(&wc));
 	drain_async_events();
 	free_pair(&p);
@@ -435,50 +492,52 @@ static void read_and_atomics(void)
 	      "RDMA READ brings the remote bytes (%s)", status_str(&wc));
 
 	/* ConnectX-3 atomics see the 64-bit target as big-endian. */
-	counter = htobe64(40);
+	counter = htobe64(ATOMIC_START);
 	memcpy(p.b.buf + 1024, &counter, 8);
 	for (int i = 0; i < 2; i++) {
 		struct ibv_sge sge = { (uintptr_t)p.a.buf + 1024 + 8 * i, 8,
 				       p.a.mr->lkey };
 		struct ibv_send_wr wr = {
-			.wr_id = 9 + i, .sg_list = &sge, .num_sge = 1,
+			.wr_id = WRID(9 + i), .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 			.send_flags = IBV_SEND_SIGNALED,
 		}, *bad;
 
 		wr.wr.atomic.remote_addr = (uintptr_t)p.b.buf + 1024;
 		wr.wr.atomic.rkey = p.b.mr->rkey;
-		wr.wr.atomic.compare_add = 1;
+		wr.wr.atomic.compare_add = ATOMIC_ADD;
 		ibv_post_send(p.a.qp, &wr, &bad);
 		poll_one(p.a.cq, &wc);
 	}
 	memcpy(&counter, p.b.buf + 1024, 8);
 	memcpy(&orig, p.a.buf + 1032, 8);
-	check(wc.status == IBV_WC_SUCCESS && be64toh(counter) == 42 &&
-	      be64toh(orig) == 41,
-	      "fetch-and-add twice: 40 becomes 42, the second fetch sees 41 (%" PRIu64 ", %" PRIu64 ")",
+	check(wc.status == IBV_WC_SUCCESS &&
+	      be64toh(counter) == ATOMIC_START + 2 * ATOMIC_ADD &&
+	      be64toh(orig) == ATOMIC_START + ATOMIC_ADD,
+	      "fetch-and-add twice: the target gains twice the addend, the second fetch sees it once (0x%" PRIx64 ", 0x%" PRIx64 ")",
 	      be64toh(counter), be64toh(orig));
 	{
 		struct ibv_sge sge = { (uintptr_t)p.a.buf + 1040, 8,
 				       p.a.mr->lkey };
 		struct ibv_send_wr wr = {
-			.wr_id = 11, .sg_list = &sge, .num_sge = 1,
+			.wr_id = WRID(11), .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
 			.send_flags = IBV_SEND_SIGNALED,
 		}, *bad;
 
 		wr.wr.atomic.remote_addr = (uintptr_t)p.b.buf + 1024;
 		wr.wr.atomic.rkey = p.b.mr->rkey;
-		wr.wr.atomic.compare_add = 42;
-		wr.wr.atomic.swap = 7;
+		wr.wr.atomic.compare_add = ATOMIC_START + 2 * ATOMIC_ADD;
+		wr.wr.atomic.swap = ATOMIC_SWAP;
 		ibv_post_send(p.a.qp, &wr, &bad);
 		poll_one(p.a.cq, &wc);
 	}
 	memcpy(&counter, p.b.buf + 1024, 8);
 	memcpy(&orig, p.a.buf + 1040, 8);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_COMP_SWAP &&
-	      be64toh(counter) == 7 && be64toh(orig) == 42,
-	      "compare-and-swap 42 -> 7 swaps and returns 42 (%s)",
+	      be64toh(counter) == ATOMIC_SWAP &&
+	      be64toh(orig) == ATOMIC_START + 2 * ATOMIC_ADD,
+	      "compare-and-swap swaps and returns the old value (%s)",
 	      status_str(&wc));
 	free_pair(&p);
 }
@@ -502,10 +561,10 @@ static void immediate_and_events(void)
 	{
 		struct ibv_sge sge = { (uintptr_t)p.a.buf, 4, p.a.mr->lkey };
 		struct ibv_send_wr wr = {
-			.wr_id = 13, .sg_list = &sge, .num_sge = 1,
+			.wr_id = WRID(13), .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_SEND_WITH_IMM,
 			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
-			.imm_data = htobe32(0xc0ffee),
+			.imm_data = htobe32(TEST_IMM),
 		}, *bad;
 
 		ibv_post_send(p.a.qp, &wr, &bad);
@@ -518,13 +577,14 @@ static void immediate_and_events(void)
 	ibv_ack_cq_events(p.b.cq, 1);
 	poll_one(p.b.cq, &wc);
 	check(wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM) &&
-	      be32toh(wc.imm_data) == 0xc0ffee && wc.opcode == IBV_WC_RECV &&
+	      be32toh(wc.imm_data) == TEST_IMM && wc.opcode == IBV_WC_RECV &&
 	      wc.byte_len == 4 && wc.qp_num == p.b.qp->qp_num &&
 	      wc.src_qp == p.a.qp->qp_num && wc.slid == lid,
 	      "SEND with immediate: imm_data, byte_len, qp_num, src_qp, slid");
 	poll_one(p.a.cq, &wc);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND &&
-	      wc.wr_id == 13, "the sender's completion (%s)", status_str(&wc));
+	      wc.wr_id == WRID(13), "the sender's completion (%s)",
+	      status_str(&wc));
 	pfd.revents = 0;
 	check(poll(&pfd, 1, 100) == 0,
 	      "no further event: the CQ was armed once");
@@ -554,7 +614,7 @@ static void resize_cq(void)
 		post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 400 + i);
 	for (int i = 0; i < 6; i++) {
 		poll_one(p.b.cq, &wc);
-		in_order += wc.status == IBV_WC_SUCCESS && wc.wr_id == 300u + i;
+		in_order += wc.status == IBV_WC_SUCCESS && wc.wr_id == WRID(300 + i);
 	}
 	check(in_order == 6,
 	      "completions from before and after the resize arrive in order (%d of 6)",
@@ -567,7 +627,7 @@ static void resize_cq(void)
 	post_recv(&p.b, 0, 64, 500);
 	post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 501);
 	poll_one(p.b.cq, &wc);
-	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 500,
+	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == WRID(500),
 	      "the shrunk CQ still completes (%s)", status_str(&wc));
 	poll_one(p.a.cq, &wc);
 	free_pair(&p);
@@ -617,7 +677,7 @@ static void srq_events(void)
 	for (int i = 0; i < 5; i++) {
 		struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * i, 64,
 				       p.b.mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = 600 + i, .sg_list = &sge,
+		struct ibv_recv_wr wr = { .wr_id = WRID(600 + i), .sg_list = &sge,
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_srq_recv(srq, &wr, &bad))
@@ -648,7 +708,9 @@ static void srq_events(void)
 static void memory_window(void)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-	struct ibv_mw_bind bind = { .wr_id = 800, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mw_bind bind = {
+		.wr_id = WRID(800), .send_flags = IBV_SEND_SIGNALED
+	};
 	struct ibv_wc wc;
 	struct pair p;
 
@@ -669,12 +731,12 @@ static void memory_window(void)
 	check(ibv_bind_mw(p.b.qp, mw, &bind) == 0, "ibv_bind_mw posts the bind");
 	poll_one(p.b.cq, &wc);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
-	      wc.wr_id == 800, "the bind completes (%s)", status_str(&wc));
-	memset(p.a.buf, 0x77, 64);
+	      wc.wr_id == WRID(800), "the bind completes (%s)", status_str(&wc));
+	fill(p.a.buf, 64, 0x77);
 	post_send(&p.a, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)p.b.buf + 1024,
 		  mw->rkey, 801);
 	poll_one(p.a.cq, &wc);
-	check(wc.status == IBV_WC_SUCCESS && all_bytes(p.b.buf + 1024, 0x77, 64),
+	check(wc.status == IBV_WC_SUCCESS && is_filled(p.b.buf + 1024, 64, 0x77),
 	      "an RDMA WRITE through the window's rkey lands (%s)",
 	      status_str(&wc));
 	post_send(&p.a, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)p.b.buf + 1280,
@@ -700,7 +762,7 @@ static void multicast(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = TEST_QKEY,
 	};
 	struct ibv_ah_attr ah_attr = {
 		.is_global = 1, .dlid = 0xc001, .port_num = 1,
@@ -737,7 +799,7 @@ static void multicast(void)
 	}
 	for (int i = 0; i < 2; i++) {
 		struct ibv_sge sge = { (uintptr_t)buf + 512 * i, 512, mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = 900 + i, .sg_list = &sge,
+		struct ibv_recv_wr wr = { .wr_id = WRID(900 + i), .sg_list = &sge,
 					  .num_sge = 1 }, *bad;
 
 		ibv_post_recv(rx[i], &wr, &bad);
@@ -752,13 +814,13 @@ static void multicast(void)
 	{
 		struct ibv_sge sge = { (uintptr_t)buf + 2048, 13, mr->lkey };
 		struct ibv_send_wr wr = {
-			.wr_id = 902, .sg_list = &sge, .num_sge = 1,
+			.wr_id = WRID(902), .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 		}, *bad;
 
 		wr.wr.ud.ah = ah;
 		wr.wr.ud.remote_qpn = 0xffffff;
-		wr.wr.ud.remote_qkey = 0x11111111;
+		wr.wr.ud.remote_qkey = TEST_QKEY;
 		ibv_post_send(tx, &wr, &bad);
 	}
 	for (int i = 0; i < 3; i++) {
@@ -766,8 +828,8 @@ static void multicast(void)
 		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		    (wc.wc_flags & IBV_WC_GRH) && wc.byte_len == 40 + 13 &&
 		    wc.src_qp == tx->qp_num &&
-		    !memcmp(buf + 512 * (wc.wr_id - 900) + 40, "to the group", 13) &&
-		    !memcmp(buf + 512 * (wc.wr_id - 900) + 24, mgid.raw, 16))
+		    !memcmp(buf + 512 * (wc.wr_id - WRID(900)) + 40, "to the group", 13) &&
+		    !memcmp(buf + 512 * (wc.wr_id - WRID(900)) + 24, mgid.raw, 16))
 			got++;
 	}
 	check(got == 2, "a datagram to the group reaches both, with its GRH (%d)",
@@ -783,6 +845,480 @@ static void multicast(void)
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	free(buf);
+}
+
+/*
+ * Re-armed after an event without polling in between, the CQ must wake
+ * again: the arm carries a new sequence number, so the device takes it
+ * for a new request rather than the one it already answered.
+ */
+static void rearm_unpolled(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct pair_opts o = defaults;
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	void *cq_ctx;
+	struct pair p;
+	int woke = 0;
+
+	if (!ch)
+		bail("ibv_create_comp_channel");
+	o.channel = ch;
+	make_pair(&p, &o);
+	post_recv(&p.b, 0, 64, 4100);
+	post_recv(&p.b, 64, 64, 4101);
+	for (int i = 0; i < 2; i++) {
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+		ibv_req_notify_cq(p.b.cq, 0);
+		post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 4102 + i);
+		poll_one(p.a.cq, &wc);
+		if (poll(&pfd, 1, TIMEOUT_MS) == 1 &&
+		    ibv_get_cq_event(ch, &ev_cq, &cq_ctx) == 0) {
+			ibv_ack_cq_events(ev_cq, 1);
+			woke++;
+		}
+	}
+	check(woke == 2, "a CQ re-armed after its event, not polled in between, wakes again (%d of 2 events)",
+	      woke);
+	while (ibv_poll_cq(p.b.cq, 1, &wc) > 0)
+		;
+	free_pair(&p);
+	ibv_destroy_comp_channel(ch);
+}
+
+/*
+ * A QP destroyed with completions waiting in a CQ it shares: they go,
+ * and the other QP's completion behind them is the next one polled.
+ */
+static void destroy_with_completions(void)
+{
+	struct pair_opts o = defaults;
+	struct ibv_wc wc;
+	struct pair p, q;
+	int n, others = 0;
+
+	make_pair(&p, &defaults);
+	o.cq = p.b.cq;
+	make_pair(&q, &o);
+	/* q's four completions, then one of p's, all in p.b's CQ. */
+	for (int i = 0; i < 2; i++) {
+		post_recv(&q.b, 64 * i, 64, 4200 + i);
+		post_send(&q.a, IBV_WR_SEND, 0, 8, 0, 0, 4210 + i);
+	}
+	for (uint64_t end = now_ms() + 200; now_ms() < end;)
+		;
+	post_recv(&p.b, 0, 64, 4220);
+	post_send(&p.a, IBV_WR_SEND, 0, 8, 0, 0, 4221);
+	poll_one(p.a.cq, &wc);
+	if (ibv_destroy_qp(q.a.qp) || ibv_destroy_qp(q.b.qp) ||
+	    ibv_dereg_mr(q.a.mr) || ibv_dereg_mr(q.b.mr))
+		bail("teardown of q");
+	free(q.a.buf);
+	free(q.b.buf);
+	n = poll_one(p.b.cq, &wc);
+	while (ibv_poll_cq(p.b.cq, 1, &wc) > 0)
+		others++;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == WRID(4220) && wc.qp_num == p.b.qp->qp_num &&
+	      !others,
+	      "a QP destroyed with 4 completions waiting in a shared CQ: the next polled is the other QP's (%s, %d more)",
+	      status_str(&wc), others);
+	free_pair(&p);
+}
+
+/*
+ * The extended CQ's readers: each field of a receive with immediate
+ * data, through ibv_start_poll and the read_* functions.
+ */
+static void extended_cq(void)
+{
+	struct pair_opts o = defaults;
+	struct ibv_poll_cq_attr attr = {};
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc;
+	struct pair p;
+	int ret;
+
+	o.ex_wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+			IBV_WC_EX_WITH_DLID_PATH_BITS;
+	make_pair(&p, &o);
+	cq = p.b.cq_ex;
+	post_recv(&p.b, 0, 64, 4000);
+	fill(p.a.buf, 24, 0x41);
+	{
+		struct ibv_sge sge = { (uintptr_t)p.a.buf, 24, p.a.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = WRID(4001), .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND_WITH_IMM,
+			.send_flags = IBV_SEND_SIGNALED,
+			.imm_data = htobe32(TEST_IMM),
+		}, *bad;
+
+		ibv_post_send(p.a.qp, &wr, &bad);
+	}
+	poll_one(p.a.cq, &wc);
+	ret = ENOENT;
+	for (uint64_t end = now_ms() + TIMEOUT_MS;
+	     ret == ENOENT && now_ms() < end;)
+		ret = ibv_start_poll(cq, &attr);
+	check(ret == 0 && cq->status == IBV_WC_SUCCESS &&
+	      cq->wr_id == WRID(4000) && ibv_wc_read_opcode(cq) == IBV_WC_RECV,
+	      "an extended CQ: the receive's status, wr_id and opcode (%d)", ret);
+	if (ret)
+		goto out;
+	check(ibv_wc_read_byte_len(cq) == 24 &&
+	      ibv_wc_read_imm_data(cq) == htobe32(TEST_IMM) &&
+	      (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM) &&
+	      ibv_wc_read_qp_num(cq) == p.b.qp->qp_num &&
+	      ibv_wc_read_src_qp(cq) == p.a.qp->qp_num &&
+	      ibv_wc_read_slid(cq) == lid && ibv_wc_read_sl(cq) == 0 &&
+	      ibv_wc_read_dlid_path_bits(cq) == 0,
+	      "and its byte_len, imm_data, flags, qp_num, src_qp, slid, sl, path bits (%u, 0x%x)",
+	      ibv_wc_read_byte_len(cq), be32toh(ibv_wc_read_imm_data(cq)));
+	check(ibv_next_poll(cq) == ENOENT, "then the CQ is empty");
+	ibv_end_poll(cq);
+out:
+	free_pair(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Each send path of a provider: one gather entry, several, inline     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A provider builds a WQE of one gather entry, of several, and of inline
+ * data in different code (rdma-core's and ours do): each case goes down
+ * all three, so that a flag or a field one path forgets fails here.
+ */
+enum send_path { ONE_SGE, TWO_SGES, INLINE, NPATHS };
+static const char *const path_name[NPATHS] = {
+	"one gather entry", "two gather entries", "inline",
+};
+
+/* The QPs of @p allow two gather entries and some inline data. */
+static const struct pair_opts path_opts = {
+	.cqe = 64, .rnr_retry = 7, .min_rnr_timer = 1, .send_sge = 2,
+	.inline_size = 64,
+};
+
+/*
+ * Post @wr, its @len bytes at @offset of @e's buffer, down @path
+ * (@len of 2 or more for TWO_SGES).
+ */
+static int post_by(struct end *e, enum send_path path, struct ibv_send_wr *wr,
+		   uint32_t offset, uint32_t len)
+{
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)e->buf + offset, len, e->mr->lkey },
+		{ (uintptr_t)e->buf + offset + len / 2, len - len / 2,
+		  e->mr->lkey },
+	};
+	struct ibv_send_wr *bad;
+
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	if (path == TWO_SGES) {
+		sge[0].length = len / 2;
+		wr->num_sge = 2;
+	} else if (path == INLINE) {
+		wr->send_flags |= IBV_SEND_INLINE;
+	}
+	return ibv_post_send(e->qp, wr, &bad);
+}
+
+/*
+ * A CQ armed for solicited completions only wakes for a SEND that asks
+ * for it, whichever path built the SEND, and for no other.
+ */
+static void solicited_events(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct pair_opts o = path_opts;
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	void *cq_ctx;
+	struct pair p;
+
+	if (!ch)
+		bail("ibv_create_comp_channel");
+	o.channel = ch;
+	make_pair(&p, &o);
+	for (int path = 0; path < NPATHS; path++) {
+		for (int sol = 0; sol < 2; sol++) {
+			struct ibv_send_wr wr = {
+				.wr_id = WRID(1000 + 2 * path + sol),
+				.opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED |
+					      (sol ? IBV_SEND_SOLICITED : 0),
+			};
+			struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+			int woke;
+
+			ibv_req_notify_cq(p.b.cq, 1);
+			post_recv(&p.b, 0, 64, 1010);
+			fill(p.a.buf + 128, 16, 0x31 + path);
+			post_by(&p.a, path, &wr, 128, 16);
+			poll_one(p.a.cq, &wc);
+			poll_one(p.b.cq, &wc);
+			woke = poll(&pfd, 1, sol ? TIMEOUT_MS : 100) == 1;
+			if (woke && ibv_get_cq_event(ch, &ev_cq, &cq_ctx) == 0)
+				ibv_ack_cq_events(ev_cq, 1);
+			check(wc.status == IBV_WC_SUCCESS && woke == sol &&
+			      is_filled(p.b.buf, 16, 0x31 + path),
+			      "%s: a CQ armed for solicited completions %s for a %s SEND (%s)",
+			      path_name[path], sol ? "wakes" : "sleeps",
+			      sol ? "solicited" : "plain", status_str(&wc));
+		}
+	}
+	free_pair(&p);
+	ibv_destroy_comp_channel(ch);
+}
+
+/*
+ * Three passes over the send queue down each path, one WR in three
+ * signalled: the device sees each WQE when its owner bit turns (a WQE
+ * the driver forgot to hand over stops the queue), and each completion
+ * names its own WR, the unsignalled ones before it retired silently.
+ */
+static void send_queue_passes(void)
+{
+	const int per_path = 48;
+	struct ibv_wc wc;
+	struct pair p;
+
+	make_pair(&p, &path_opts);
+	for (int path = 0; path < NPATHS; path++) {
+		int good = 0, landed = 0;
+
+		for (int i = 0; i < per_path; i++) {
+			bool signalled = i % 3 == 2;
+			struct ibv_send_wr wr = {
+				.wr_id = WRID(2000 + 100 * path + i),
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = signalled ? IBV_SEND_SIGNALED : 0,
+			};
+
+			fill(p.a.buf + 32 * i, 32, 3 * i + path);
+			wr.wr.rdma.remote_addr = (uintptr_t)p.b.buf + 32 * i;
+			wr.wr.rdma.rkey = p.b.mr->rkey;
+			if (post_by(&p.a, path, &wr, 32 * i, 32))
+				break;
+			if (!signalled)
+				continue;
+			poll_one(p.a.cq, &wc);
+			good += wc.status == IBV_WC_SUCCESS &&
+				wc.opcode == IBV_WC_RDMA_WRITE &&
+				wc.wr_id == WRID(2000 + 100 * path + i);
+		}
+		for (int i = 0; i < per_path; i++)
+			landed += is_filled(p.b.buf + 32 * i, 32, 3 * i + path);
+		check(good == per_path / 3 && landed == per_path,
+		      "%s: %d RDMA WRITEs, three passes over the send queue: %d of %d completions name their WR, %d of %d land",
+		      path_name[path], per_path, good, per_path / 3, landed,
+		      per_path);
+		memset(p.b.buf, 0, 32 * per_path);
+	}
+	free_pair(&p);
+}
+
+/*
+ * Inline data of every length up to the QP's limit, in a SEND and an
+ * RDMA WRITE (whose headers end at different places of the first 64
+ * bytes): an inline segment may not cross a 64-byte boundary, so longer
+ * data is cut in pieces, and each piece's length must be right.
+ */
+static void inline_lengths(void)
+{
+	struct pair_opts o = path_opts;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	uint32_t max, bad_send = 0, bad_write = 0;
+	struct ibv_wc wc;
+	struct pair p;
+
+	o.inline_size = 256;
+	make_pair(&p, &o);
+	if (ibv_query_qp(p.a.qp, &attr, IBV_QP_CAP, &init))
+		bail("ibv_query_qp");
+	max = init.cap.max_inline_data < 1024 ? init.cap.max_inline_data : 1024;
+	for (uint32_t len = 1; len <= max; len++) {
+		struct ibv_send_wr wr = {
+			.wr_id = WRID(len), .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+
+		fill(p.a.buf, len, len);
+		memset(p.b.buf, 0, len + 1);
+		post_recv(&p.b, 0, 1024, len);
+		post_by(&p.a, INLINE, &wr, 0, len);
+		poll_one(p.a.cq, &wc);
+		poll_one(p.b.cq, &wc);
+		if (!bad_send && (wc.status != IBV_WC_SUCCESS ||
+				  wc.byte_len != len ||
+				  !is_filled(p.b.buf, len, len) || p.b.buf[len]))
+			bad_send = len;
+
+		wr = (struct ibv_send_wr){
+			.wr_id = WRID(len), .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		wr.wr.rdma.remote_addr = (uintptr_t)p.b.buf + 2048;
+		wr.wr.rdma.rkey = p.b.mr->rkey;
+		memset(p.b.buf + 2048, 0, len + 1);
+		post_by(&p.a, INLINE, &wr, 0, len);
+		poll_one(p.a.cq, &wc);
+		if (!bad_write && (wc.status != IBV_WC_SUCCESS ||
+				   !is_filled(p.b.buf + 2048, len, len) ||
+				   p.b.buf[2048 + len]))
+			bad_write = len;
+		if (bad_send && bad_write)
+			break;
+	}
+	check(max >= 64 && !bad_send,
+	      "inline SENDs of 1 to %u bytes arrive whole (first wrong: %u)",
+	      max, bad_send);
+	check(max >= 64 && !bad_write,
+	      "inline RDMA WRITEs of 1 to %u bytes land whole (first wrong: %u)",
+	      max, bad_write);
+	free_pair(&p);
+}
+
+/* A UD QP of Q_Key TEST_QKEY, ready to send and receive. */
+static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 128 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = TEST_QKEY,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_QKEY))
+		bail("UD QP");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		bail("UD QP to RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = TEST_PSN;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		bail("UD QP to RTS");
+	return qp;
+}
+
+/* A UD end: its CQ and QP, a registered buffer. */
+static void ud_end(struct end *e)
+{
+	e->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!e->cq)
+		bail("ibv_create_cq");
+	e->qp = ud_qp(e->cq);
+	e->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!e->buf)
+		bail("aligned_alloc");
+	memset(e->buf, 0, BUF_SIZE);
+	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	if (!e->mr)
+		bail("ibv_reg_mr");
+}
+
+/*
+ * Send @len bytes from @tx down @path to @rx's QP with @qkey; true when
+ * the datagram arrived whole.
+ */
+static bool datagram(struct end *tx, struct end *rx, struct ibv_ah *ah,
+		     enum send_path path, uint32_t qkey, uint32_t len,
+		     unsigned int seed)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = WRID(3000 + len), .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = rx->qp->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	fill(tx->buf, len, seed);
+	memset(rx->buf, 0, 40 + len + 1);
+	post_by(tx, path, &wr, 0, len);
+	poll_one(tx->cq, &wc);
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != WRID(3000 + len))
+		return false;
+	/* Nothing else to wait for: a dropped datagram never completes. */
+	for (uint64_t end = now_ms() + 100; now_ms() < end;)
+		if (ibv_poll_cq(rx->cq, 1, &wc))
+			return wc.status == IBV_WC_SUCCESS &&
+			       wc.opcode == IBV_WC_RECV &&
+			       wc.wr_id == WRID(3100) &&
+			       wc.byte_len == 40 + len &&
+			       wc.src_qp == tx->qp->qp_num &&
+			       is_filled(rx->buf + 40, len, seed) &&
+			       !rx->buf[40 + len];
+	return false;
+}
+
+/*
+ * UD down each path to a QP of an asymmetric Q_Key: the datagram
+ * arrives, and with its Q_Key byte-swapped the receiver drops it.  Then
+ * inline datagrams of every length, whose data start after the 48-byte
+ * datagram segment.
+ */
+static void ud_paths(void)
+{
+	struct ibv_ah_attr ah_attr = { .dlid = lid, .port_num = 1 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	uint32_t max, bad_len = 0;
+	struct end tx = {}, rx = {};
+	struct ibv_ah *ah;
+
+	ud_end(&tx);
+	ud_end(&rx);
+	ah = ibv_create_ah(pd, &ah_attr);
+	if (!ah)
+		bail("ibv_create_ah");
+	post_recv(&rx, 0, 1024, 3100);
+	for (int path = 0; path < NPATHS; path++) {
+		check(!datagram(&tx, &rx, ah, path, __builtin_bswap32(TEST_QKEY),
+				24, 0x51 + path),
+		      "%s: a datagram with the Q_Key byte-swapped is dropped",
+		      path_name[path]);
+		check(datagram(&tx, &rx, ah, path, TEST_QKEY, 24, 0x61 + path),
+		      "%s: a datagram to Q_Key 0x%x arrives whole",
+		      path_name[path], TEST_QKEY);
+		post_recv(&rx, 0, 1024, 3100);
+	}
+
+	if (ibv_query_qp(tx.qp, &attr, IBV_QP_CAP, &init))
+		bail("ibv_query_qp");
+	max = init.cap.max_inline_data < 512 ? init.cap.max_inline_data : 512;
+	for (uint32_t len = 1; len <= max && !bad_len; len++) {
+		if (!datagram(&tx, &rx, ah, INLINE, TEST_QKEY, len, len))
+			bad_len = len;
+		post_recv(&rx, 0, 1024, 3100);
+	}
+	check(max >= 64 && !bad_len,
+	      "inline datagrams of 1 to %u bytes arrive whole (first wrong: %u)",
+	      max, bad_len);
+
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(tx.qp);
+	ibv_destroy_qp(rx.qp);
+	ibv_dereg_mr(tx.mr);
+	ibv_dereg_mr(rx.mr);
+	ibv_destroy_cq(tx.cq);
+	ibv_destroy_cq(rx.cq);
+	free(tx.buf);
+	free(rx.buf);
 }
 
 int main(void)
@@ -807,6 +1343,13 @@ int main(void)
 	srq_events();
 	memory_window();
 	multicast();
+	solicited_events();
+	send_queue_passes();
+	inline_lengths();
+	ud_paths();
+	extended_cq();
+	rearm_unpolled();
+	destroy_with_completions();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();

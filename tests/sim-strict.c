@@ -124,8 +124,9 @@ static void fill(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
  */
 static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
 {
-	static uint64_t source[2] = { 0x1111111111111111ULL,
-				      0x2222222222222222ULL };
+	/* Read differently byte-swapped: a READ in the wrong order shows. */
+	static uint64_t source[2] = { 0x1122334455667788ULL,
+				      0x8877665544332211ULL };
 	static uint64_t victim;
 	struct mlx4_wqe_ctrl_seg *next = (void *)((char *)ctrl +
 						 (1 << dvqp.sq.wqe_shift));
