@@ -230,7 +230,8 @@ static int32_t request(struct conn *c, uint32_t op, uint32_t arg,
 	if (len > sizeof(buf) - sizeof(req))
 		len = sizeof(buf) - sizeof(req);
 	memcpy(buf, &req, sizeof(req));
-	memcpy(buf + sizeof(req), payload, len);
+	if (len)
+		memcpy(buf + sizeof(req), payload, len);
 	cmds.sent++;
 	if (send(c->fd, buf, sizeof(req) + len, MSG_NOSIGNAL) < 0) {
 		/* Larger than the socket takes: the daemon never saw it. */
