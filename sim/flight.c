@@ -133,10 +133,14 @@ static void land(struct flight *f)
 		return;
 	}
 	st = resp_deliver(src, dst, &f->msg);
-	resp_finish(dst);
+	/*
+	 * The requester completes the WQE before an error of the
+	 * responder flushes it, as when they are one QP (resp_finish).
+	 */
 	if (src->type != IBV_QPT_UD && src->type != IBV_QPT_UC &&
 	    st != RESP_DROP)
 		req_late_answer(src, &f->msg, st);
+	resp_finish(dst);
 }
 
 static void release(struct flight *f)

@@ -728,6 +728,52 @@ static void rc_delayed(bool answer)
 	conn_close(&c);
 }
 
+/*
+ * A QP connected to itself, whose delayed WRITE the responder refuses:
+ * the WQE completes with the NAK's error before the QP's error flushes
+ * the rest, as without the delay.
+ */
+static void rc_self_delayed_error(void)
+{
+	const char *what = "RC WRITE to itself with a bad rkey, delayed";
+	struct ibv_port_attr port;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	memset(&c, 0, sizeof(c));
+	c.type = IBV_QPT_RC;
+	c.ctx = open_first_device("faults");
+	c.pd = ibv_alloc_pd(c.ctx);
+	if (!c.pd || ibv_query_port(c.ctx, 1, &port))
+		bail("alloc_pd/query_port");
+	c.lid = port.lid;
+	make_side(&c, &c.a);
+	make_side(&c, &c.b);
+	to_rts(&c, &c.a, c.a.qp->qp_num, &rc_params, 0, 0);
+	check(fault("delay 5 --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay accepted", what);
+	{
+		struct ibv_sge sge = { (uintptr_t)c.a.buf, 64, c.a.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)c.a.buf + 4096,
+				     c.a.mr->rkey ^ 0x100 },
+		}, *bad;
+
+		if (ibv_post_send(c.a.qp, &wr, &bad))
+			bail("post_send");
+	}
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.wr_id == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "%s: REM_ACCESS_ERR, not flushed (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(qp_state(c.a.qp) == IBV_QPS_ERR, "%s: the QP is in ERROR", what);
+	conn_close(&c);
+}
+
 /* Held back beyond the ACK timeout: retransmitted, then a duplicate. */
 static void rc_delayed_past_timeout(void)
 {
@@ -1267,6 +1313,7 @@ int main(void)
 	rc_delayed(false);
 	rc_delayed(true);
 	rc_delayed_past_timeout();
+	rc_self_delayed_error();
 	ud_reordered();
 	ud_delay_flood();
 	unreliable_lost(IBV_QPT_UD);
