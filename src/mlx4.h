@@ -289,8 +289,11 @@ struct mlx4_srq {
 struct mlx4_ah {
 	struct ibv_ah		ibv_ah;
 	struct mlx4_av		av;
-	uint16_t		vlan;
-	uint8_t			mac[6];
+	/* The datagram segment's last 8 bytes, as a WQE has them. */
+	struct {
+		__be16		vlan;		/* VLAN ID, priority from SL */
+		uint8_t		mac[6];
+	} l2;
 };
 
 /* A receive WQ is a QP without a send queue to the device. */

@@ -300,36 +300,27 @@ static inline void *get_recv_wqe(struct mlx4_wq *rq, unsigned int n)
 }
 
 /*
- * Make the WQE in @slot invalid to a prefetching device: the first
- * dword of every 64-byte block after the first, as far as the WQE last
- * written there reached, becomes 0xffffffff.
- */
-static inline void stamp_wqe(void *slot)
-{
-	struct mlx4_wqe_ctrl_seg *ctrl = slot;
-	unsigned int size = (ctrl->fence_size & 0x3f) << 4;
-	unsigned int i;
-
-	for (i = 64; i < size; i += 64)
-		*(uint32_t *)((char *)slot + i) = 0xffffffff;
-}
-
-/*
  * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
  * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp), so in a
- * stride of 128 bytes or more.  That slot is free: its second block is
- * stamped whatever the size of the WQE last there, which saves reading
- * that size for the common 128-byte stride.
+ * stride of 128 bytes or more.  That slot is free: every block of it but
+ * the first is stamped, whatever the size of the WQE last there, which
+ * saves reading that size and looping for the strides of 128 and 256
+ * bytes (bench/run.sh post_send_ud, 256: 12 instructions less).
  */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
+	unsigned int i;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
 	*(uint32_t *)(slot + 64) = 0xffffffff;
-	if (unlikely(qp->sq.wqe_shift > 7))
-		stamp_wqe(slot);
+	if (unlikely(qp->sq.wqe_shift > 7)) {
+		*(uint32_t *)(slot + 128) = 0xffffffff;
+		*(uint32_t *)(slot + 192) = 0xffffffff;
+		for (i = 256; i < 1U << qp->sq.wqe_shift; i += 64)
+			*(uint32_t *)(slot + i) = 0xffffffff;
+	}
 }
 
 /*
@@ -412,6 +403,11 @@ static void set_local_inv_seg(struct mlx4_wqe_local_inval_seg *iseg,
 	iseg->mem_key = htobe32(rkey);
 }
 
+_Static_assert(offsetof(struct mlx4_wqe_datagram_seg, vlan) + 2 ==
+	       offsetof(struct mlx4_wqe_datagram_seg, mac) &&
+	       sizeof(struct mlx4_wqe_datagram_seg) == 48,
+	       "the AH's l2 bytes end the datagram segment");
+
 static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
 				    const struct ibv_send_wr *wr)
 {
@@ -420,8 +416,7 @@ static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
 	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
 	dseg->dqpn = htobe32(wr->wr.ud.remote_qpn);
 	dseg->qkey = htobe32(wr->wr.ud.remote_qkey);
-	dseg->vlan = htobe16(ah->vlan);
-	memcpy(dseg->mac, ah->mac, sizeof(dseg->mac));
+	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
 }
 
 /*

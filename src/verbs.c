@@ -393,21 +393,21 @@ static int gid_to_l2(struct ibv_pd *pd, struct mlx4_ah *ah,
 		if (ibv_query_gid(pd->context, attr->port_num,
 				  attr->grh.sgid_index, &sgid))
 			return EINVAL;
-		ah->mac[0] = 0x33;
-		ah->mac[1] = 0x33;
-		memcpy(ah->mac + 2, gid + 12, 4);
+		ah->l2.mac[0] = 0x33;
+		ah->l2.mac[1] = 0x33;
+		memcpy(ah->l2.mac + 2, gid + 12, 4);
 		ah->av.dlid = htobe16(0xc000);
 		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_MCAST);
 		*vid = gid_vlan(sgid.raw);
 		return 0;
 	}
 	if (!memcmp(gid, link_local, sizeof(link_local))) {
-		ah->mac[0] = gid[8] ^ 2;
-		ah->mac[1] = gid[9];
-		ah->mac[2] = gid[10];
-		ah->mac[3] = gid[13];
-		ah->mac[4] = gid[14];
-		ah->mac[5] = gid[15];
+		ah->l2.mac[0] = gid[8] ^ 2;
+		ah->l2.mac[1] = gid[9];
+		ah->l2.mac[2] = gid[10];
+		ah->l2.mac[3] = gid[13];
+		ah->l2.mac[4] = gid[14];
+		ah->l2.mac[5] = gid[15];
 		*vid = gid_vlan(gid);
 		return 0;
 	}
@@ -427,7 +427,7 @@ static int roce_resolve_l2(struct mlx4_context *ctx, struct ibv_pd *pd,
 	int ret;
 
 	if (ctx->port_cap_flags[attr->port_num - 1] & IBV_PORT_IP_BASED_GIDS) {
-		ret = ibv_resolve_eth_l2_from_gid(pd->context, attr, ah->mac,
+		ret = ibv_resolve_eth_l2_from_gid(pd->context, attr, ah->l2.mac,
 						  &vid);
 		if (ret)
 			return ret < 0 ? -ret : ret;
@@ -439,7 +439,7 @@ static int roce_resolve_l2(struct mlx4_context *ctx, struct ibv_pd *pd,
 
 	if (vid < 0x1000) {
 		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_VLAN);
-		ah->vlan = vid | (attr->sl & 7) << 13;
+		ah->l2.vlan = htobe16(vid | (attr->sl & 7) << 13);
 	}
 	return 0;
 }
