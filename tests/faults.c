@@ -1040,6 +1040,27 @@ static void port_down_up(void)
 	      "port 1 up: query_port says ACTIVE");
 	check(sysfs_state("4: ACTIVE"), "port 1 up: sysfs says 4: ACTIVE");
 	conn_close(&c);
+
+	/* Datagrams over a down port are lost silently; after, they flow. */
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	check(fault("port-down --port 1") == 0, "%s: again", what);
+	post_send(&c, 10, 0x61);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: a UD SEND over it completes at the sender", what);
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0,
+	      "%s: and is lost silently", what);
+	check(fault("port-up --port 1") == 0, "port 1 up: again");
+	post_send(&c, 11, 0x62);
+	n = poll_one(c.b.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x62, MSG_LEN),
+	      "port 1 up: a UD SEND arrives again");
+	check(drain(c.a.cq, QUIET_MS, NULL) == 1, "port 1 up: the sender completes it");
+	conn_close(&c);
 }
 
 static void qp_fatal(void)
