@@ -137,12 +137,16 @@ static struct {
 	uint64_t stalls;
 } cmds;
 
+/* Handles by the kind of object they name; H_ANY holds them all. */
+enum kind { H_ANY, H_PD, H_CQ, H_QP, H_SRQ, H_OTHER, H_KINDS };
+
 struct conn {
 	int fd;
-	uint32_t handles[POOL];	/* of every type: the daemon must check */
-	int nhandles;
+	uint32_t handles[H_KINDS][POOL];
+	int nhandles[H_KINDS];
 	uint32_t qpns[POOL];
 	int nqpns;
+	bool opened;		/* a device file, not a bare connection */
 };
 
 /* Memory the daemon is told holds our rings: ours, and never anything else. */
@@ -191,10 +195,13 @@ static void conn_close(struct conn *c)
 	c->fd = -1;
 }
 
-static uint32_t some_handle(const struct conn *c)
+/* Mostly one of @kind, sometimes one of another kind: types are checked. */
+static uint32_t some_handle(const struct conn *c, enum kind kind)
 {
-	if (c->nhandles && chance(85))
-		return c->handles[rnd(c->nhandles)];
+	if (kind != H_ANY && c->nhandles[kind] && chance(85))
+		return c->handles[kind][rnd(c->nhandles[kind])];
+	if (c->nhandles[H_ANY] && chance(85))
+		return c->handles[H_ANY][rnd(c->nhandles[H_ANY])];
 	return chance(50) ? rnd(8) : nasty32();
 }
 
@@ -279,102 +286,102 @@ struct shape {
 	uint16_t core;		/* request, after the headers */
 	uint16_t resp;		/* core response */
 	uint16_t drv_in, drv_out;
-	bool creates;		/* its response starts with a handle */
+	enum kind kind;		/* its response starts with a handle of this */
 };
 
-#define LEG(c, req, rsp, din, dout, cr) \
-	{ IB_USER_VERBS_CMD_##c, false, sizeof(req), rsp, din, dout, cr }
-#define EXT(c, req, rsp, din, dout, cr) \
-	{ IB_USER_VERBS_EX_CMD_##c, true, sizeof(req), rsp, din, dout, cr }
+#define LEG(c, req, rsp, din, dout, kind) \
+	{ IB_USER_VERBS_CMD_##c, false, sizeof(req), rsp, din, dout, kind }
+#define EXT(c, req, rsp, din, dout, kind) \
+	{ IB_USER_VERBS_EX_CMD_##c, true, sizeof(req), rsp, din, dout, kind }
 
 static const struct shape shapes[] = {
 	LEG(QUERY_DEVICE, struct ib_uverbs_query_device,
-	    sizeof(struct ib_uverbs_query_device_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_query_device_resp), 0, 0, H_ANY),
 	LEG(QUERY_PORT, struct ib_uverbs_query_port,
-	    sizeof(struct ib_uverbs_query_port_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_query_port_resp), 0, 0, H_ANY),
 	LEG(ALLOC_PD, struct ib_uverbs_alloc_pd,
 	    sizeof(struct ib_uverbs_alloc_pd_resp), 0,
-	    sizeof(struct mlx4_ib_alloc_pd_resp), true),
-	LEG(DEALLOC_PD, struct ib_uverbs_dealloc_pd, 0, 0, 0, false),
+	    sizeof(struct mlx4_ib_alloc_pd_resp), H_PD),
+	LEG(DEALLOC_PD, struct ib_uverbs_dealloc_pd, 0, 0, 0, H_ANY),
 	LEG(CREATE_AH, struct ib_uverbs_create_ah,
-	    sizeof(struct ib_uverbs_create_ah_resp), 0, 0, true),
-	LEG(DESTROY_AH, struct ib_uverbs_destroy_ah, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_create_ah_resp), 0, 0, H_OTHER),
+	LEG(DESTROY_AH, struct ib_uverbs_destroy_ah, 0, 0, 0, H_ANY),
 	LEG(REG_MR, struct ib_uverbs_reg_mr,
-	    sizeof(struct ib_uverbs_reg_mr_resp), 0, 0, true),
+	    sizeof(struct ib_uverbs_reg_mr_resp), 0, 0, H_OTHER),
 	LEG(REREG_MR, struct ib_uverbs_rereg_mr,
-	    sizeof(struct ib_uverbs_rereg_mr_resp), 0, 0, false),
-	LEG(DEREG_MR, struct ib_uverbs_dereg_mr, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_rereg_mr_resp), 0, 0, H_ANY),
+	LEG(DEREG_MR, struct ib_uverbs_dereg_mr, 0, 0, 0, H_ANY),
 	LEG(ALLOC_MW, struct ib_uverbs_alloc_mw,
-	    sizeof(struct ib_uverbs_alloc_mw_resp), 0, 0, true),
-	LEG(DEALLOC_MW, struct ib_uverbs_dealloc_mw, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_alloc_mw_resp), 0, 0, H_OTHER),
+	LEG(DEALLOC_MW, struct ib_uverbs_dealloc_mw, 0, 0, 0, H_ANY),
 	LEG(CREATE_COMP_CHANNEL, struct ib_uverbs_create_comp_channel,
-	    sizeof(struct ib_uverbs_create_comp_channel_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_create_comp_channel_resp), 0, 0, H_ANY),
 	LEG(CREATE_CQ, struct ib_uverbs_create_cq,
 	    sizeof(struct ib_uverbs_create_cq_resp),
 	    sizeof(struct mlx4_ib_create_cq),
-	    sizeof(struct mlx4_ib_create_cq_resp), true),
+	    sizeof(struct mlx4_ib_create_cq_resp), H_CQ),
 	LEG(RESIZE_CQ, struct ib_uverbs_resize_cq,
 	    sizeof(struct ib_uverbs_resize_cq_resp),
-	    sizeof(struct mlx4_ib_resize_cq), 0, false),
+	    sizeof(struct mlx4_ib_resize_cq), 0, H_ANY),
 	LEG(DESTROY_CQ, struct ib_uverbs_destroy_cq,
-	    sizeof(struct ib_uverbs_destroy_cq_resp), 0, 0, false),
-	LEG(REQ_NOTIFY_CQ, struct ib_uverbs_req_notify_cq, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_destroy_cq_resp), 0, 0, H_ANY),
+	LEG(REQ_NOTIFY_CQ, struct ib_uverbs_req_notify_cq, 0, 0, 0, H_ANY),
 	LEG(CREATE_QP, struct ib_uverbs_create_qp,
 	    sizeof(struct ib_uverbs_create_qp_resp),
-	    sizeof(struct mlx4_ib_create_qp), 0, true),
+	    sizeof(struct mlx4_ib_create_qp), 0, H_QP),
 	LEG(QUERY_QP, struct ib_uverbs_query_qp,
-	    sizeof(struct ib_uverbs_query_qp_resp), 0, 0, false),
-	LEG(MODIFY_QP, struct ib_uverbs_modify_qp, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_query_qp_resp), 0, 0, H_ANY),
+	LEG(MODIFY_QP, struct ib_uverbs_modify_qp, 0, 0, 0, H_ANY),
 	LEG(DESTROY_QP, struct ib_uverbs_destroy_qp,
-	    sizeof(struct ib_uverbs_destroy_qp_resp), 0, 0, false),
-	LEG(ATTACH_MCAST, struct ib_uverbs_attach_mcast, 0, 0, 0, false),
-	LEG(DETACH_MCAST, struct ib_uverbs_detach_mcast, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_destroy_qp_resp), 0, 0, H_ANY),
+	LEG(ATTACH_MCAST, struct ib_uverbs_attach_mcast, 0, 0, 0, H_ANY),
+	LEG(DETACH_MCAST, struct ib_uverbs_detach_mcast, 0, 0, 0, H_ANY),
 	LEG(CREATE_SRQ, struct ib_uverbs_create_srq,
 	    sizeof(struct ib_uverbs_create_srq_resp),
 	    sizeof(struct mlx4_ib_create_srq),
-	    sizeof(struct mlx4_ib_create_srq_resp), true),
-	LEG(MODIFY_SRQ, struct ib_uverbs_modify_srq, 0, 0, 0, false),
+	    sizeof(struct mlx4_ib_create_srq_resp), H_SRQ),
+	LEG(MODIFY_SRQ, struct ib_uverbs_modify_srq, 0, 0, 0, H_ANY),
 	LEG(QUERY_SRQ, struct ib_uverbs_query_srq,
-	    sizeof(struct ib_uverbs_query_srq_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_query_srq_resp), 0, 0, H_ANY),
 	LEG(DESTROY_SRQ, struct ib_uverbs_destroy_srq,
-	    sizeof(struct ib_uverbs_destroy_srq_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_destroy_srq_resp), 0, 0, H_ANY),
 	LEG(OPEN_XRCD, struct ib_uverbs_open_xrcd,
-	    sizeof(struct ib_uverbs_open_xrcd_resp), 0, 0, true),
-	LEG(CLOSE_XRCD, struct ib_uverbs_close_xrcd, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_open_xrcd_resp), 0, 0, H_OTHER),
+	LEG(CLOSE_XRCD, struct ib_uverbs_close_xrcd, 0, 0, 0, H_ANY),
 	LEG(CREATE_XSRQ, struct ib_uverbs_create_xsrq,
 	    sizeof(struct ib_uverbs_create_srq_resp),
 	    sizeof(struct mlx4_ib_create_srq),
-	    sizeof(struct mlx4_ib_create_srq_resp), true),
+	    sizeof(struct mlx4_ib_create_srq_resp), H_SRQ),
 	LEG(OPEN_QP, struct ib_uverbs_open_qp,
-	    sizeof(struct ib_uverbs_create_qp_resp), 0, 0, true),
+	    sizeof(struct ib_uverbs_create_qp_resp), 0, 0, H_QP),
 	EXT(QUERY_DEVICE, struct ib_uverbs_ex_query_device,
 	    sizeof(struct ib_uverbs_ex_query_device_resp), 0,
-	    sizeof(struct mlx4_uverbs_ex_query_device_resp), false),
+	    sizeof(struct mlx4_uverbs_ex_query_device_resp), H_ANY),
 	EXT(CREATE_CQ, struct ib_uverbs_ex_create_cq,
 	    sizeof(struct ib_uverbs_ex_create_cq_resp),
 	    sizeof(struct mlx4_ib_create_cq),
-	    sizeof(struct mlx4_ib_create_cq_resp), true),
+	    sizeof(struct mlx4_ib_create_cq_resp), H_CQ),
 	EXT(CREATE_QP, struct ib_uverbs_ex_create_qp,
 	    sizeof(struct ib_uverbs_ex_create_qp_resp),
-	    sizeof(struct mlx4_ib_create_qp), 0, true),
+	    sizeof(struct mlx4_ib_create_qp), 0, H_QP),
 	EXT(MODIFY_QP, struct ib_uverbs_ex_modify_qp,
-	    sizeof(struct ib_uverbs_ex_modify_qp_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_ex_modify_qp_resp), 0, 0, H_ANY),
 	EXT(CREATE_FLOW, struct ib_uverbs_create_flow,
-	    sizeof(struct ib_uverbs_create_flow_resp), 0, 0, false),
-	EXT(DESTROY_FLOW, struct ib_uverbs_destroy_flow, 0, 0, 0, false),
+	    sizeof(struct ib_uverbs_create_flow_resp), 0, 0, H_ANY),
+	EXT(DESTROY_FLOW, struct ib_uverbs_destroy_flow, 0, 0, 0, H_ANY),
 	EXT(CREATE_WQ, struct ib_uverbs_ex_create_wq,
 	    sizeof(struct ib_uverbs_ex_create_wq_resp),
-	    sizeof(struct mlx4_ib_create_wq), 0, false),
+	    sizeof(struct mlx4_ib_create_wq), 0, H_ANY),
 	EXT(MODIFY_WQ, struct ib_uverbs_ex_modify_wq, 0,
-	    sizeof(struct mlx4_ib_modify_wq), 0, false),
+	    sizeof(struct mlx4_ib_modify_wq), 0, H_ANY),
 	EXT(DESTROY_WQ, struct ib_uverbs_ex_destroy_wq,
-	    sizeof(struct ib_uverbs_ex_destroy_wq_resp), 0, 0, false),
+	    sizeof(struct ib_uverbs_ex_destroy_wq_resp), 0, 0, H_ANY),
 	EXT(CREATE_RWQ_IND_TBL, struct ib_uverbs_ex_create_rwq_ind_table,
 	    sizeof(struct ib_uverbs_ex_create_rwq_ind_table_resp), 0,
-	    sizeof(struct mlx4_ib_create_rwq_ind_tbl_resp), false),
+	    sizeof(struct mlx4_ib_create_rwq_ind_tbl_resp), H_ANY),
 	EXT(DESTROY_RWQ_IND_TBL, struct ib_uverbs_ex_destroy_rwq_ind_table,
-	    0, 0, 0, false),
-	EXT(MODIFY_CQ, struct ib_uverbs_ex_modify_cq, 0, 0, 0, false),
+	    0, 0, 0, H_ANY),
+	EXT(MODIFY_CQ, struct ib_uverbs_ex_modify_cq, 0, 0, 0, H_ANY),
 };
 
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -388,11 +395,13 @@ static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
 	for (size_t off = 0; off + 4 <= s->core; off += 4) {
 		uint32_t v;
 
-		switch (rnd(5)) {
-		case 0: v = rnd(4); break;
-		case 1: v = rnd(256); break;
-		case 2: v = some_handle(c); break;
-		case 3: v = rnd(2) ? IBV_ACCESS_LOCAL_WRITE |
+		/* Zero most: comp_mask and reserved words must be. */
+		switch (rnd(10)) {
+		case 0: case 1: case 2: case 3: v = 0; break;
+		case 4: v = rnd(4); break;
+		case 5: v = rnd(256); break;
+		case 6: case 7: v = some_handle(c, H_ANY); break;
+		case 8: v = rnd(2) ? IBV_ACCESS_LOCAL_WRITE |
 				     IBV_ACCESS_REMOTE_WRITE |
 				     IBV_ACCESS_REMOTE_READ : 1;
 			break;
@@ -408,7 +417,22 @@ static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
 		r->start = some_addr(4096);
 		r->length = chance(80) ? 1 + rnd(65536) : nasty32();
 		r->hca_va = chance(80) ? r->start : rnd64();
-		r->pd_handle = some_handle(c);
+		r->pd_handle = some_handle(c, H_PD);
+	}
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_SRQ) {
+		struct ib_uverbs_create_srq *q = (void *)core;
+
+		q->pd_handle = some_handle(c, H_PD);
+		q->max_wr = rnd(128);
+		q->max_sge = rnd(4);
+		q->srq_limit = 0;
+	}
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_CQ) {
+		struct ib_uverbs_create_cq *q = (void *)core;
+
+		q->cqe = chance(90) ? 1 + rnd(256) : nasty32();
+		q->comp_channel = chance(90) ? -1 : (int32_t)rnd(8);
+		q->comp_vector = chance(90) ? 0 : rnd(4);
 	}
 	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_QP) {
 		struct ib_uverbs_create_qp *q = (void *)core;
@@ -416,9 +440,10 @@ static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
 						 IBV_QPT_UD, IBV_QPT_XRC_SEND,
 						 IBV_QPT_XRC_RECV };
 
-		q->pd_handle = some_handle(c);
-		q->send_cq_handle = some_handle(c);
-		q->recv_cq_handle = some_handle(c);
+		q->pd_handle = some_handle(c, H_PD);
+		q->send_cq_handle = some_handle(c, H_CQ);
+		q->recv_cq_handle = some_handle(c, H_CQ);
+		q->srq_handle = some_handle(c, H_SRQ);
 		q->max_send_wr = rnd(64);
 		q->max_recv_wr = rnd(64);
 		q->max_send_sge = rnd(4);
@@ -433,10 +458,42 @@ static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
 
 		if (s->ex)
 			m = &((struct ib_uverbs_ex_modify_qp *)core)->base;
-		m->qp_handle = some_handle(c);
+		m->qp_handle = some_handle(c, H_QP);
 		m->qp_state = rnd(8);
 		m->port_num = rnd(4);
 		m->path_mtu = rnd(7);
+		/* The next step of the usual walk, with the mask it takes. */
+		if (chance(60)) {
+			static const uint32_t masks[] = {
+				[IBV_QPS_INIT] = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				[IBV_QPS_RTR] = IBV_QP_STATE | IBV_QP_AV |
+						IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+						IBV_QP_RQ_PSN |
+						IBV_QP_MAX_DEST_RD_ATOMIC |
+						IBV_QP_MIN_RNR_TIMER,
+				[IBV_QPS_RTS] = IBV_QP_STATE | IBV_QP_TIMEOUT |
+						IBV_QP_RETRY_CNT |
+						IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+						IBV_QP_MAX_QP_RD_ATOMIC,
+			};
+
+			m->qp_state = IBV_QPS_INIT + rnd(3);
+			m->attr_mask = masks[m->qp_state] |
+				       (chance(10) ? 1u << rnd(21) : 0);
+			m->port_num = 1;
+			m->pkey_index = 0;
+			m->path_mtu = 1 + rnd(5);
+			m->dest.dlid = rnd(4);
+			m->dest.port_num = 1;
+			m->dest.is_global = chance(10);
+			m->max_rd_atomic = rnd(8);
+			m->max_dest_rd_atomic = rnd(8);
+			m->timeout = rnd(32);
+			m->retry_cnt = rnd(8);
+			m->rnr_retry = rnd(8);
+			m->min_rnr_timer = rnd(32);
+		}
 		/*
 		 * Connected traffic goes only to our own QPs: on a real
 		 * subnet a process that guesses another's QPN and PSN could
@@ -520,7 +577,7 @@ static size_t mutate(struct conn *c, uint8_t *buf, size_t len, size_t cap)
 			buf[rnd(len)] ^= 1 << rnd(8);
 			break;
 		case 1:		/* a field */
-			v = chance(50) ? nasty32() : some_handle(c);
+			v = chance(50) ? nasty32() : some_handle(c, H_ANY);
 			if (len >= 4)
 				memcpy(buf + (rnd(len / 4) * 4), &v, 4);
 			break;
@@ -551,7 +608,7 @@ static size_t mutate(struct conn *c, uint8_t *buf, size_t len, size_t cap)
 		case 6:		/* a handle at every word */
 			for (size_t off = 8; off + 4 <= len; off += 4)
 				if (chance(20)) {
-					v = some_handle(c);
+					v = some_handle(c, H_ANY);
 					memcpy(buf + off, &v, 4);
 				}
 			break;
@@ -575,10 +632,11 @@ static void take_answer(struct conn *c, const struct shape *s, int32_t ret,
 		return;
 	}
 	cmds.accepted++;
-	if (!s || !s->creates || resp_len < 8)
+	if (!s || s->kind == H_ANY || resp_len < 8)
 		return;
 	memcpy(w, resp, sizeof(w));
-	remember(c->handles, &c->nhandles, w[0]);
+	remember(c->handles[H_ANY], &c->nhandles[H_ANY], w[0]);
+	remember(c->handles[s->kind], &c->nhandles[s->kind], w[0]);
 	if (s->command == IB_USER_VERBS_CMD_CREATE_QP ||
 	    s->command == IB_USER_VERBS_CMD_OPEN_QP)
 		remember(c->qpns, &c->nqpns, w[1]);
@@ -676,13 +734,15 @@ static void fuzz_commands(struct conn *c, int count)
 			conn_open(c);
 			if (c->fd < 0)
 				return;
-			if (chance(95) &&
-			    request(c, MLX4SIM_OP_OPEN, chance(95) ? 0 : nasty32(),
-				    NULL, 0, NULL, NULL) != INT32_MIN && chance(95))
+			if (chance(95))
+				c->opened = !request(c, MLX4SIM_OP_OPEN,
+						     chance(95) ? 0 : nasty32(),
+						     NULL, 0, NULL, NULL);
+			if (c->opened && chance(95))
 				get_context(c);
 			continue;
 		}
-		if (chance(1)) {
+		if (chance(c->opened ? 1 : 20)) {
 			/* Away with everything it holds. */
 			conn_close(c);
 			continue;
