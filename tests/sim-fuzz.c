@@ -134,7 +134,7 @@ static void seed_from_env(const char *who)
 
 static struct {
 	uint64_t sent, answered, accepted, refused, closed, fds, connections;
-	uint64_t stalls;
+	uint64_t stalls, doorbells;
 } cmds;
 
 /* Handles by the kind of object they name; H_ANY holds them all. */
@@ -144,9 +144,10 @@ struct conn {
 	int fd;
 	uint32_t handles[H_KINDS][POOL];
 	int nhandles[H_KINDS];
-	uint32_t qpns[POOL];
-	int nqpns;
+	uint32_t qpns[POOL], cqns[POOL];
+	int nqpns, ncqns;
 	bool opened;		/* a device file, not a bare connection */
+	volatile uint8_t *uar;	/* its UAR page, mapped */
 };
 
 /* Memory the daemon is told holds our rings: ours, and never anything else. */
@@ -193,6 +194,9 @@ static void conn_close(struct conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	if (c->uar)
+		munmap((void *)c->uar, 4096);
+	c->uar = NULL;
 }
 
 /* Mostly one of @kind, sometimes one of another kind: types are checked. */
@@ -217,9 +221,9 @@ static void remember(uint32_t *pool, int *n, uint32_t v)
  * Send one request and take its answer.  Returns the reply's ret, or
  * INT32_MIN when the daemon closed the connection or did not answer.
  */
-static int32_t request(struct conn *c, uint32_t op, uint32_t arg,
-		       const void *payload, size_t len, uint8_t *resp,
-		       size_t *resp_len)
+static int32_t request_fd(struct conn *c, uint32_t op, uint32_t arg,
+			  const void *payload, size_t len, uint8_t *resp,
+			  size_t *resp_len, int *keep_fd)
 {
 	static uint8_t buf[MLX4SIM_MAX_MSG + 8192];
 	struct mlx4sim_request req = { .op = op, .arg = arg };
@@ -260,8 +264,11 @@ static int32_t request(struct conn *c, uint32_t op, uint32_t arg,
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
-			close(fd);
 			cmds.fds++;
+			if (keep_fd && *keep_fd < 0)
+				*keep_fd = fd;
+			else
+				close(fd);
 		}
 	}
 	if (n < (ssize_t)sizeof(reply))
@@ -277,6 +284,69 @@ gone:
 	cmds.closed++;
 	conn_close(c);
 	return INT32_MIN;
+}
+
+static int32_t request(struct conn *c, uint32_t op, uint32_t arg,
+		       const void *payload, size_t len, uint8_t *resp,
+		       size_t *resp_len)
+{
+	return request_fd(c, op, arg, payload, len, resp, resp_len, NULL);
+}
+
+/*
+ * Map the context's UAR page as a driver does, so that the rings of
+ * this connection's QPs and CQs (all in the arena) can be rung.
+ */
+static void map_uar(struct conn *c)
+{
+	struct mlx4sim_mmap m = { 4096, PROT_READ | PROT_WRITE, MAP_SHARED };
+	int fd = -1;
+	int32_t page = request_fd(c, MLX4SIM_OP_MMAP, 0, &m, sizeof(m),
+				  NULL, NULL, &fd);
+	void *p;
+
+	if (page >= 0 && page != INT32_MIN && fd >= 0) {
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)page * 4096);
+		if (p != MAP_FAILED)
+			c->uar = p;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Garbage where this connection's rings are (the arena), then a doorbell
+ * for one of its QPs or CQs: WQEs of every size the commands chose.
+ */
+static void scribble_and_ring(struct conn *c)
+{
+	uint32_t off = rnd(ARENA_SIZE - 1024) & ~15u;
+	uint32_t n = 16 * (1 + rnd(32));
+
+	for (uint32_t i = 0; i < n; i++)
+		arena[off + i] = chance(50) ? 0 : rnd(256);
+	/* An owner bit that says "hardware's" here and there. */
+	for (uint32_t i = 0; i < n; i += 64)
+		if (chance(50))
+			arena[off + i] ^= 0x80;
+	cmds.doorbells++;
+	if (chance(70) && c->nqpns) {
+		uint32_t qpn = c->qpns[rnd(c->nqpns)];
+
+		*(volatile uint32_t *)(c->uar + MLX4_SEND_DOORBELL) =
+			htobe32(qpn << 8);
+	} else {
+		uint32_t db[2] = {
+			htobe32((1u + rnd(3)) << 24 | (chance(90) && c->ncqns ?
+				c->cqns[rnd(c->ncqns)] : nasty32() & 0xffffff)),
+			htobe32(rnd(256)),
+		};
+		uint64_t v;
+
+		memcpy(&v, db, sizeof(v));
+		*(volatile uint64_t *)(c->uar + MLX4_CQ_DOORBELL) = v;
+	}
 }
 
 /* What a uverbs command is made of, for building valid ones. */
@@ -640,6 +710,12 @@ static void take_answer(struct conn *c, const struct shape *s, int32_t ret,
 	if (s->command == IB_USER_VERBS_CMD_CREATE_QP ||
 	    s->command == IB_USER_VERBS_CMD_OPEN_QP)
 		remember(c->qpns, &c->nqpns, w[1]);
+	/* mlx4's answer after the core one: the CQN, for its doorbells. */
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_CQ &&
+	    resp_len >= sizeof(struct ib_uverbs_create_cq_resp) + 4) {
+		memcpy(w, resp + sizeof(struct ib_uverbs_create_cq_resp), 4);
+		remember(c->cqns, &c->ncqns, w[0]);
+	}
 }
 
 /* A get-context as libibverbs sends it, so that the commands after it run. */
@@ -738,8 +814,11 @@ static void fuzz_commands(struct conn *c, int count)
 				c->opened = !request(c, MLX4SIM_OP_OPEN,
 						     chance(95) ? 0 : nasty32(),
 						     NULL, 0, NULL, NULL);
-			if (c->opened && chance(95))
+			if (c->opened && chance(95)) {
 				get_context(c);
+				if (c->fd >= 0 && chance(90))
+					map_uar(c);
+			}
 			continue;
 		}
 		if (chance(c->opened ? 1 : 20)) {
@@ -749,6 +828,10 @@ static void fuzz_commands(struct conn *c, int count)
 		}
 		if (chance(5)) {
 			odd_request(c);
+			continue;
+		}
+		if (c->uar && chance(10)) {
+			scribble_and_ring(c);
 			continue;
 		}
 		if (chance(2)) {
@@ -1138,8 +1221,18 @@ static int fuzz(int seconds)
 
 	seed_from_env("sim-fuzz");
 	simd = daemon_pid();
-	arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
+	/*
+	 * Inaccessible pages on both sides: a ring that runs past the arena
+	 * must not reach memory of ours that is mapped, as a device would
+	 * (the kernel pins what a process names, whatever it is).
+	 */
+	arena = mmap(NULL, ARENA_SIZE + 2 * 65536, PROT_NONE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (arena != MAP_FAILED) {
+		arena += 65536;
+		if (mprotect(arena, ARENA_SIZE, PROT_READ | PROT_WRITE))
+			arena = MAP_FAILED;
+	}
 	if (!simd || arena == MAP_FAILED) {
 		fprintf(stderr, "sim-fuzz: no daemon pid in $%s/pid, or no memory\n",
 			MLX4SIM_ENV_DIR);
@@ -1151,9 +1244,10 @@ static int fuzz(int seconds)
 	}
 	conn_close(&c);
 	rings_down();
-	printf("sim-fuzz: %.1f s: %" PRIu64 " requests on %" PRIu64 " connections (%" PRIu64 " answered: %" PRIu64 " accepted, %" PRIu64 " refused; %" PRIu64 " files passed; %" PRIu64 " connections ended by the daemon)\n",
+	printf("sim-fuzz: %.1f s: %" PRIu64 " requests on %" PRIu64 " connections (%" PRIu64 " answered: %" PRIu64 " accepted, %" PRIu64 " refused; %" PRIu64 " files passed; %" PRIu64 " connections ended by the daemon); %" PRIu64 " doorbells on their rings\n",
 	       (now_ms() - start) / 1000.0, cmds.sent, cmds.connections,
-	       cmds.answered, cmds.accepted, cmds.refused, cmds.fds, cmds.closed);
+	       cmds.answered, cmds.accepted, cmds.refused, cmds.fds, cmds.closed,
+	       cmds.doorbells);
 	printf("sim-fuzz: %" PRIu64 " send WQEs, %" PRIu64 " receive WQEs, %" PRIu64 " SRQ WQEs, %" PRIu64 " doorbells in %" PRIu64 " rounds on %" PRIu64 " sets of rings (%" PRIu64 " failed to set up); %" PRIu64 " completions\n",
 	       rings.wqes, rings.recv_wqes, rings.srq_wqes, rings.doorbells,
 	       rings.rounds, rings.setups, rings.setup_failures,
