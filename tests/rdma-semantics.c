@@ -32,6 +32,7 @@
 #define TEST_PSN	0x1a2b3c
 #define TEST_QKEY	0x11223344
 #define TEST_IMM	0x00c0ffee
+#define TEST_SL		5
 #define WRID(n)		(0x0102030405060000ULL + (n))
 #define ATOMIC_START	0x1122334455667700ULL
 #define ATOMIC_ADD	0x0000000100000001ULL
@@ -929,6 +930,85 @@ static void destroy_with_completions(void)
 }
 
 /*
+ * An SRQ WQE of fewer gather entries than the SRQ allows ends its list
+ * with the invalid lkey: the device must not scatter on into entries an
+ * earlier WQE left in the same slot.  With one WR (two slots), the third
+ * post reuses the first's slot: two entries then, one now, and a message
+ * longer than that one is a local length error.
+ */
+static void srq_stale_entries(void)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = 1, .max_sge = 2 } };
+	struct ibv_qp_init_attr qinit = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	struct pair p;
+	int done = 0;
+
+	make_pair(&p, &defaults);
+	srq = ibv_create_srq(pd, &init);
+	if (!srq)
+		bail("ibv_create_srq");
+	qinit.send_cq = qinit.recv_cq = p.b.cq;
+	qinit.srq = srq;
+	ibv_destroy_qp(p.b.qp);
+	p.b.qp = ibv_create_qp(pd, &qinit);
+	if (!p.b.qp)
+		bail("ibv_create_qp with an SRQ");
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+		ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+		    ibv_modify_qp(p.b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			bail("modify to INIT");
+		connect_end(&p.a, p.b.qp->qp_num, &defaults);
+		connect_end(&p.b, p.a.qp->qp_num, &defaults);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct ibv_sge sge[2] = {
+			{ (uintptr_t)p.b.buf + 512 * i, 32, p.b.mr->lkey },
+			{ (uintptr_t)p.b.buf + 512 * i + 256, 32, p.b.mr->lkey },
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = WRID(4300 + i), .sg_list = sge,
+			.num_sge = i == 0 ? 2 : 1,
+		}, *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			bail("ibv_post_srq_recv");
+		fill(p.a.buf, 64, 0x71 + i);
+		post_send(&p.a, IBV_WR_SEND, 0, i == 2 ? 64 : 32, 0, 0, 4310 + i);
+		poll_one(p.b.cq, &wc);
+		if (i < 2)
+			done += wc.status == IBV_WC_SUCCESS &&
+				wc.wr_id == WRID(4300 + i) &&
+				is_filled(p.b.buf + 512 * i, 32, 0x71 + i);
+		poll_one(p.a.cq, &wc);
+	}
+	check(done == 2 && wc.status == IBV_WC_REM_INV_REQ_ERR &&
+	      !p.b.buf[256],
+	      "an SRQ slot reused with fewer gather entries: a longer message is refused, the stale entry unwritten (%s)",
+	      status_str(&wc));
+	drain_async_events();
+	ibv_destroy_qp(p.b.qp);
+	p.b.qp = NULL;
+	if (ibv_destroy_srq(srq))
+		bail("ibv_destroy_srq");
+	free_end(&p.a);
+	if (ibv_dereg_mr(p.b.mr) || ibv_destroy_cq(p.b.cq))
+		bail("teardown");
+	free(p.b.buf);
+}
+
+/*
  * The extended CQ's readers: each field of a receive with immediate
  * data, through ibv_start_poll and the read_* functions.
  */
@@ -1261,20 +1341,22 @@ static bool datagram(struct end *tx, struct end *rx, struct ibv_ah *ah,
 			       wc.wr_id == WRID(3100) &&
 			       wc.byte_len == 40 + len &&
 			       wc.src_qp == tx->qp->qp_num &&
+			       wc.sl == TEST_SL && wc.slid == lid &&
 			       is_filled(rx->buf + 40, len, seed) &&
 			       !rx->buf[40 + len];
 	return false;
 }
 
 /*
- * UD down each path to a QP of an asymmetric Q_Key: the datagram
- * arrives, and with its Q_Key byte-swapped the receiver drops it.  Then
+ * UD down each path to a QP of an asymmetric Q_Key, from an address
+ * handle with a service level: the datagram arrives with that SL, and
+ * with its Q_Key byte-swapped the receiver drops it.  Then
  * inline datagrams of every length, whose data start after the 48-byte
  * datagram segment.
  */
 static void ud_paths(void)
 {
-	struct ibv_ah_attr ah_attr = { .dlid = lid, .port_num = 1 };
+	struct ibv_ah_attr ah_attr = { .dlid = lid, .sl = TEST_SL, .port_num = 1 };
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	uint32_t max, bad_len = 0;
@@ -1293,8 +1375,8 @@ static void ud_paths(void)
 		      "%s: a datagram with the Q_Key byte-swapped is dropped",
 		      path_name[path]);
 		check(datagram(&tx, &rx, ah, path, TEST_QKEY, 24, 0x61 + path),
-		      "%s: a datagram to Q_Key 0x%x arrives whole",
-		      path_name[path], TEST_QKEY);
+		      "%s: a datagram to Q_Key 0x%x arrives whole, with SL %d",
+		      path_name[path], TEST_QKEY, TEST_SL);
 		post_recv(&rx, 0, 1024, 3100);
 	}
 
@@ -1350,6 +1432,7 @@ int main(void)
 	extended_cq();
 	rearm_unpolled();
 	destroy_with_completions();
+	srq_stale_entries();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();

@@ -17,6 +17,7 @@
 #   --no-sync      take the scratch tree as it is (say, with a test being
 #                  written copied in)
 #   --list         check the catalogue (STALE records) and list it
+#   --tests T,...  run only these tests (say, to see a new test kill)
 #   NAME...        only these mutants (default: all)
 use strict;
 use warnings;
@@ -29,7 +30,7 @@ use Time::HiRes qw(time sleep);
 my $srcdir = abs_path(dirname($0) . '/../..');
 my ($head, $tree, $budget, $baseline, $list, $sync) =
 	(0, ($ENV{TMPDIR} // '/tmp') . '/libmlx4-mutants', 300, 1, 0, 1);
-my @only;
+my (@only, $only_tests);
 while (@ARGV) {
 	my $a = shift @ARGV;
 	if ($a eq '--head') { $head = 1 }
@@ -38,6 +39,7 @@ while (@ARGV) {
 	elsif ($a eq '--no-baseline') { $baseline = 0 }
 	elsif ($a eq '--list') { $list = 1 }
 	elsif ($a eq '--no-sync') { $sync = 0 }
+	elsif ($a eq '--tests') { $only_tests = shift @ARGV }
 	elsif ($a =~ /^-/) { die "run.pl: unknown option $a\n" }
 	else { push @only, $a }
 }
@@ -63,6 +65,11 @@ my @suite = (
 	'perftest-project.tap',		# 79
 );
 my @unit = ('unit-post', 'unit-poll');
+if ($only_tests) {
+	my %t = map { $_ => 1 } split /,/, $only_tests;
+	@suite = grep { $t{$_} } @suite;
+	@unit = grep { $t{$_} } @unit;
+}
 
 # ---------------------------------------------------------------------
 # The catalogue
@@ -368,11 +375,16 @@ for my $m (@muts) {
 			my $left = $budget - (time - $t0);
 			my $fail = run_test($t, $left, $m->{name});
 			next unless $fail;
-			$verdict = 'killed';
+			# Out of time is no verdict: the suite must end within
+			# the budget on any mutant.
+			$verdict = $fail =~ /^timed out/ ? 'TIMEOUT' : 'killed';
 			$why = "by $t: $fail";
 			last;
 		}
-		if ($verdict) {
+		if ($verdict && $verdict eq 'TIMEOUT') {
+			$count{timeout}++;
+			push @survivors, $m->{name};
+		} elsif ($verdict) {
 			$count{killed}++;
 		} else {
 			$verdict = 'SURVIVED';
@@ -392,11 +404,11 @@ for my $m (@muts) {
 run_quiet("$logdir/restore-build.log", 'nice', 'make', '-j2', 'src/libmlx4.la');
 
 my $n = scalar @muts;
-printf "\n%d mutants: %d killed, %d survived, %d stale, %d broken; " .
-	"kill rate %.0f%%; longest run %.0f s (%s)\n",
-	$n, $count{killed} // 0, $count{survived} // 0, $count{stale} // 0,
-	$count{broken} // 0, $n ? 100 * ($count{killed} // 0) / $n : 0,
-	$longest, $longest_name;
-print "survivors: @survivors\n" if @survivors;
+printf "\n%d mutants: %d killed, %d survived, %d out of time, %d stale, " .
+	"%d broken; kill rate %.0f%%; longest run %.0f s (%s)\n",
+	$n, $count{killed} // 0, $count{survived} // 0, $count{timeout} // 0,
+	$count{stale} // 0, $count{broken} // 0,
+	$n ? 100 * ($count{killed} // 0) / $n : 0, $longest, $longest_name;
+print "not killed: @survivors\n" if @survivors;
 print "errors in the catalogue: @errors\n" if @errors;
 exit(@survivors || @errors ? 1 : 0);
