@@ -602,15 +602,13 @@ static void release_objects(struct sim_ctx *ctx)
 void ctx_disassociate(struct sim_ctx *ctx)
 {
 	struct sim_event_file *file;
-	uint64_t one = 1;
 
 	release_objects(ctx);
 	ctx->fatal = true;
 	event_post_async(ctx, 0, IBV_EVENT_DEVICE_FATAL, NULL, NULL);
-	/* One count more than the events: the read that finds none. */
+	/* One byte more than the events: the reads that find none. */
 	list_for_each(&ctx->event_files, file, struct sim_event_file, link)
-		if (write(file->efd, &one, sizeof(one)) != sizeof(one))
-			sim_log("event file %u: eventfd: %m", file->id);
+		event_file_count(file);
 }
 
 void ctx_close(struct sim_ctx *ctx)

@@ -1489,9 +1489,9 @@ static ssize_t device_gone(struct fd_entry *e, void *buf, size_t count)
 }
 
 /*
- * Wait for an event's count on the eventfd, or for the daemon to go,
- * which the eventfd cannot tell (this process holds it too).  1 when
- * the daemon is gone, 0 when a count may be there (or the file does not
+ * Wait for an event's byte on the event file, or for the daemon to go
+ * (the file hangs up then too, once its bytes are read).  1 when the
+ * daemon is gone, 0 when a byte may be there (or the file does not
  * block), -errno.  A signal ends the wait with EINTR.
  */
 static int event_wait(int fd, struct conn *conn)
@@ -1512,7 +1512,8 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 	uint8_t event[sizeof(struct ib_uverbs_async_event_desc)];
 	struct mlx4sim_reply reply;
 	struct mlx4sim_event want = { count > UINT32_MAX ? UINT32_MAX : count };
-	uint64_t token, one = 1;
+	ssize_t got;
+	char token;
 	int err, unused;
 
 	for (;;) {
@@ -1521,9 +1522,12 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 			return fail(err);
 		if (err)
 			return device_gone(e, buf, count);
-		/* One count of the eventfd stands for one queued event. */
-		if (real.read(fd, &token, sizeof(token)) < 0)
+		/* One byte stands for one queued event; none: the daemon went. */
+		got = real.read(fd, &token, 1);
+		if (got < 0)
 			return -1;
+		if (got == 0)
+			return device_gone(e, buf, count);
 		err = transact(e->conn, MLX4SIM_OP_EVENT, e->id, &want,
 			       sizeof(want), &reply, event, sizeof(event),
 			       &unused);
@@ -1531,10 +1535,9 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 			return device_gone(e, buf, count);
 		if (!err && reply.ret < 0)
 			err = reply.ret;
-		if (err) {
-			real.write(fd, &one, sizeof(one));
+		/* (The daemon gave the byte back for a read it refused.) */
+		if (err)
 			return fail(err);
-		}
 		if (reply.ret == 0)
 			continue;	/* its object was destroyed meanwhile */
 		if (copy_checked(buf, event, reply.ret))

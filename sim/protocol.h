@@ -38,7 +38,7 @@ enum mlx4sim_op {
 	MLX4SIM_OP_WRITE	= 2,
 	/* An mmap(2) of the page at page offset arg. */
 	MLX4SIM_OP_MMAP		= 3,
-	/* A read(2) of the event file arg, after its eventfd gave a token. */
+	/* A read(2) of the event file arg, after its file gave a byte. */
 	MLX4SIM_OP_EVENT	= 4,
 	/*
 	 * Not a system call: `mlx4sim fault` injecting a fault (struct

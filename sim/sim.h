@@ -446,7 +446,8 @@ struct sim_event_file {
 	struct sim_ctx *ctx;
 	uint32_t id;
 	bool async;
-	int efd;			/* eventfd: one count per queued event */
+	int efd;			/* the process's end: a byte per event */
+	int count_fd;			/* ours, that writes the bytes */
 	struct list_node events;
 };
 
@@ -557,6 +558,7 @@ void event_post_async(struct sim_ctx *ctx, uint64_t element, uint32_t type,
 		      uint32_t *reported, const void *about);
 void event_post_comp(struct sim_cq *cq);
 int event_pop(struct sim_event_file *file, void *buf, size_t len);
+void event_file_count(struct sim_event_file *file);
 void event_forget(struct sim_ctx *ctx, const void *about);
 
 /* Command handlers (device.c, pd.c, mr.c, cq.c, qp.c, srq.c, wq.c) */

@@ -7,6 +7,10 @@
  * fail with EIO, and verbs fail.  Nothing waits for ever.
  *
  * It kills the daemon itself ($MLX4SIM_DIR/pid) once both threads wait.
+ *
+ * `device-files-gone poll`: a program that waits only in poll() and
+ * epoll_wait() on the two event files wakes too, and then reads what the
+ * blocked reads got.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,8 +18,10 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -83,7 +89,56 @@ static bool done_within(bool *flag)
 	return false;
 }
 
-int main(void)
+static void *kill_later(void *unused)
+{
+	(void)unused;
+	usleep(200000);			/* the poll waits now */
+	kill_daemon();
+	return NULL;
+}
+
+/* Only poll() and epoll_wait() on the event files, as an event loop does. */
+static int poll_only(struct ibv_cq *cq)
+{
+	struct pollfd p[2] = {
+		{ .fd = ctx->async_fd, .events = POLLIN },
+		{ .fd = channel->fd, .events = POLLIN },
+	};
+	struct epoll_event ev = { .events = EPOLLIN }, got[2];
+	struct ibv_async_event aev;
+	pthread_t killer;
+	void *cq_ctx;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int n, ret;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, p[0].fd, &ev) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, p[1].fd, &ev))
+		bail("epoll");
+	if (pthread_create(&killer, NULL, kill_later, NULL))
+		bail("pthread_create");
+	n = poll(p, 2, 10000);
+	check(n == 2 && (p[0].revents & (POLLIN | POLLHUP)) &&
+	      (p[1].revents & (POLLIN | POLLHUP)),
+	      "poll() on the async file and the completion channel wakes when the daemon dies (%d ready, revents 0x%x 0x%x)",
+	      n, p[0].revents, p[1].revents);
+	pthread_join(killer, NULL);
+	n = epoll_wait(ep, got, 2, 1000);
+	check(n == 2, "epoll_wait() sees both files ready (%d)", n);
+
+	ret = ibv_get_async_event(ctx, &aev);
+	check(ret == 0 && aev.event_type == IBV_EVENT_DEVICE_FATAL,
+	      "then ibv_get_async_event gives IBV_EVENT_DEVICE_FATAL (%s)",
+	      ret ? "it fails" : ibv_event_type_str(aev.event_type));
+	if (!ret)
+		ibv_ack_async_event(&aev);
+	errno = 0;
+	ret = ibv_get_cq_event(channel, &cq, &cq_ctx);
+	check(ret == -1, "and ibv_get_cq_event fails (%s)", strerror(errno));
+	close(ep);
+	return tap_finish();
+}
+
+int main(int argc, char **argv)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_device_attr attr;
@@ -102,6 +157,8 @@ int main(void)
 	cq = channel ? ibv_create_cq(ctx, 16, NULL, channel, 0) : NULL;
 	if (!cq || ibv_req_notify_cq(cq, 0))
 		bail("a CQ on a completion channel");
+	if (argc > 1 && !strcmp(argv[1], "poll"))
+		return poll_only(cq);
 	if (pthread_create(&async_thread, NULL, wait_async, NULL) ||
 	    pthread_create(&cq_thread, NULL, wait_cq, NULL))
 		bail("pthread_create");
