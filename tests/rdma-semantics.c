@@ -489,8 +489,10 @@ static void read_and_atomics(void)
 		  p.b.mr->rkey, 8);
 	poll_one(p.a.cq, &wc);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
+	      wc.byte_len == 28 &&
 	      !memcmp(p.a.buf + 512, "read me from the other side", 28),
-	      "RDMA READ brings the remote bytes (%s)", status_str(&wc));
+	      "RDMA READ brings the remote bytes, byte_len 28 (%s, %u)",
+	      status_str(&wc), wc.byte_len);
 
 	/* ConnectX-3 atomics see the 64-bit target as big-endian. */
 	counter = htobe64(ATOMIC_START);
@@ -512,7 +514,7 @@ static void read_and_atomics(void)
 	}
 	memcpy(&counter, p.b.buf + 1024, 8);
 	memcpy(&orig, p.a.buf + 1032, 8);
-	check(wc.status == IBV_WC_SUCCESS &&
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD &&
 	      be64toh(counter) == ATOMIC_START + 2 * ATOMIC_ADD &&
 	      be64toh(orig) == ATOMIC_START + ATOMIC_ADD,
 	      "fetch-and-add twice: the target gains twice the addend, the second fetch sees it once (0x%" PRIx64 ", 0x%" PRIx64 ")",
