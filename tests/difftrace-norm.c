@@ -769,12 +769,33 @@ static const char *wqe_bytes(const char *line)
  * writing it (a driver preempted in the middle of its copy; hardware
  * takes the write whole): past the first 8 bytes, which the device takes
  * at once, such a copy reads as zeros (the simulator clears a buffer it
- * takes).  So a 4-byte word that is zero in the copy is not compared.
+ * takes).  So such a copy (with nothing but zeros after its head: its
+ * segments do not even decode as the ring's) matches, and elsewhere a
+ * 4-byte word that is zero in the copy is not compared.
  */
+/* Whether "hex,name:hex,name:hex..." @p holds zeros only. */
+static bool zero_segments(const char *p)
+{
+	for (;;) {
+		size_t n = strspn(p, "0");
+
+		if (p[n] && p[n] != ',')
+			return false;
+		p = strchr(p + n, ':');
+		if (!p)
+			return true;
+		p++;
+	}
+}
+
 static bool bf_matches(const char *bf, const char *ring)
 {
 	static const char hex[] = "0123456789abcdef";
+	const char *rest = strncmp(bf, "ctrl:", 5) ? bf : bf + 5 + 16;
 
+	/* Taken right after its head: nothing else written yet. */
+	if (rest != bf && zero_segments(rest))
+		return true;
 	while (*bf && *ring) {
 		size_t n = strspn(bf, hex), m = strspn(ring, hex);
 
