@@ -37,12 +37,14 @@ static void setup(void)
 			 .max_inline_data = 128 },
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				    .qp_access_flags = IBV_ACCESS_REMOTE_READ };
+				    .qp_access_flags = IBV_ACCESS_REMOTE_READ |
+						       IBV_ACCESS_REMOTE_WRITE };
 	struct ibv_port_attr port;
 	struct mlx4dv_obj obj;
 
 	if (!list || !list[0] || !(ctx = ibv_open_device(list[0])))
 		die("open device");
+	ibv_free_device_list(list);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	if (!pd || !cq || ibv_query_port(ctx, 1, &port))
@@ -185,6 +187,56 @@ static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
 	return 0;
 }
 
+/*
+ * A memory window that was deallocated: its rkey must name nothing.  An
+ * RDMA WRITE to it completes with a remote access error.  (A simulator
+ * that forgot to clear the window's entry in the key table found the
+ * freed window there: MemorySanitizer cannot see that, AddressSanitizer
+ * does; tests/sanitizers.tap runs this case on such a daemon.)
+ */
+static int stale_window(void)
+{
+	static uint64_t buf[8];
+	struct ibv_sge sge = { 0, sizeof(buf[0]), 0 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int n = 0;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_MW_BIND);
+	mw = mr ? ibv_alloc_mw(pd, IBV_MW_TYPE_2) : NULL;
+	if (!mw)
+		die("reg_mr, alloc_mw");
+	rkey = mw->rkey;
+	if (ibv_dealloc_mw(mw))
+		die("dealloc_mw");
+	sge.addr = (uintptr_t)&buf[0];
+	sge.lkey = mr->lkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)&buf[1];
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(qp, &wr, &bad))
+		die("post_send");
+	for (int i = 0; i < 1000 && !n; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (!n)
+			usleep(1000);
+	}
+	if (n != 1) {
+		fprintf(stderr, "sim-strict: no completion for the WRITE\n");
+		return 1;
+	}
+	printf("WRITE through a deallocated window's rkey 0x%x: %s\n", rkey,
+	       ibv_wc_status_str(wc.status));
+	ibv_dereg_mr(mr);
+	return wc.status == IBV_WC_REM_ACCESS_ERR ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "none";
@@ -227,6 +279,8 @@ int main(int argc, char **argv)
 		ring(ctrl, MLX4_OPCODE_SEND, 3);
 	} else if (!strcmp(how, "inline-read")) {
 		return inline_read(ctrl);
+	} else if (!strcmp(how, "stale-window")) {
+		return stale_window();
 	} else if (!strcmp(how, "foreign-cq-doorbell")) {
 		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
 	} else if (!strcmp(how, "ci-ahead")) {
