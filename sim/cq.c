@@ -20,10 +20,8 @@
 #include "uverbs.h"
 
 #define CQ_CHUNK	(64 * 1024)	/* buffer initialisation, in pieces */
-#define CI_MASK		0xffffff
-#define ARM_CMD(v)	(((v) >> 24) & 0xf)
-#define ARM_CMD_SOL	1
-#define ARM_CMD_NEXT	2
+/* An arm record's command, beside its consumer index. */
+#define ARM_CMD(v)	((v) & (0xfU << 24))
 
 static uint64_t cqe_addr(const struct sim_cq *cq, uint32_t n)
 {
@@ -121,7 +119,7 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	if (!cq)
 		return -ENOMEM;
 	do
-		cq->cqn = hca->next_cqn++ & CI_MASK;
+		cq->cqn = hca->next_cqn++ & NUM24_MASK;
 	while (table_get(&hca->cqs, cq->cqn));
 	if (table_put(&hca->cqs, cq->cqn, cq) ||
 	    uobj_add(ctx, &cq->uobj, SIM_OBJ_CQ)) {
@@ -148,7 +146,7 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	return 0;
 }
 
-SIM_HANDLER(cmd_create_cq)
+int cmd_create_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_cq req;
 	struct ib_uverbs_create_cq_resp resp = {};
@@ -164,7 +162,7 @@ SIM_HANDLER(cmd_create_cq)
 	return err;
 }
 
-SIM_HANDLER(cmd_ex_create_cq)
+int cmd_ex_create_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_create_cq req;
 	struct ib_uverbs_ex_create_cq_resp resp = {};
@@ -195,12 +193,12 @@ static uint32_t read_ci(struct sim_cq *cq)
 		       cq->cqn, (unsigned long long)cq->db);
 		return cq->ci;
 	}
-	return be32toh(db) & CI_MASK;
+	return be32toh(db) & NUM24_MASK;
 }
 
 static uint32_t outstanding(const struct sim_cq *cq)
 {
-	return (cq->prod - cq->ci) & CI_MASK;
+	return (cq->prod - cq->ci) & NUM24_MASK;
 }
 
 /* Refresh cq->ci; a consumer index ahead of the producer is a breach. */
@@ -212,12 +210,12 @@ static void refresh_ci(struct sim_cq *cq)
 	cq->ci = ci;
 	if (outstanding(cq) > cq->nent) {
 		breach(cq->ctx, "CQ 0x%x: consumer index 0x%x ahead of producer 0x%x",
-		       cq->cqn, ci, cq->prod & CI_MASK);
+		       cq->cqn, ci, cq->prod & NUM24_MASK);
 		cq->ci = old;
 	}
 }
 
-SIM_HANDLER(cmd_resize_cq)
+int cmd_resize_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_resize_cq req;
 	struct ib_uverbs_resize_cq_resp resp = {};
@@ -280,7 +278,7 @@ void cq_release(struct sim_cq *cq)
 	free(cq);
 }
 
-SIM_HANDLER(cmd_destroy_cq)
+int cmd_destroy_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_cq req;
 	struct ib_uverbs_destroy_cq_resp resp = {};
@@ -299,7 +297,7 @@ SIM_HANDLER(cmd_destroy_cq)
 	return 0;
 }
 
-SIM_HANDLER(cmd_ex_modify_cq)
+int cmd_ex_modify_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_modify_cq req;
 
@@ -327,11 +325,11 @@ static void arm(struct sim_cq *cq, enum sim_cq_arm how, uint32_t ci)
 	if (how > cq->arm)
 		cq->arm = how;
 	/* CQEs the driver has not consumed yet are news already. */
-	if (cq->arm == CQ_ARMED_NEXT && ((cq->prod - ci) & CI_MASK))
+	if (cq->arm == CQ_ARMED_NEXT && ((cq->prod - ci) & NUM24_MASK))
 		fire(cq);
 }
 
-SIM_HANDLER(cmd_req_notify_cq)
+int cmd_req_notify_cq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_req_notify_cq req;
 	struct sim_cq *cq;
@@ -358,17 +356,17 @@ static void check_arm_record(struct sim_cq *cq)
 	if (v == cq->armed_db)
 		return;
 	cq->armed_db = v;
-	if (((cq->prod - v) & CI_MASK) > cq->nent) {
+	if (((cq->prod - v) & NUM24_MASK) > cq->nent) {
 		breach(cq->ctx, "CQ 0x%x: arm with consumer index 0x%x ahead of producer 0x%x",
-		       cq->cqn, v & CI_MASK, cq->prod & CI_MASK);
+		       cq->cqn, v & NUM24_MASK, cq->prod & NUM24_MASK);
 		return;
 	}
 	switch (ARM_CMD(v)) {
-	case ARM_CMD_SOL:
-		arm(cq, CQ_ARMED_SOLICITED, v & CI_MASK);
+	case MLX4_CQ_DB_REQ_NOT_SOL:
+		arm(cq, CQ_ARMED_SOLICITED, v & NUM24_MASK);
 		break;
-	case ARM_CMD_NEXT:
-		arm(cq, CQ_ARMED_NEXT, v & CI_MASK);
+	case MLX4_CQ_DB_REQ_NOT:
+		arm(cq, CQ_ARMED_NEXT, v & NUM24_MASK);
 		break;
 	default:
 		breach(cq->ctx, "CQ 0x%x: arm record 0x%08x has no command",
@@ -385,13 +383,14 @@ static void check_arm_record(struct sim_cq *cq)
  */
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0)
 {
-	uint32_t cqn = word0 & CI_MASK;
+	uint32_t cqn = word0 & NUM24_MASK;
 	struct sim_cq *cq = table_get(&ctx->hca->cqs, cqn);
 
 	if (!cq || cq->ctx != ctx)
 		breach(ctx, "CQ doorbell 0x%08x for CQ 0x%x, not one of this context's",
 		       word0, cqn);
-	else if (ARM_CMD(word0) != ARM_CMD_SOL && ARM_CMD(word0) != ARM_CMD_NEXT)
+	else if (ARM_CMD(word0) != MLX4_CQ_DB_REQ_NOT_SOL &&
+		 ARM_CMD(word0) != MLX4_CQ_DB_REQ_NOT)
 		breach(ctx, "CQ 0x%x: doorbell 0x%08x has no arm command",
 		       cqn, word0);
 	list_for_each(&ctx->cqs, cq, struct sim_cq, ctx_link)

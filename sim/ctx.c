@@ -80,7 +80,7 @@ struct method {
 	bool ex;
 	uint16_t req_size;	/* core request the kernel requires */
 	uint16_t resp_size;	/* core response the kernel requires */
-	SIM_HANDLER((*handler));
+	int (*handler)(struct sim_cmd *cmd);
 };
 
 #define LEGACY(cmd, req, resp, fn) \

@@ -15,7 +15,7 @@
 #define CX3_QP_TAB_SIZE		(1u << 19)
 #define CX3_MAX_CQ_MODERATION	0xffff
 
-SIM_HANDLER(cmd_get_context)
+int cmd_get_context(struct sim_cmd *cmd)
 {
 	struct sim_ctx *ctx = cmd->ctx;
 	struct ib_uverbs_get_context_resp resp = {};
@@ -84,7 +84,7 @@ static void device_attr(struct sim_hca *hca,
 	r->phys_port_cnt = hca->nports;
 }
 
-SIM_HANDLER(cmd_query_device)
+int cmd_query_device(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_query_device_resp resp = {};
 
@@ -105,7 +105,7 @@ bool hca_has_eth_port(const struct sim_hca *hca)
 	return false;
 }
 
-SIM_HANDLER(cmd_ex_query_device)
+int cmd_ex_query_device(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_query_device_resp resp = {};
 	struct mlx4_uverbs_ex_query_device_resp drv = {};
@@ -150,7 +150,7 @@ SIM_HANDLER(cmd_ex_query_device)
 	return 0;
 }
 
-SIM_HANDLER(cmd_query_port)
+int cmd_query_port(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_query_port req;
 	struct ib_uverbs_query_port_resp resp = {};
@@ -180,7 +180,7 @@ SIM_HANDLER(cmd_query_port)
 	return 0;
 }
 
-SIM_HANDLER(cmd_create_comp_channel)
+int cmd_create_comp_channel(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_comp_channel_resp resp = {};
 	struct sim_event_file *file = event_file_new(cmd->ctx, false);

@@ -48,7 +48,7 @@ static int mpt_add(struct sim_hca *hca, struct sim_mr *mr)
 		return -ENOMEM;
 	/* Entries below FIRST_MPT are the firmware's. */
 	do
-		index = hca->next_mpt++ & 0xffffff;
+		index = hca->next_mpt++ & NUM24_MASK;
 	while (index < FIRST_MPT || table_get(&hca->mrs, index));
 	if (table_put(&hca->mrs, index, mr))
 		return -ENOMEM;
@@ -77,7 +77,7 @@ static int check_range(struct sim_ctx *ctx, uint64_t start, uint64_t length,
 	return 0;
 }
 
-SIM_HANDLER(cmd_reg_mr)
+int cmd_reg_mr(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_reg_mr req;
 	struct ib_uverbs_reg_mr_resp resp = {};
@@ -121,7 +121,7 @@ SIM_HANDLER(cmd_reg_mr)
 	return 0;
 }
 
-SIM_HANDLER(cmd_rereg_mr)
+int cmd_rereg_mr(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_rereg_mr req;
 	struct ib_uverbs_rereg_mr_resp resp = {};
@@ -182,7 +182,7 @@ void mr_release(struct sim_mr *mr)
 	free(mr);
 }
 
-SIM_HANDLER(cmd_dereg_mr)
+int cmd_dereg_mr(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dereg_mr req;
 	struct sim_mr *mr;
@@ -197,7 +197,7 @@ SIM_HANDLER(cmd_dereg_mr)
 	return 0;
 }
 
-SIM_HANDLER(cmd_alloc_mw)
+int cmd_alloc_mw(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_alloc_mw req;
 	struct ib_uverbs_alloc_mw_resp resp = {};
@@ -234,7 +234,7 @@ SIM_HANDLER(cmd_alloc_mw)
 	return 0;
 }
 
-SIM_HANDLER(cmd_dealloc_mw)
+int cmd_dealloc_mw(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dealloc_mw req;
 	struct sim_mr *mw;

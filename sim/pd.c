@@ -10,7 +10,7 @@
 
 #include "uverbs.h"
 
-SIM_HANDLER(cmd_alloc_pd)
+int cmd_alloc_pd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_alloc_pd_resp resp = {};
 	struct mlx4_ib_alloc_pd_resp drv = {};
@@ -27,7 +27,7 @@ SIM_HANDLER(cmd_alloc_pd)
 		return -ENOMEM;
 	}
 	pd->hca = hca;
-	pd->pdn = hca->next_pdn++ & 0xffffff;
+	pd->pdn = hca->next_pdn++ & NUM24_MASK;
 	hca->npds++;
 	resp.pd_handle = pd->uobj.handle;
 	drv.pdn = pd->pdn;
@@ -43,7 +43,7 @@ void pd_release(struct sim_pd *pd)
 	free(pd);
 }
 
-SIM_HANDLER(cmd_dealloc_pd)
+int cmd_dealloc_pd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dealloc_pd req;
 	struct sim_pd *pd;
@@ -100,7 +100,7 @@ static struct sim_xrcd *xrcd_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-SIM_HANDLER(cmd_open_xrcd)
+int cmd_open_xrcd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_open_xrcd req;
 	struct ib_uverbs_open_xrcd_resp resp = {};
@@ -152,7 +152,7 @@ void xrcd_handle_release(struct sim_xrcd_handle *h)
 	free(h);
 }
 
-SIM_HANDLER(cmd_close_xrcd)
+int cmd_close_xrcd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_close_xrcd req;
 	struct sim_xrcd_handle *h;
@@ -172,7 +172,7 @@ SIM_HANDLER(cmd_close_xrcd)
 /* Address handles (kept for completeness: mlx4 builds IB AHs itself)  */
 /* ------------------------------------------------------------------ */
 
-SIM_HANDLER(cmd_create_ah)
+int cmd_create_ah(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_ah req;
 	struct ib_uverbs_create_ah_resp resp = {};
@@ -202,7 +202,7 @@ SIM_HANDLER(cmd_create_ah)
 	return 0;
 }
 
-SIM_HANDLER(cmd_destroy_ah)
+int cmd_destroy_ah(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_ah req;
 	struct sim_ah *ah;

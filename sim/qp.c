@@ -10,11 +10,9 @@
 
 #include "uverbs.h"
 
-#define QPN_MASK	0xffffff
-
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
 {
-	return table_get(&hca->qps, qpn & QPN_MASK);
+	return table_get(&hca->qps, qpn & NUM24_MASK);
 }
 
 uint32_t mtu_bytes(enum ibv_mtu mtu)
@@ -303,7 +301,7 @@ fail:
 	return err;
 }
 
-SIM_HANDLER(cmd_create_qp)
+int cmd_create_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_qp req;
 	struct ib_uverbs_create_qp_resp resp = {};
@@ -323,7 +321,7 @@ SIM_HANDLER(cmd_create_qp)
 	return err;
 }
 
-SIM_HANDLER(cmd_ex_create_qp)
+int cmd_ex_create_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_create_qp req;
 	struct ib_uverbs_ex_create_qp_resp resp = {};
@@ -349,7 +347,7 @@ SIM_HANDLER(cmd_ex_create_qp)
 	return 0;
 }
 
-SIM_HANDLER(cmd_open_qp)
+int cmd_open_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_open_qp req;
 	struct ib_uverbs_create_qp_resp resp = {};
@@ -636,7 +634,7 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 		return -EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (m->qp_access_flags & ~access_ok))
 		return -EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) && m->dest_qp_num > QPN_MASK)
+	if ((mask & IBV_QP_DEST_QPN) && m->dest_qp_num > NUM24_MASK)
 		return -EINVAL;
 	if ((mask & IBV_QP_AV) && m->dest.is_global &&
 	    m->dest.sgid_index >= CX3_GID_TBL_LEN)
@@ -761,7 +759,7 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 	return 0;
 }
 
-SIM_HANDLER(cmd_modify_qp)
+int cmd_modify_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_modify_qp req;
 
@@ -769,7 +767,7 @@ SIM_HANDLER(cmd_modify_qp)
 	return modify_qp(cmd, &req);
 }
 
-SIM_HANDLER(cmd_ex_modify_qp)
+int cmd_ex_modify_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_modify_qp req;
 	struct ib_uverbs_ex_modify_qp_resp resp = {};
@@ -787,7 +785,7 @@ SIM_HANDLER(cmd_ex_modify_qp)
 	return 0;
 }
 
-SIM_HANDLER(cmd_query_qp)
+int cmd_query_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_query_qp req;
 	struct ib_uverbs_query_qp_resp resp = {};
@@ -856,7 +854,7 @@ static int group_size(const uint8_t gid[16])
 	return n;
 }
 
-SIM_HANDLER(cmd_attach_mcast)
+int cmd_attach_mcast(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_attach_mcast req;
 	struct sim_mcast *m;
@@ -880,7 +878,7 @@ SIM_HANDLER(cmd_attach_mcast)
 	return 0;
 }
 
-SIM_HANDLER(cmd_detach_mcast)
+int cmd_detach_mcast(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_detach_mcast req;
 	struct sim_mcast *m;
@@ -949,7 +947,7 @@ void qp_open_release(struct sim_qp_open *open)
 		qp_free(qp);
 }
 
-SIM_HANDLER(cmd_destroy_qp)
+int cmd_destroy_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_qp req;
 	struct ib_uverbs_destroy_qp_resp resp = {};

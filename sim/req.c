@@ -574,7 +574,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	struct sim_message msg = {};
 	int nseg = 0;
 
-	if ((port_pd & 0xffffff) != qp->pd->pdn || (port_pd >> 24) != qp->port)
+	if ((port_pd & NUM24_MASK) != qp->pd->pdn || (port_pd >> 24) != qp->port)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	if (w->length > mtu_bytes(IBV_MTU_4096))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);

@@ -292,7 +292,13 @@ struct sim_wq {
 	uint32_t head;			/* WQE counter the device takes next */
 };
 
-#define PSN_MASK		0xffffff	/* IB packet sequence numbers */
+/*
+ * The device numbers its queues and protection domains (QPN, CQN, SRQN,
+ * PDN, MPT index) in 24 bits, as IB numbers its packets (PSN); a CQ's
+ * consumer index travels in 24 bits too.
+ */
+#define NUM24_MASK		0xffffff
+#define PSN_MASK		NUM24_MASK
 
 struct sim_qp {
 	struct sim_uobj uobj;
@@ -563,50 +569,49 @@ void event_forget(struct sim_ctx *ctx, const void *about);
 
 /* Command handlers (device.c, pd.c, mr.c, cq.c, qp.c, srq.c, wq.c) */
 struct sim_cmd;
-#define SIM_HANDLER(name) int name(struct sim_cmd *cmd)
-SIM_HANDLER(cmd_get_context);
-SIM_HANDLER(cmd_query_device);
-SIM_HANDLER(cmd_ex_query_device);
-SIM_HANDLER(cmd_query_port);
-SIM_HANDLER(cmd_alloc_pd);
-SIM_HANDLER(cmd_dealloc_pd);
-SIM_HANDLER(cmd_open_xrcd);
-SIM_HANDLER(cmd_close_xrcd);
-SIM_HANDLER(cmd_create_ah);
-SIM_HANDLER(cmd_destroy_ah);
-SIM_HANDLER(cmd_reg_mr);
-SIM_HANDLER(cmd_rereg_mr);
-SIM_HANDLER(cmd_dereg_mr);
-SIM_HANDLER(cmd_alloc_mw);
-SIM_HANDLER(cmd_dealloc_mw);
-SIM_HANDLER(cmd_create_comp_channel);
-SIM_HANDLER(cmd_create_cq);
-SIM_HANDLER(cmd_ex_create_cq);
-SIM_HANDLER(cmd_resize_cq);
-SIM_HANDLER(cmd_destroy_cq);
-SIM_HANDLER(cmd_ex_modify_cq);
-SIM_HANDLER(cmd_req_notify_cq);
-SIM_HANDLER(cmd_create_qp);
-SIM_HANDLER(cmd_ex_create_qp);
-SIM_HANDLER(cmd_open_qp);
-SIM_HANDLER(cmd_query_qp);
-SIM_HANDLER(cmd_modify_qp);
-SIM_HANDLER(cmd_ex_modify_qp);
-SIM_HANDLER(cmd_destroy_qp);
-SIM_HANDLER(cmd_attach_mcast);
-SIM_HANDLER(cmd_detach_mcast);
-SIM_HANDLER(cmd_create_srq);
-SIM_HANDLER(cmd_create_xsrq);
-SIM_HANDLER(cmd_modify_srq);
-SIM_HANDLER(cmd_query_srq);
-SIM_HANDLER(cmd_destroy_srq);
-SIM_HANDLER(cmd_ex_create_flow);
-SIM_HANDLER(cmd_ex_destroy_flow);
-SIM_HANDLER(cmd_ex_create_wq);
-SIM_HANDLER(cmd_ex_modify_wq);
-SIM_HANDLER(cmd_ex_destroy_wq);
-SIM_HANDLER(cmd_ex_create_ind_tbl);
-SIM_HANDLER(cmd_ex_destroy_ind_tbl);
+int cmd_get_context(struct sim_cmd *cmd);
+int cmd_query_device(struct sim_cmd *cmd);
+int cmd_ex_query_device(struct sim_cmd *cmd);
+int cmd_query_port(struct sim_cmd *cmd);
+int cmd_alloc_pd(struct sim_cmd *cmd);
+int cmd_dealloc_pd(struct sim_cmd *cmd);
+int cmd_open_xrcd(struct sim_cmd *cmd);
+int cmd_close_xrcd(struct sim_cmd *cmd);
+int cmd_create_ah(struct sim_cmd *cmd);
+int cmd_destroy_ah(struct sim_cmd *cmd);
+int cmd_reg_mr(struct sim_cmd *cmd);
+int cmd_rereg_mr(struct sim_cmd *cmd);
+int cmd_dereg_mr(struct sim_cmd *cmd);
+int cmd_alloc_mw(struct sim_cmd *cmd);
+int cmd_dealloc_mw(struct sim_cmd *cmd);
+int cmd_create_comp_channel(struct sim_cmd *cmd);
+int cmd_create_cq(struct sim_cmd *cmd);
+int cmd_ex_create_cq(struct sim_cmd *cmd);
+int cmd_resize_cq(struct sim_cmd *cmd);
+int cmd_destroy_cq(struct sim_cmd *cmd);
+int cmd_ex_modify_cq(struct sim_cmd *cmd);
+int cmd_req_notify_cq(struct sim_cmd *cmd);
+int cmd_create_qp(struct sim_cmd *cmd);
+int cmd_ex_create_qp(struct sim_cmd *cmd);
+int cmd_open_qp(struct sim_cmd *cmd);
+int cmd_query_qp(struct sim_cmd *cmd);
+int cmd_modify_qp(struct sim_cmd *cmd);
+int cmd_ex_modify_qp(struct sim_cmd *cmd);
+int cmd_destroy_qp(struct sim_cmd *cmd);
+int cmd_attach_mcast(struct sim_cmd *cmd);
+int cmd_detach_mcast(struct sim_cmd *cmd);
+int cmd_create_srq(struct sim_cmd *cmd);
+int cmd_create_xsrq(struct sim_cmd *cmd);
+int cmd_modify_srq(struct sim_cmd *cmd);
+int cmd_query_srq(struct sim_cmd *cmd);
+int cmd_destroy_srq(struct sim_cmd *cmd);
+int cmd_ex_create_flow(struct sim_cmd *cmd);
+int cmd_ex_destroy_flow(struct sim_cmd *cmd);
+int cmd_ex_create_wq(struct sim_cmd *cmd);
+int cmd_ex_modify_wq(struct sim_cmd *cmd);
+int cmd_ex_destroy_wq(struct sim_cmd *cmd);
+int cmd_ex_create_ind_tbl(struct sim_cmd *cmd);
+int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd);
 
 /* Teardown of objects when their process goes (ctx.c calls these). */
 void pd_release(struct sim_pd *pd);

@@ -14,7 +14,7 @@
 
 struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn)
 {
-	return table_get(&hca->srqs, srqn & 0xffffff);
+	return table_get(&hca->srqs, srqn & NUM24_MASK);
 }
 
 struct srq_params {
@@ -68,7 +68,7 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 		return -EFAULT;
 	}
 	do
-		srq->srqn = hca->next_srqn++ & 0xffffff;
+		srq->srqn = hca->next_srqn++ & NUM24_MASK;
 	while (table_get(&hca->srqs, srq->srqn));
 	if (table_put(&hca->srqs, srq->srqn, srq) ||
 	    uobj_add(ctx, &srq->uobj, SIM_OBJ_SRQ)) {
@@ -104,7 +104,7 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 	return 0;
 }
 
-SIM_HANDLER(cmd_create_srq)
+int cmd_create_srq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_srq req;
 	struct srq_params p;
@@ -115,7 +115,7 @@ SIM_HANDLER(cmd_create_srq)
 	return create_srq(cmd, &p);
 }
 
-SIM_HANDLER(cmd_create_xsrq)
+int cmd_create_xsrq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_xsrq req;
 	struct srq_params p;
@@ -127,7 +127,7 @@ SIM_HANDLER(cmd_create_xsrq)
 	return create_srq(cmd, &p);
 }
 
-SIM_HANDLER(cmd_modify_srq)
+int cmd_modify_srq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_modify_srq req;
 	struct sim_srq *srq;
@@ -145,7 +145,7 @@ SIM_HANDLER(cmd_modify_srq)
 	return 0;
 }
 
-SIM_HANDLER(cmd_query_srq)
+int cmd_query_srq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_query_srq req;
 	struct ib_uverbs_query_srq_resp resp = {};
@@ -178,7 +178,7 @@ void srq_release(struct sim_srq *srq)
 	free(srq);
 }
 
-SIM_HANDLER(cmd_destroy_srq)
+int cmd_destroy_srq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_srq req;
 	struct ib_uverbs_destroy_srq_resp resp = {};

@@ -17,7 +17,7 @@ struct sim_cmd {
 	struct sim_ctx *ctx;
 	uint32_t command;		/* without the extended flag */
 	bool extended;
-	SIM_HANDLER((*handler));
+	int (*handler)(struct sim_cmd *cmd);
 	const uint8_t *in;
 	size_t in_len;
 	const uint8_t *drv_in;

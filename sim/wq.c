@@ -14,7 +14,7 @@
 
 #include "uverbs.h"
 
-SIM_HANDLER(cmd_ex_create_flow)
+int cmd_ex_create_flow(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_create_flow req;
 	struct ib_uverbs_create_flow_resp resp = {};
@@ -49,7 +49,7 @@ void flow_release(struct sim_flow *flow)
 	free(flow);
 }
 
-SIM_HANDLER(cmd_ex_destroy_flow)
+int cmd_ex_destroy_flow(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_flow req;
 	struct sim_flow *flow;
@@ -122,7 +122,7 @@ static int wq_size(struct sim_wq_obj *wq,
 	return 0;
 }
 
-SIM_HANDLER(cmd_ex_create_wq)
+int cmd_ex_create_wq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_create_wq req;
 	struct ib_uverbs_ex_create_wq_resp resp = {};
@@ -193,7 +193,7 @@ fail:
  * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  Nothing reaches
  * the device: mlx4_ib hands a WQ to it only under an RSS QP.
  */
-SIM_HANDLER(cmd_ex_modify_wq)
+int cmd_ex_modify_wq(struct sim_cmd *cmd)
 {
 	const uint32_t known = IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE |
 			       IBV_WQ_ATTR_FLAGS;
@@ -235,7 +235,7 @@ void wq_release(struct sim_wq_obj *wq)
 	free(wq);
 }
 
-SIM_HANDLER(cmd_ex_destroy_wq)
+int cmd_ex_destroy_wq(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_destroy_wq req;
 	struct ib_uverbs_ex_destroy_wq_resp resp = {};
@@ -281,7 +281,7 @@ static bool wqs_spannable(const struct sim_hca *hca, struct sim_wq_obj **wqs,
 	return true;
 }
 
-SIM_HANDLER(cmd_ex_create_ind_tbl)
+int cmd_ex_create_ind_tbl(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_create_rwq_ind_table req;
 	struct ib_uverbs_ex_create_rwq_ind_table_resp resp = {};
@@ -342,7 +342,7 @@ void ind_tbl_release(struct sim_ind_tbl *tbl)
 	free(tbl);
 }
 
-SIM_HANDLER(cmd_ex_destroy_ind_tbl)
+int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_destroy_rwq_ind_table req;
 	struct sim_ind_tbl *tbl;
