@@ -89,10 +89,18 @@ int mlx4_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
-/* Buffer and free list: WQE i links to i + 1, the last back to 0. */
+/*
+ * Buffer and free list: WQE i links to i + 1, the last back to 0.  Every
+ * scatter entry starts with the invalid lkey, as rdma-core's do: a WQE
+ * the device reads is cut short there even before its first post.
+ */
 static int srq_init_buf(struct mlx4_srq *srq, int page_size)
 {
 	size_t size = (size_t)srq->max << srq->wqe_shift;
+	unsigned int entries = ((1U << srq->wqe_shift) -
+				sizeof(struct mlx4_wqe_srq_next_seg)) /
+			       sizeof(struct mlx4_wqe_data_seg);
+	unsigned int j;
 	int i;
 
 	srq->wrid = calloc(srq->max, sizeof(uint64_t));
@@ -107,9 +115,14 @@ static int srq_init_buf(struct mlx4_srq *srq, int page_size)
 	memset(srq->buf.buf, 0, size);
 	srq->wqe_base = srq->buf.buf;
 
-	for (i = 0; i < srq->max; i++)
-		get_srq_wqe(srq, i)->next_wqe_index =
-			htobe16((i + 1) & (srq->max - 1));
+	for (i = 0; i < srq->max; i++) {
+		struct mlx4_wqe_srq_next_seg *next = get_srq_wqe(srq, i);
+		struct mlx4_wqe_data_seg *dseg = (void *)(next + 1);
+
+		next->next_wqe_index = htobe16((i + 1) & (srq->max - 1));
+		for (j = 0; j < entries; j++)
+			dseg[j].lkey = htobe32(MLX4_INVALID_LKEY);
+	}
 
 	srq->head = 0;
 	srq->tail = srq->max - 1;
