@@ -57,19 +57,20 @@ unsigned int opcode_segs(const struct sim_opcode *op, enum ibv_qp_type type)
 	return type == IBV_QPT_UD ? SEG_DATAGRAM : op->segs;
 }
 
+const struct sim_op_seg_layout op_seg_layout[OP_SEGS] = {
+	{ SEG_DATAGRAM,	"dgram",  sizeof(struct mlx4_wqe_datagram_seg) },
+	{ SEG_RADDR,	"raddr",  sizeof(struct mlx4_wqe_raddr_seg) },
+	{ SEG_ATOMIC,	"atomic", sizeof(struct mlx4_wqe_atomic_seg) },
+	{ SEG_BIND,	"bind",   sizeof(struct mlx4_wqe_bind_seg) },
+	{ SEG_INVAL,	"inval",  sizeof(struct mlx4_wqe_local_inval_seg) },
+};
+
 size_t opcode_segs_size(unsigned int segs)
 {
 	size_t size = 0;
 
-	if (segs & SEG_RADDR)
-		size += sizeof(struct mlx4_wqe_raddr_seg);
-	if (segs & SEG_ATOMIC)
-		size += sizeof(struct mlx4_wqe_atomic_seg);
-	if (segs & SEG_BIND)
-		size += sizeof(struct mlx4_wqe_bind_seg);
-	if (segs & SEG_INVAL)
-		size += sizeof(struct mlx4_wqe_local_inval_seg);
-	if (segs & SEG_DATAGRAM)
-		size += sizeof(struct mlx4_wqe_datagram_seg);
+	for (int i = 0; i < OP_SEGS; i++)
+		if (segs & op_seg_layout[i].seg)
+			size += op_seg_layout[i].size;
 	return size;
 }

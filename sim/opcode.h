@@ -54,4 +54,13 @@ bool opcode_allowed(const struct sim_opcode *op, enum ibv_qp_type type);
 unsigned int opcode_segs(const struct sim_opcode *op, enum ibv_qp_type type);
 size_t opcode_segs_size(unsigned int segs);
 
+/* Each segment a WQE may carry there, in the order the device reads them. */
+#define OP_SEGS	5
+struct sim_op_seg_layout {
+	unsigned int seg;		/* enum sim_op_seg */
+	const char *name;		/* for the trace */
+	size_t size;
+};
+extern const struct sim_op_seg_layout op_seg_layout[OP_SEGS];
+
 #endif

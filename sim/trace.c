@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opcode.h"
 #include "uverbs.h"
 
 FILE *sim_trace;
@@ -205,42 +206,14 @@ static void middle_segments(enum ibv_qp_type type, uint8_t opcode,
 			    const uint8_t *p, size_t room, size_t *off,
 			    bool *first)
 {
-	struct { const char *name; size_t len; } seg[2] = {};
+	unsigned int segs = opcode_segs(opcode_get(opcode), type);
 
-	if (type == IBV_QPT_UD) {
-		seg[0].name = "dgram";
-		seg[0].len = sizeof(struct mlx4_wqe_datagram_seg);
-	} else {
-		switch (opcode) {
-		case MLX4_OPCODE_RDMA_WRITE:
-		case MLX4_OPCODE_RDMA_WRITE_IMM:
-		case MLX4_OPCODE_RDMA_READ:
-			seg[0].name = "raddr";
-			seg[0].len = sizeof(struct mlx4_wqe_raddr_seg);
-			break;
-		case MLX4_OPCODE_ATOMIC_CS:
-		case MLX4_OPCODE_ATOMIC_FA:
-		case MLX4_OPCODE_MASKED_ATOMIC_CS:
-		case MLX4_OPCODE_MASKED_ATOMIC_FA:
-			seg[0].name = "raddr";
-			seg[0].len = sizeof(struct mlx4_wqe_raddr_seg);
-			seg[1].name = "atomic";
-			seg[1].len = sizeof(struct mlx4_wqe_atomic_seg);
-			break;
-		case MLX4_OPCODE_BIND_MW:
-			seg[0].name = "bind";
-			seg[0].len = sizeof(struct mlx4_wqe_bind_seg);
-			break;
-		case MLX4_OPCODE_LOCAL_INVAL:
-			seg[0].name = "inval";
-			seg[0].len = sizeof(struct mlx4_wqe_local_inval_seg);
-			break;
-		}
-	}
-	for (int i = 0; i < 2 && seg[i].name; i++) {
-		size_t len = MIN(seg[i].len, room - *off);
+	for (int i = 0; i < OP_SEGS; i++) {
+		size_t len = MIN(op_seg_layout[i].size, room - *off);
 
-		segment(seg[i].name, p + *off, len, first);
+		if (!(segs & op_seg_layout[i].seg))
+			continue;
+		segment(op_seg_layout[i].name, p + *off, len, first);
 		*off += len;
 	}
 }
