@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,59 +765,47 @@ static const char *wqe_bytes(const char *line)
 }
 
 /*
- * Whether the BlueFlame copy's bytes @bf are the ring's @ring.  The
- * simulator may look at a BlueFlame buffer while the driver is still
- * writing it (a driver preempted in the middle of its copy; hardware
- * takes the write whole): past the first 8 bytes, which the device takes
- * at once, such a copy reads as zeros (the simulator clears a buffer it
- * takes).  So such a copy (with nothing but zeros after its head: its
- * segments do not even decode as the ring's) matches, and elsewhere a
- * 4-byte word that is zero in the copy is not compared.
+ * The bytes of a traced WQE, "name:hex,name:hex,...", as one hex string
+ * in @out (the segment names and commas gone); at most @cap - 1 digits.
  */
-/* Whether "hex,name:hex,name:hex..." @p holds zeros only. */
-static bool zero_segments(const char *p)
+static void wqe_hex(const char *wqe, char *out, size_t cap)
 {
-	for (;;) {
-		size_t n = strspn(p, "0");
+	size_t n = 0;
 
-		if (p[n] && p[n] != ',')
-			return false;
-		p = strchr(p + n, ':');
-		if (!p)
-			return true;
-		p++;
+	while ((wqe = strchr(wqe, ':'))) {
+		for (wqe++; isxdigit((unsigned char)*wqe) && n + 1 < cap; wqe++)
+			out[n++] = *wqe;
 	}
+	out[n] = '\0';
 }
 
+/*
+ * Whether the BlueFlame copy @bf holds the bytes of the ring's WQE
+ * @ring.  The simulator may look at a BlueFlame buffer while the driver
+ * is still writing it (a driver preempted in the middle of its copy;
+ * hardware takes the write whole): past the first 8 bytes, which the
+ * device takes at once, such a copy reads as zeros (the simulator clears
+ * a buffer it takes), and its segments may not even decode as the
+ * ring's.  So the bytes are compared, and a 4-byte word that is zero in
+ * the copy is not.
+ */
 static bool bf_matches(const char *bf, const char *ring)
 {
-	static const char hex[] = "0123456789abcdef";
-	const char *rest = strncmp(bf, "ctrl:", 5) ? bf : bf + 5 + 16;
+	static char a[8192], b[8192];
+	size_t n;
 
-	/* Taken right after its head: nothing else written yet. */
-	if (rest != bf && zero_segments(rest))
-		return true;
-	while (*bf && *ring) {
-		size_t n = strspn(bf, hex), m = strspn(ring, hex);
+	wqe_hex(bf, a, sizeof(a));
+	wqe_hex(ring, b, sizeof(b));
+	n = strlen(a);
+	if (n != strlen(b))
+		return false;
+	for (size_t i = 0; i < n; i += 8) {
+		size_t w = MIN(8, n - i);
 
-		if (n != m)
+		if (strncmp(a + i, "00000000", w) && strncmp(a + i, b + i, w))
 			return false;
-		if (!n) {
-			if (*bf++ != *ring++)
-				return false;
-			continue;
-		}
-		for (size_t i = 0; i < n; i += 8) {
-			size_t w = MIN(8, n - i);
-
-			if (strncmp(bf + i, "00000000", w) &&
-			    strncmp(bf + i, ring + i, w))
-				return false;
-		}
-		bf += n;
-		ring += n;
 	}
-	return *bf == *ring;
+	return true;
 }
 
 /*
