@@ -139,6 +139,7 @@ struct pair_opts {
 	uint8_t min_rnr_timer;
 	struct ibv_comp_channel *channel;
 	uint32_t send_sge;		/* 0: 1 */
+	uint32_t recv_sge;		/* 0: 1 */
 	uint32_t inline_size;
 	uint64_t ex_wc_flags;		/* an extended CQ reading these */
 	struct ibv_cq *cq;		/* both ends' CQ, instead of their own */
@@ -176,6 +177,8 @@ static void make_end(struct end *e, const struct pair_opts *o)
 	init.send_cq = init.recv_cq = e->cq;
 	if (o->send_sge)
 		init.cap.max_send_sge = o->send_sge;
+	if (o->recv_sge)
+		init.cap.max_recv_sge = o->recv_sge;
 	init.cap.max_inline_data = o->inline_size;
 	e->qp = ibv_create_qp(pd, &init);
 	if (!e->qp)
@@ -1021,6 +1024,70 @@ static void srq_stale_entries(void)
 }
 
 /*
+ * Receives of two scatter entries through every slot of b's receive
+ * queue (a 48-byte message lands 32 + 16: each entry's key and length
+ * must be right), then one of a single 32-byte entry, posted alone or
+ * behind a two-entry one in a list (two paths in a provider): a 48-byte
+ * message is a local length error, the stale second entry of the slot's
+ * last WQE unwritten (a WQE shorter than the queue allows ends its list
+ * with the invalid lkey).
+ */
+static void rq_stale_entries(void)
+{
+	for (int list = 0; list < 2; list++) {
+		struct pair_opts o = defaults;
+		struct ibv_wc wc;
+		struct pair p;
+		int good = 0;
+
+		o.recv_sge = 2;
+		make_pair(&p, &o);
+		fill(p.a.buf, 48, 0x91);
+		for (int i = 0; i < 64 + 1 + list; i++) {
+			bool last = i == 64 + list;
+			struct ibv_sge sge[2] = {
+				{ (uintptr_t)p.b.buf, 32, p.b.mr->lkey },
+				{ (uintptr_t)p.b.buf + 1024, 32, p.b.mr->lkey },
+			};
+			struct ibv_recv_wr wr[2] = {
+				{ .wr_id = WRID(4400 + i), .sg_list = sge,
+				  .num_sge = 2 },
+				{ .wr_id = WRID(4401 + i), .sg_list = sge,
+				  .num_sge = 1 },
+			}, *bad, *post = &wr[0];
+
+			memset(p.b.buf, 0, 2048);
+			if (list && i == 64)
+				wr[0].next = &wr[1];
+			else if (last)
+				post = &wr[1];
+			/* The list's second receive takes the last message. */
+			if (!(list && last) && ibv_post_recv(p.b.qp, post, &bad))
+				bail("ibv_post_recv");
+			post_send(&p.a, IBV_WR_SEND, 0, 48, 0, 0, 4600 + i);
+			poll_one(p.b.cq, &wc);
+			if (!last)
+				good += wc.status == IBV_WC_SUCCESS &&
+					wc.wr_id == WRID(4400 + i) &&
+					wc.byte_len == 48 &&
+					is_filled(p.b.buf, 32, 0x91) &&
+					!memcmp(p.b.buf + 1024, p.a.buf + 32, 16);
+			poll_one(p.a.cq, &wc);
+		}
+		check(good == 64 + list,
+		      "%d receives of two scatter entries: a message lands across both (%d)",
+		      64 + list, good);
+		check(wc.status == IBV_WC_REM_INV_REQ_ERR &&
+		      all_bytes(p.b.buf + 1024, 0, 16),
+		      "then a slot reused with one entry, posted %s: a longer message is refused, the stale entry unwritten (%s)",
+		      list ? "behind a two-entry receive" : "alone",
+		      status_str(&wc));
+		drain_async_events();
+		free_pair(&p);
+	}
+}
+
+/*
  * The extended CQ's readers: each field of a receive with immediate
  * data, through ibv_start_poll and the read_* functions.
  */
@@ -1124,10 +1191,21 @@ static int post_by(struct end *e, enum send_path path, struct ibv_send_wr *wr,
 
 /*
  * A CQ armed for solicited completions only wakes for a SEND that asks
- * for it, whichever path built the SEND, and for no other.
+ * for it, signalled or not, whichever path built the SEND, and for no
+ * other.  The SENDs carry immediate data, which each path must pass on
+ * as it is (network order).
  */
 static void solicited_events(void)
 {
+	static const struct {
+		unsigned int flags;
+		bool wakes;
+		const char *what;
+	} kinds[] = {
+		{ IBV_SEND_SIGNALED, false, "plain" },
+		{ IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, true, "solicited" },
+		{ IBV_SEND_SOLICITED, true, "unsignalled solicited" },
+	};
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
 	struct pair_opts o = path_opts;
 	struct ibv_cq *ev_cq;
@@ -1140,30 +1218,34 @@ static void solicited_events(void)
 	o.channel = ch;
 	make_pair(&p, &o);
 	for (int path = 0; path < NPATHS; path++) {
-		for (int sol = 0; sol < 2; sol++) {
+		for (int k = 0; k < 3; k++) {
 			struct ibv_send_wr wr = {
-				.wr_id = WRID(1000 + 2 * path + sol),
-				.opcode = IBV_WR_SEND,
-				.send_flags = IBV_SEND_SIGNALED |
-					      (sol ? IBV_SEND_SOLICITED : 0),
+				.wr_id = WRID(1000 + 3 * path + k),
+				.opcode = IBV_WR_SEND_WITH_IMM,
+				.send_flags = kinds[k].flags,
+				.imm_data = htobe32(TEST_IMM + path),
 			};
 			struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-			int woke;
+			bool woke;
 
 			ibv_req_notify_cq(p.b.cq, 1);
 			post_recv(&p.b, 0, 64, 1010);
 			fill(p.a.buf + 128, 16, 0x31 + path);
 			post_by(&p.a, path, &wr, 128, 16);
-			poll_one(p.a.cq, &wc);
+			if (kinds[k].flags & IBV_SEND_SIGNALED)
+				poll_one(p.a.cq, &wc);
 			poll_one(p.b.cq, &wc);
-			woke = poll(&pfd, 1, sol ? TIMEOUT_MS : 100) == 1;
+			woke = poll(&pfd, 1, kinds[k].wakes ? TIMEOUT_MS : 100) == 1;
 			if (woke && ibv_get_cq_event(ch, &ev_cq, &cq_ctx) == 0)
 				ibv_ack_cq_events(ev_cq, 1);
-			check(wc.status == IBV_WC_SUCCESS && woke == sol &&
+			check(wc.status == IBV_WC_SUCCESS &&
+			      woke == kinds[k].wakes &&
+			      (wc.wc_flags & IBV_WC_WITH_IMM) &&
+			      be32toh(wc.imm_data) == (uint32_t)(TEST_IMM + path) &&
 			      is_filled(p.b.buf, 16, 0x31 + path),
-			      "%s: a CQ armed for solicited completions %s for a %s SEND (%s)",
-			      path_name[path], sol ? "wakes" : "sleeps",
-			      sol ? "solicited" : "plain", status_str(&wc));
+			      "%s: a CQ armed for solicited completions %s for a %s SEND with immediate (%s)",
+			      path_name[path], kinds[k].wakes ? "wakes" : "sleeps",
+			      kinds[k].what, status_str(&wc));
 		}
 	}
 	free_pair(&p);
@@ -1171,48 +1253,72 @@ static void solicited_events(void)
 }
 
 /*
- * Three passes over the send queue down each path, one WR in three
- * signalled: the device sees each WQE when its owner bit turns (a WQE
- * the driver forgot to hand over stops the queue), and each completion
- * names its own WR, the unsignalled ones before it retired silently.
+ * Over three passes over the send queue down each path, and in lists of
+ * three one-entry WRs (the list path), one WR in three signalled: the
+ * device sees each WQE when its owner bit turns for the pass (a WQE the
+ * driver forgot to hand over stops the queue), and each completion names
+ * its own WR, the unsignalled ones before it retired silently.  A send
+ * queue of 16 WRs has up to 64 WQEs (the spare ones for prefetching).
  */
 static void send_queue_passes(void)
 {
-	const int per_path = 48;
+	enum { PER_PATH = 201, SLOTS = 100 };
 	struct ibv_wc wc;
 	struct pair p;
 
 	make_pair(&p, &path_opts);
-	for (int path = 0; path < NPATHS; path++) {
+	for (int path = 0; path <= NPATHS; path++) {
+		bool list = path == NPATHS;
+		struct ibv_send_wr wrs[3] = {};
+		struct ibv_sge sge[3];
 		int good = 0, landed = 0;
 
-		for (int i = 0; i < per_path; i++) {
+		for (int i = 0; i < PER_PATH; i++) {
+			uint32_t off = 32 * (i % SLOTS);
 			bool signalled = i % 3 == 2;
-			struct ibv_send_wr wr = {
-				.wr_id = WRID(2000 + 100 * path + i),
+			struct ibv_send_wr *bad, wr = {
+				.wr_id = WRID(2000 + 1000 * path + i),
 				.opcode = IBV_WR_RDMA_WRITE,
 				.send_flags = signalled ? IBV_SEND_SIGNALED : 0,
 			};
 
-			fill(p.a.buf + 32 * i, 32, 3 * i + path);
-			wr.wr.rdma.remote_addr = (uintptr_t)p.b.buf + 32 * i;
+			fill(p.a.buf + off, 32, 3 * i + path);
+			wr.wr.rdma.remote_addr = (uintptr_t)p.b.buf + off;
 			wr.wr.rdma.rkey = p.b.mr->rkey;
-			if (post_by(&p.a, path, &wr, 32 * i, 32))
+			if (list) {
+				/* WRs i-2, i-1 and i, in one call. */
+				sge[i % 3] = (struct ibv_sge){
+					(uintptr_t)p.a.buf + off, 32, p.a.mr->lkey
+				};
+				wrs[i % 3] = wr;
+				wrs[i % 3].sg_list = &sge[i % 3];
+				wrs[i % 3].num_sge = 1;
+				if (!signalled)
+					continue;
+				wrs[0].next = &wrs[1];
+				wrs[1].next = &wrs[2];
+				if (ibv_post_send(p.a.qp, wrs, &bad))
+					break;
+			} else if (post_by(&p.a, path, &wr, off, 32)) {
 				break;
+			}
 			if (!signalled)
 				continue;
-			poll_one(p.a.cq, &wc);
+			/* A stuck queue: one timeout, not one per WR. */
+			if (!poll_one(p.a.cq, &wc))
+				break;
 			good += wc.status == IBV_WC_SUCCESS &&
 				wc.opcode == IBV_WC_RDMA_WRITE &&
-				wc.wr_id == WRID(2000 + 100 * path + i);
+				wc.wr_id == WRID(2000 + 1000 * path + i);
 		}
-		for (int i = 0; i < per_path; i++)
-			landed += is_filled(p.b.buf + 32 * i, 32, 3 * i + path);
-		check(good == per_path / 3 && landed == per_path,
-		      "%s: %d RDMA WRITEs, three passes over the send queue: %d of %d completions name their WR, %d of %d land",
-		      path_name[path], per_path, good, per_path / 3, landed,
-		      per_path);
-		memset(p.b.buf, 0, 32 * per_path);
+		for (int i = PER_PATH - SLOTS; i < PER_PATH; i++)
+			landed += is_filled(p.b.buf + 32 * (i % SLOTS), 32,
+					    3 * i + path);
+		check(good == PER_PATH / 3 && landed == SLOTS,
+		      "%s: %d RDMA WRITEs, three passes over the send queue: %d of %d completions name their WR, %d of the last %d land",
+		      list ? "lists of three" : path_name[path], PER_PATH,
+		      good, PER_PATH / 3, landed, SLOTS);
+		memset(p.b.buf, 0, 32 * SLOTS);
 	}
 	free_pair(&p);
 }
@@ -1445,6 +1551,7 @@ int main(void)
 	rearm_unpolled();
 	destroy_with_completions();
 	srq_stale_entries();
+	rq_stale_entries();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();
