@@ -1088,6 +1088,53 @@ static void rq_stale_entries(void)
 }
 
 /*
+ * A new QP's receive queue is empty, even when its doorbell record is
+ * the one a destroyed QP left with five receives counted in it: a SEND
+ * to it finds no receive (RNR, and rnr_retry 0 ends it).
+ */
+static void reused_record(void)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct pair_opts o = defaults;
+	struct ibv_wc wc;
+	struct pair p;
+
+	o.rnr_retry = 0;
+	make_pair(&p, &o);
+	for (int i = 0; i < 5; i++)
+		post_recv(&p.b, 64 * i, 64, 4700 + i);
+	if (ibv_destroy_qp(p.b.qp))
+		bail("ibv_destroy_qp");
+	init.send_cq = init.recv_cq = p.b.cq;
+	p.b.qp = ibv_create_qp(pd, &init);
+	if (!p.b.qp)
+		bail("ibv_create_qp");
+	ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(p.b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		bail("modify to INIT");
+	connect_end(&p.a, p.b.qp->qp_num, &o);
+	connect_end(&p.b, p.a.qp->qp_num, &o);
+	post_send(&p.a, IBV_WR_SEND, 0, 16, 0, 0, 4710);
+	poll_one(p.a.cq, &wc);
+	check(wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == WRID(4710),
+	      "a new QP on a destroyed one's doorbell record has no receives: RNR (%s)",
+	      status_str(&wc));
+	drain_async_events();
+	free_pair(&p);
+}
+
+/*
  * The extended CQ's readers: each field of a receive with immediate
  * data, through ibv_start_poll and the read_* functions.
  */
@@ -1552,6 +1599,7 @@ int main(void)
 	destroy_with_completions();
 	srq_stale_entries();
 	rq_stale_entries();
+	reused_record();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();
