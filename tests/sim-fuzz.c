@@ -5,9 +5,11 @@
  *   sim-fuzz fuzz SECONDS    uverbs commands (random, and valid ones
  *                            mutated: sizes, handles, fields, truncated
  *                            and oversized writes, mmap and event reads)
- *                            on connections of its own to the daemon, and
- *                            garbage WQEs and doorbells in real QP and SRQ
- *                            rings of a device opened through libibverbs
+ *                            on connections of its own to the daemon,
+ *                            with doorbells for the rings those made
+ *                            over garbage; and garbage WQEs and doorbells
+ *                            in real QP and SRQ rings of a device opened
+ *                            through libibverbs
  *   sim-fuzz victim SECONDS  an honest client on the same subnet: RC sends
  *                            and RDMA READs between two QPs, every byte
  *                            and every completion checked
