@@ -47,9 +47,9 @@ while (@ARGV) {
 # The tests, in fail-fast order: each a TAP script of tests/ run on the
 # simulator with our provider, or a unit test program.  Seconds each on an
 # idle machine are in the comments; the order puts the sharpest per second
-# first.  The unit tests come last, and only for mutants whose record says
-# that the simulator cannot tell (a "unit:" line): any other mutant must
-# fail a test on the simulator, as the hardware would misbehave.
+# first.  The unit tests run only for mutants whose record says that the
+# simulator cannot tell (a "unit:" line), and then first: any other
+# mutant must fail a test on the simulator, as the hardware would.
 my @suite = (
 	'kernel-rules-project.tap',	# 0.5
 	'semantics-project.tap',	# 1
@@ -281,7 +281,7 @@ sub run_test {
 	}
 	end_session($pid);
 	return $why if $why;
-	my ($first) = slurp($log) =~ /^(not ok .*|Bail out!.*)$/m;
+	my ($first) = slurp($log) =~ /^(not ok .*|Bail out!.*|FAIL .*)$/m;
 	return $first if $first;
 	return "exit status " . ($status >> 8) if $status;
 	return 0;
@@ -370,7 +370,8 @@ for my $m (@muts) {
 		$count{broken}++;
 		push @errors, $m->{name};
 	} else {
-		my @tests = (@suite, $m->{unit} ? @unit : ());
+		# A mutant only the unit tests can see goes to them first.
+		my @tests = $m->{unit} ? (@unit, @suite) : @suite;
 		for my $t (@tests) {
 			my $left = $budget - (time - $t0);
 			my $fail = run_test($t, $left, $m->{name});
