@@ -856,9 +856,12 @@ static void fuzz_commands(struct conn *c, int count)
 static struct {
 	uint64_t wqes, recv_wqes, srq_wqes, doorbells, completions, rounds;
 	uint64_t setups, setup_failures;
+	uint64_t outside;	/* regions whose neighbours the daemon wrote */
 } rings;
 
 #define SCRATCH_SIZE (256 * 1024)
+#define CANARY_SIZE 4096	/* each side of the scratch region */
+#define CANARY 0x5a
 
 struct ring_qp {
 	struct ibv_qp *qp;
@@ -876,6 +879,7 @@ static struct {
 	struct ibv_mr *mr;
 	uint8_t *scratch;
 	struct ring_qp qp[3];	/* RC and RC on the SRQ, looped; UD */
+	bool clean;		/* these rings get only nearly valid WQEs */
 	uint16_t srq_db;
 	uint16_t lid;
 } dev;
@@ -931,7 +935,20 @@ static void rings_down(void)
 		ibv_dealloc_pd(dev.pd);
 	if (dev.ctx)
 		ibv_close_device(dev.ctx);
-	free(dev.scratch);
+	if (dev.scratch) {
+		uint8_t *below = dev.scratch - CANARY_SIZE;
+		uint8_t *above = dev.scratch + SCRATCH_SIZE;
+
+		for (size_t i = 0; i < CANARY_SIZE; i++)
+			if (below[i] != CANARY || above[i] != CANARY) {
+				fprintf(stderr, "sim-fuzz: the bytes next to a registered region changed (%zu bytes %s it): the daemon wrote outside a region\n",
+					below[i] != CANARY ? CANARY_SIZE - i : i + 1,
+					below[i] != CANARY ? "below" : "above");
+				rings.outside++;
+				break;
+			}
+		munmap(below, SCRATCH_SIZE + 2 * CANARY_SIZE);
+	}
 	memset(&dev, 0, sizeof(dev));
 }
 
@@ -953,8 +970,19 @@ static bool rings_up(void)
 	dev.pd = ibv_alloc_pd(dev.ctx);
 	dev.cq = ibv_create_cq(dev.ctx, 256, NULL, NULL, 0);
 	dev.srq = dev.pd ? ibv_create_srq(dev.pd, &sa) : NULL;
-	if (posix_memalign((void **)&dev.scratch, 4096, SCRATCH_SIZE))
+	/*
+	 * The region the garbage WQEs name, between bytes no key opens: they
+	 * must be as they were when the region goes.
+	 */
+	dev.scratch = mmap(NULL, SCRATCH_SIZE + 2 * CANARY_SIZE,
+			   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+	if (dev.scratch == MAP_FAILED) {
 		dev.scratch = NULL;
+	} else {
+		memset(dev.scratch, CANARY, SCRATCH_SIZE + 2 * CANARY_SIZE);
+		dev.scratch += CANARY_SIZE;
+	}
 	if (!dev.pd || !dev.cq || !dev.srq || !dev.scratch)
 		goto fail;
 	dev.mr = ibv_reg_mr(dev.pd, dev.scratch, SCRATCH_SIZE,
@@ -983,6 +1011,8 @@ static bool rings_up(void)
 	for (int i = 0; i < 3; i++)
 		if (!to_rts(dev.qp[i].qp, dev.qp[i < 2 ? i ^ 1 : i].qp->qp_num))
 			goto fail;
+	/* Half the rings live long enough for the data to move. */
+	dev.clean = chance(50);
 	obj.srq.in = dev.srq;
 	obj.srq.out = &dev.dvsrq;
 	obj.cq.in = dev.cq;
@@ -1080,6 +1110,70 @@ static size_t garbage_segments(uint8_t *seg, size_t room, bool ud)
 	return off;
 }
 
+/*
+ * An RC WQE as a driver makes it, with one field (an address, a length,
+ * a key) at the edge or past it: the QP lives on, and the data path runs.
+ * Returns the opcode.  (A UD one would need the PD's number, which the
+ * verbs do not tell.)
+ */
+static uint32_t nearly_valid_send(struct ring_qp *q, uint8_t *wqe,
+				  bool sends)
+{
+	static const uint8_t rc_ops[] = {
+		MLX4_OPCODE_SEND, MLX4_OPCODE_SEND_IMM, MLX4_OPCODE_RDMA_WRITE,
+		MLX4_OPCODE_RDMA_WRITE_IMM, MLX4_OPCODE_RDMA_READ,
+		MLX4_OPCODE_ATOMIC_CS, MLX4_OPCODE_ATOMIC_FA,
+	};
+	struct mlx4_wqe_ctrl_seg *ctrl = (void *)wqe;
+	/* The first two are sends: they need a receive at the other end. */
+	uint32_t opcode = rc_ops[sends ? rnd(sizeof(rc_ops)) :
+				 2 + rnd(sizeof(rc_ops) - 2)];
+	bool atomic = opcode == MLX4_OPCODE_ATOMIC_CS ||
+		      opcode == MLX4_OPCODE_ATOMIC_FA;
+	uint32_t stride = 1u << q->dv.sq.wqe_shift;
+	/* On clean rings, one WQE in twenty is off the edge. */
+	bool edge = !dev.clean || chance(5);
+	size_t off = 16;
+
+	memset(wqe + 4, 0, stride - 4);
+	if (opcode == MLX4_OPCODE_RDMA_WRITE ||
+	    opcode == MLX4_OPCODE_RDMA_WRITE_IMM ||
+	    opcode == MLX4_OPCODE_RDMA_READ || atomic) {
+		struct mlx4_wqe_raddr_seg *r = (void *)(wqe + off);
+
+		r->raddr = htobe64(atomic || !edge ?
+				   ((uintptr_t)dev.scratch + rnd(SCRATCH_SIZE - 8192)) & ~7ULL :
+				   some_scratch_addr());
+		r->rkey = htobe32(!edge || chance(90) ? dev.mr->rkey : some_key());
+		off += sizeof(*r);
+	}
+	if (atomic) {
+		struct mlx4_wqe_atomic_seg *a = (void *)(wqe + off);
+
+		a->swap_add = htobe64(rnd64());
+		a->compare = htobe64(rnd64());
+		off += sizeof(*a);
+	}
+	for (int n = atomic ? 1 : 1 + rnd(3); n > 0 && off + 16 <= stride; n--) {
+		struct mlx4_wqe_data_seg *d = (void *)(wqe + off);
+		uint32_t len = atomic ? 8 : !edge || chance(90) ? rnd(2048) : some_length();
+
+		d->byte_count = htobe32(len);
+		d->lkey = htobe32(!edge || chance(95) ? dev.mr->lkey : some_key());
+		/* Near the region's ends, sometimes past them. */
+		d->addr = htobe64(!edge || chance(80) ? (uintptr_t)dev.scratch + rnd(SCRATCH_SIZE - 4096) :
+				  chance(50) ? (uintptr_t)dev.scratch + SCRATCH_SIZE - rnd(2 * len + 1) :
+					       some_scratch_addr());
+		off += 16;
+	}
+	ctrl->fence_size = off / 16;
+	ctrl->srcrb_flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE);
+	ctrl->imm = rnd64();
+	return opcode;
+}
+
+static void garbage_recv(struct ring_qp *q, bool valid);
+
 static void garbage_send(struct ring_qp *q)
 {
 	static const uint8_t ops[] = {
@@ -1098,7 +1192,14 @@ static void garbage_send(struct ring_qp *q)
 	uint32_t owner = q->sq_pi & cnt ? 1u << 31 : 0;
 	uint32_t opcode = chance(90) ? ops[rnd(sizeof(ops))] : rnd(32);
 
-	if (chance(10)) {
+	if (dev.clean) {
+		/* QP 1 sends to QP 0's RQ (QP 1's receives are the SRQ's). */
+		opcode = nearly_valid_send(q, wqe, q == &dev.qp[1]);
+		if (q == &dev.qp[1])
+			garbage_recv(&dev.qp[0], true);
+	} else if (q->qp->qp_type == IBV_QPT_RC && chance(60)) {
+		opcode = nearly_valid_send(q, wqe, q == &dev.qp[1]);
+	} else if (chance(10)) {
 		for (uint32_t i = 4; i < stride; i++)
 			wqe[i] = rnd(256);
 	} else {
@@ -1118,15 +1219,16 @@ static void garbage_send(struct ring_qp *q)
 					    (chance(10) ? rnd(1u << 24) << 8 : 0));
 		ctrl->imm = rnd64();
 	}
-	if (chance(3))
+	if (!dev.clean && chance(3))
 		owner ^= 1u << 31;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	ctrl->owner_opcode = htobe32(owner | opcode | (chance(5) ? rnd(1u << 26) << 5 : 0));
+	ctrl->owner_opcode = htobe32(owner | opcode |
+				     (!dev.clean && chance(5) ? rnd(1u << 26) << 5 : 0));
 	q->sq_pi++;
 	rings.wqes++;
 }
 
-static void garbage_recv(struct ring_qp *q)
+static void garbage_recv(struct ring_qp *q, bool valid)
 {
 	uint32_t stride = 1u << q->dv.rq.wqe_shift;
 	uint8_t *wqe;
@@ -1136,11 +1238,25 @@ static void garbage_recv(struct ring_qp *q)
 	wqe = (uint8_t *)q->dv.buf.buf + q->dv.rq.offset +
 	      (q->rq_pi & (q->dv.rq.wqe_cnt - 1)) * stride;
 	memset(wqe, 0, stride);
-	garbage_segments(wqe, stride, false);
+	if (valid || chance(70)) {
+		/* One scatter entry as a driver posts it, near the region's end. */
+		struct mlx4_wqe_data_seg *d = (void *)wqe;
+		bool edge = !valid || chance(5);
+		uint32_t len = 8192;
+
+		d->byte_count = htobe32(len);
+		d->lkey = htobe32(!edge || chance(95) ? dev.mr->lkey : some_key());
+		d->addr = htobe64(!edge || chance(80) ? (uintptr_t)dev.scratch + rnd(SCRATCH_SIZE - 8192) :
+				  (uintptr_t)dev.scratch + SCRATCH_SIZE - rnd(2 * len));
+		if (stride >= 32)
+			d[1].lkey = htobe32(MLX4_INVALID_LKEY);
+	} else {
+		garbage_segments(wqe, stride, false);
+	}
 	q->rq_pi++;
 	rings.recv_wqes++;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*q->dv.rdb = htobe32(chance(90) ? q->rq_pi & 0xffff : nasty32());
+	*q->dv.rdb = htobe32(valid || chance(90) ? q->rq_pi & 0xffff : nasty32());
 }
 
 static void garbage_srq(void)
@@ -1163,7 +1279,7 @@ static void ring_doorbell(struct ring_qp *q)
 {
 	uint32_t v = q->dv.doorbell_qpn;
 
-	if (chance(5))
+	if (!dev.clean && chance(5))
 		v = htobe32(nasty32());
 	rings.doorbells++;
 	*(volatile uint32_t *)q->dv.sdb = v;
@@ -1195,17 +1311,19 @@ static void fuzz_rings(int rounds)
 
 		if (!dev.ctx && !rings_up())
 			return;
-		q = &dev.qp[rnd(3)];
+		q = &dev.qp[dev.clean ? (chance(30) ? 0 : 1) : rnd(3)];
 		rings.rounds++;
 		for (int i = 1 + rnd(4); i > 0; i--)
 			garbage_send(q);
-		if (chance(40))
-			garbage_recv(&dev.qp[chance(50) ? 0 : 2]);
-		if (chance(30))
-			garbage_srq();
-		if (chance(5))
-			cq_garbage();
-		if (chance(95))
+		if (!dev.clean) {
+			if (chance(70))
+				garbage_recv(&dev.qp[chance(50) ? 0 : 2], false);
+			if (chance(30))
+				garbage_srq();
+			if (chance(5))
+				cq_garbage();
+		}
+		if (dev.clean || chance(95))
 			ring_doorbell(q);
 		while ((n = ibv_poll_cq(dev.cq, 32, wc)) > 0)
 			rings.completions += n;
@@ -1264,6 +1382,10 @@ static int fuzz(int seconds)
 		printf("sim-fuzz: the daemon stopped answering\n");
 		ret = 1;
 	}
+	printf("sim-fuzz: writes outside a registered region: %" PRIu64 "\n",
+	       rings.outside);
+	if (rings.outside)
+		ret = 1;
 	return ret;
 }
 
