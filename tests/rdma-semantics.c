@@ -1134,6 +1134,86 @@ static void reused_record(void)
 	free_pair(&p);
 }
 
+/* Give b of @p a QP that receives through @srq, and reconnect the pair. */
+static void attach_srq(struct pair *p, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr qinit = {
+		.qp_type = IBV_QPT_RC, .send_cq = p->b.cq, .recv_cq = p->b.cq,
+		.srq = srq, .cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	ibv_destroy_qp(p->b.qp);
+	p->b.qp = ibv_create_qp(pd, &qinit);
+	if (!p->b.qp)
+		bail("ibv_create_qp with an SRQ");
+	ibv_modify_qp(p->a.qp, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	if (ibv_modify_qp(p->a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(p->b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		bail("modify to INIT");
+	connect_end(&p->a, p->b.qp->qp_num, &defaults);
+	connect_end(&p->b, p->a.qp->qp_num, &defaults);
+}
+
+/*
+ * Two QPs share an SRQ, each with its own CQ.  Completions polled in
+ * another order than the device took their WQEs hand the WQEs back in
+ * that order, and later WQEs go to slots in no order a counter could
+ * predict: each completion must still carry its own WR's wr_id.
+ */
+static void srq_out_of_order(void)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = 3, .max_sge = 1 } };
+	struct pair *ends[2], p, q;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	int good = 0, n = 0;
+
+	make_pair(&p, &defaults);
+	make_pair(&q, &defaults);
+	srq = ibv_create_srq(pd, &init);
+	if (!srq)
+		bail("ibv_create_srq");
+	attach_srq(&p, srq);
+	attach_srq(&q, srq);
+	ends[0] = &p;
+	ends[1] = &q;
+	for (int round = 0; round < 6; round++) {
+		/* Two receives, a message to each QP, polled q first. */
+		for (int i = 0; i < 2; i++) {
+			struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * (n % 8),
+					       64, p.b.mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = WRID(4800 + n),
+						  .sg_list = &sge, .num_sge = 1 },
+					   *bad;
+
+			if (ibv_post_srq_recv(srq, &wr, &bad))
+				bail("ibv_post_srq_recv");
+			n++;
+		}
+		for (int i = 0; i < 2; i++) {
+			post_send(&ends[i]->a, IBV_WR_SEND, 0, 8, 0, 0, 4900);
+			poll_one(ends[i]->a.cq, &wc);
+		}
+		for (int i = 1; i >= 0; i--) {
+			poll_one(ends[i]->b.cq, &wc);
+			/* p took the first of the two, q the second. */
+			good += wc.status == IBV_WC_SUCCESS &&
+				wc.wr_id == WRID(4800 + n - 2 + i);
+		}
+	}
+	check(good == 12, "an SRQ shared by two QPs, completions polled out of order: each names its WR (%d of 12)",
+	      good);
+	free_pair(&q);
+	free_pair(&p);
+	if (ibv_destroy_srq(srq))
+		bail("ibv_destroy_srq");
+}
+
 /*
  * The extended CQ's readers: each field of a receive with immediate
  * data, through ibv_start_poll and the read_* functions.
@@ -1600,6 +1680,7 @@ int main(void)
 	srq_stale_entries();
 	rq_stale_entries();
 	reused_record();
+	srq_out_of_order();
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();
