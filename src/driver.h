@@ -170,6 +170,12 @@ struct verbs_srq {
 	uint32_t srq_num;
 };
 
+/* verbs_qp.comp_mask: VERBS_QP_EX makes ibv_qp_to_qp_ex() answer. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;

@@ -266,6 +266,7 @@ struct mlx4_qp {
 	uint8_t			buf_is_extern;	/* from mlx4dv allocators */
 	struct mlx4_buf		buf;
 	uint32_t		inl_recv_sz;
+	struct mlx4_wr_batch   *wrb;		/* ibv_wr_* state, if asked */
 };
 
 struct mlx4_srq {
@@ -456,6 +457,7 @@ void mlx4_unlock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
 
 /* qp.c */
 struct ibv_qp *mlx4_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags);
 struct ibv_qp *mlx4_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr);
 struct ibv_qp *mlx4_open_qp(struct ibv_context *context,

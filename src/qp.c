@@ -1192,3 +1192,391 @@ int mlx4_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 {
 	return post_recv(&to_mrwq(ibwq)->qp, wr, bad_wr);
 }
+
+/* ---------------------------------------------------------------------
+ * The ibv_wr_* interface (ibv_qp_ex).  Each opcode call starts a request
+ * in qp->wrb->wr, its setters fill it, and the next opcode call or
+ * wr_complete() builds it with build_send_wqe(), the general path's own
+ * builder.  No WQE is handed over before wr_complete(): it hands them
+ * all over in order and rings once, so wr_abort() and an error in the
+ * batch leave nothing the device could see.
+ */
+
+struct mlx4_wr_batch {
+	struct ibv_send_wr wr;		/* the request being set up */
+	struct ibv_sge inl_sge;		/* its inline bytes, in inl[] */
+	unsigned int head;		/* qp->sq.head at wr_start() */
+	unsigned int ind;		/* where the next WQE goes */
+	unsigned int bf_bytes;		/* build_send_wqe()'s, for the last */
+	unsigned int max_sge;
+	int pending;			/* wr not built yet */
+	int err;			/* first error of the batch */
+	uint8_t sq_stamp;		/* qp->sq_stamp at wr_start() */
+	struct ibv_sge *sge;		/* max_sge entries */
+	struct wqe_head *heads;		/* per SQ slot, until wr_complete() */
+	char *inl;			/* max_inline_data bytes */
+};
+
+static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
+{
+	return to_mqp(&qpx->qp_base);
+}
+
+/* Build the request set up so far, unless the batch already failed. */
+static void wr_build_pending(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	unsigned int bf_bytes;
+	int ret;
+
+	if (!b->pending)
+		return;
+	b->pending = 0;
+	if (b->err)
+		return;
+	if (wq_looks_full(&qp->sq, b->ind) &&
+	    mlx4_wq_overflow(&qp->sq, b->ind))
+		ret = ENOMEM;
+	else
+		ret = check_send_wr(qp, &b->wr);
+	if (ret) {
+		b->err = ret;
+		return;
+	}
+	ctrl = get_send_wqe(qp, b->ind);
+	b->heads[b->ind & qp->sq.mask] = build_send_wqe(qp, &b->wr, ctrl,
+							b->ind, &bf_bytes);
+	b->bf_bytes = bf_bytes;
+	b->ind++;
+}
+
+/* A new request of @opcode, with the wr_id and flags the caller set. */
+static struct ibv_send_wr *wr_begin(struct ibv_qp_ex *qpx,
+				    enum ibv_wr_opcode opcode)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	wr_build_pending(qp, b);
+	memset(&b->wr, 0, sizeof(b->wr));
+	b->wr.wr_id = qpx->wr_id;
+	b->wr.opcode = opcode;
+	b->wr.send_flags = qpx->wr_flags & ~IBV_SEND_INLINE;
+	b->pending = 1;
+	return &b->wr;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	mlx4_lock(&qp->sq.lock);
+	b->head = b->ind = qp->sq.head;
+	b->pending = 0;
+	b->err = 0;
+	b->bf_bytes = 0;
+	b->sq_stamp = qp->sq_stamp;
+}
+
+/*
+ * Forget the batch.  Its WQEs' owner words were never written; their
+ * later blocks get back the stamps the data overwrote.
+ */
+static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	unsigned int stride = 1U << qp->sq.wqe_shift;
+	unsigned int n, i;
+
+	for (n = b->head; n != b->ind; n++) {
+		uint32_t *wqe = get_send_wqe(qp, n);
+
+		for (i = 64; i < stride; i += 64)
+			wqe[i / 4] = 0xffffffff;
+	}
+	qp->sq_stamp = b->sq_stamp;
+	b->pending = 0;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+
+	wr_rollback(qp, qp->wrb);
+	mlx4_unlock(&qp->sq.lock);
+}
+
+/* As post_send_list() does, for the WQEs [b->head, b->ind). */
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	unsigned int n, last;
+	int ret;
+
+	wr_build_pending(qp, b);
+	ret = b->err;
+	if (ret) {
+		wr_rollback(qp, b);
+		goto out;
+	}
+	if (b->ind == b->head)
+		goto out;
+	last = b->ind - 1;
+	for (n = b->head; n != last; n++) {
+		ctrl = get_send_wqe(qp, n);
+		hand_over_wqe(ctrl, b->heads[n & qp->sq.mask]);
+		if (qp->sq_stamp)
+			stamp_ahead_of(qp, ctrl);
+	}
+	ctrl = get_send_wqe(qp, last);
+	qp->sq.head = b->ind;
+	ring_send_doorbell(qp, ctrl, b->heads[last & qp->sq.mask], last,
+			   b->ind - b->head == 1 && b->bf_bytes, b->bf_bytes);
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, ctrl);
+out:
+	mlx4_unlock(&qp->sq.lock);
+	return ret;
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	wr_begin(qpx, IBV_WR_SEND);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	wr_begin(qpx, IBV_WR_SEND_WITH_IMM)->imm_data = imm_data;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	wr_begin(qpx, IBV_WR_SEND_WITH_INV)->invalidate_rkey = invalidate_rkey;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_WRITE);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, __be32 imm_data)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+	wr->imm_data = imm_data;
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			 uint64_t remote_addr)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_READ);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, uint64_t compare,
+			      uint64_t swap)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = remote_addr;
+	wr->wr.atomic.compare_add = compare;
+	wr->wr.atomic.swap = swap;
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t remote_addr, uint64_t add)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
+
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = remote_addr;
+	wr->wr.atomic.compare_add = add;
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_BIND_MW);
+
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	wr_begin(qpx, IBV_WR_LOCAL_INV)->invalidate_rkey = invalidate_rkey;
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+			    const struct ibv_sge *sg_list)
+{
+	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
+
+	if (num_sge > b->max_sge) {
+		b->err = b->err ? b->err : EINVAL;
+		return;
+	}
+	memcpy(b->sge, sg_list, num_sge * sizeof(*sg_list));
+	b->wr.sg_list = b->sge;
+	b->wr.num_sge = num_sge;
+	b->wr.send_flags &= ~IBV_SEND_INLINE;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+		       uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
+/*
+ * The bytes are copied now, as the caller may reuse its buffers once
+ * the call returns; the WQE takes them as one inline payload.
+ */
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
+				    const struct ibv_data_buf *buf_list)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	size_t i, len = 0;
+
+	for (i = 0; i < num_buf; i++) {
+		if (buf_list[i].length > (size_t)qp->max_inline_data - len) {
+			b->err = b->err ? b->err : ENOMEM;
+			return;
+		}
+		memcpy(b->inl + len, buf_list[i].addr, buf_list[i].length);
+		len += buf_list[i].length;
+	}
+	b->inl_sge.addr = (uintptr_t)b->inl;
+	b->inl_sge.length = len;
+	b->wr.sg_list = &b->inl_sge;
+	b->wr.num_sge = 1;
+	b->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+			       size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			   uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct ibv_send_wr *wr = &qpx_to_mqp(qpx)->wrb->wr;
+
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = remote_qpn;
+	wr->wr.ud.remote_qkey = remote_qkey;
+}
+
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	qpx_to_mqp(qpx)->wrb->wr.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
+/* Which verbs opcode each IBV_QP_EX_WITH_* flag asks for. */
+static const struct {
+	uint64_t flag;
+	enum ibv_wr_opcode opcode;
+} wr_ops_of_flags[] = {
+	{ IBV_QP_EX_WITH_RDMA_WRITE, IBV_WR_RDMA_WRITE },
+	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM },
+	{ IBV_QP_EX_WITH_SEND, IBV_WR_SEND },
+	{ IBV_QP_EX_WITH_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM },
+	{ IBV_QP_EX_WITH_RDMA_READ, IBV_WR_RDMA_READ },
+	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP },
+	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
+	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
+	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
+	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
+};
+
+/*
+ * Creation time: may this QP (its transport set in qp->sge_limit[])
+ * take every opcode in @flags?  EOPNOTSUPP for a flag this device has
+ * no WQE for (TSO, memory-window-less...), EINVAL for an opcode its
+ * transport refuses, as rdma-core's mlx5 answers.
+ */
+static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
+{
+	uint64_t known = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
+	     i++)
+		known |= wr_ops_of_flags[i].flag;
+	if (flags & ~known)
+		return EOPNOTSUPP;
+	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
+	     i++)
+		if ((flags & wr_ops_of_flags[i].flag) &&
+		    !qp->sge_limit[wr_ops_of_flags[i].opcode])
+			return EINVAL;
+	return 0;
+}
+
+/* Give the QP its ibv_qp_ex calls, once its queues are known. */
+int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
+{
+	struct ibv_qp_ex *qpx = &qp->verbs_qp.qp_ex;
+	unsigned int max_sge = qp->sq.max_gs;
+	struct mlx4_wr_batch *b;
+	char *p;
+	int ret;
+
+	ret = check_send_ops(qp, send_ops_flags);
+	if (ret)
+		return ret;
+	p = calloc(1, sizeof(*b) + max_sge * sizeof(struct ibv_sge) +
+		   qp->sq.wqe_cnt * sizeof(struct wqe_head) +
+		   qp->max_inline_data);
+	if (!p)
+		return ENOMEM;
+	b = (struct mlx4_wr_batch *)p;
+	b->max_sge = max_sge;
+	b->sge = (struct ibv_sge *)(b + 1);
+	b->heads = (struct wqe_head *)(b->sge + max_sge);
+	b->inl = (char *)(b->heads + qp->sq.wqe_cnt);
+	qp->wrb = b;
+
+	qpx->wr_start = wr_start;
+	qpx->wr_complete = wr_complete;
+	qpx->wr_abort = wr_abort;
+	qpx->wr_send = wr_send;
+	qpx->wr_send_imm = wr_send_imm;
+	qpx->wr_send_inv = wr_send_inv;
+	qpx->wr_rdma_write = wr_rdma_write;
+	qpx->wr_rdma_write_imm = wr_rdma_write_imm;
+	qpx->wr_rdma_read = wr_rdma_read;
+	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	qpx->wr_bind_mw = wr_bind_mw;
+	qpx->wr_local_inv = wr_local_inv;
+	qpx->wr_set_sge = wr_set_sge;
+	qpx->wr_set_sge_list = wr_set_sge_list;
+	qpx->wr_set_inline_data = wr_set_inline_data;
+	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	qpx->wr_set_ud_addr = wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	qp->verbs_qp.comp_mask |= VERBS_QP_EX;
+	return 0;
+}

@@ -360,7 +360,8 @@ static struct ibv_qp *create_rss_qp(struct ibv_context *context,
 enum {
 	MLX4_CREATE_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
 				   IBV_QP_INIT_ATTR_XRCD |
-				   IBV_QP_INIT_ATTR_CREATE_FLAGS,
+				   IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 	MLX4_CREATE_QP_FLAGS = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
 };
 
@@ -432,6 +433,11 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	ret = mlx4_qp_ready(qp, &attr, &user_attr->cap);
 	if (ret)
 		goto err_destroy;
+	if (attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = mlx4_qp_init_wr_api(qp, attr.send_ops_flags);
+		if (ret)
+			goto err_destroy;
+	}
 	return &qp->verbs_qp.qp;
 
 err_destroy:
@@ -604,6 +610,7 @@ int mlx4_destroy_qp(struct ibv_qp *ibqp)
 		mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 		mlx4_qp_free_queues(qp);
 	}
+	free(qp->wrb);
 	free(qp);
 	return 0;
 }

@@ -10,7 +10,9 @@ AM_TESTS_ENVIRONMENT = \
 	export top_builddir top_srcdir;
 
 check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict \
-	tests/sim-hostile
+	tests/sim-hostile tests/wr-api
+tests_wr_api_SOURCES = tests/wr-api.c tests/tap.h tests/device.h
+tests_wr_api_LDADD = -libverbs
 tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h tests/device.h
 tests_rdma_semantics_LDADD = -libverbs
 tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h tests/device.h
@@ -24,6 +26,7 @@ SIM_TESTS = \
 	tests/pingpong-cqe32-system.tap \
 	tests/perftest-system.tap \
 	tests/semantics-system.tap \
+	tests/wr-api-system.tap \
 	tests/control-system.tap \
 	tests/strict.tap \
 	tests/hostile.tap \
@@ -35,13 +38,14 @@ SIM_TESTS = \
 	tests/pingpong-cqe32-project.tap \
 	tests/perftest-project.tap \
 	tests/semantics-project.tap \
+	tests/wr-api-project.tap \
 	tests/control-project.tap \
 	tests/interop.tap \
 	tests/fabric.tap
 TESTS += $(SIM_TESTS)
 
 EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
-	tests/perftest.sh tests/semantics.sh tests/control.sh
+	tests/perftest.sh tests/semantics.sh tests/control.sh tests/wr-api.sh
 
 # What mlx4_ib refuses and how it lays out the queues it hands the
 # device, with both providers.
