@@ -30,7 +30,8 @@
 #define RC_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | \
+		 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -91,7 +92,7 @@ static void free_end(struct end *e)
 }
 
 /* RESET to RTS; @remote_qpn 0 for UD. */
-static void bring_up(struct end *e, uint32_t remote_qpn)
+static void bring_up_type(struct end *e, uint32_t remote_qpn, int uc)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -116,6 +117,8 @@ static void bring_up(struct end *e, uint32_t remote_qpn)
 	a.ah_attr.dlid = lid;
 	a.ah_attr.port_num = 1;
 	if (ibv_modify_qp(e->qp, &a, ud ? IBV_QP_STATE :
+			  uc ? IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN :
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
@@ -126,11 +129,16 @@ static void bring_up(struct end *e, uint32_t remote_qpn)
 	a.rnr_retry = 7;
 	a.sq_psn = TEST_PSN;
 	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(e->qp, &a, ud ? IBV_QP_STATE | IBV_QP_SQ_PSN :
+	if (ibv_modify_qp(e->qp, &a, ud || uc ? IBV_QP_STATE | IBV_QP_SQ_PSN :
 			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			  IBV_QP_MAX_QP_RD_ATOMIC))
 		bail("modify to RTS");
+}
+
+static void bring_up(struct end *e, uint32_t remote_qpn)
+{
+	bring_up_type(e, remote_qpn, 0);
 }
 
 static uint64_t now_ms(void)
@@ -401,6 +409,87 @@ static void batch_and_abort(struct end *a, struct end *b)
 	      "after the failed batches the queue works");
 }
 
+/*
+ * b binds a type 2 window on its buffer, a writes through it; b
+ * invalidates it locally; b binds it again and a's SEND with
+ * invalidate names it.
+ */
+static void windows(struct end *a, struct end *b)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw_bind_info info = {
+		.addr = 0, .length = 256,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp_ex *x = b->qpx;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int ret;
+
+	if (!mw) {
+		check(0, "ibv_alloc_mw type 2: %s", strerror(errno));
+		return;
+	}
+	ibv_dereg_mr(b->mr);
+	b->mr = ibv_reg_mr(pd, b->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	if (!b->mr)
+		bail("ibv_reg_mr with MW_BIND");
+	info.mr = b->mr;
+	info.addr = (uintptr_t)b->buf + 1024;
+
+	rkey = ibv_inc_rkey(mw->rkey);
+	ibv_wr_start(x);
+	x->wr_id = WRID(80);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, &info);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(80), IBV_WC_BIND_MW, &wc),
+	      "wr_bind_mw: the bind completes");
+	fill(a->buf, 64, 0x31);
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = WRID(81);
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(a->qpx, rkey, (uintptr_t)b->buf + 1024);
+	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 64);
+	ret = ibv_wr_complete(a->qpx);
+	check(!ret && completes(a, WRID(81), IBV_WC_RDMA_WRITE, &wc) &&
+	      !memcmp(b->buf + 1024, a->buf, 64),
+	      "an RDMA WRITE through the bound window's rkey lands");
+
+	ibv_wr_start(x);
+	x->wr_id = WRID(82);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(82), IBV_WC_LOCAL_INV, &wc),
+	      "wr_local_inv: completes");
+
+	rkey = ibv_inc_rkey(rkey);
+	ibv_wr_start(x);
+	x->wr_id = WRID(83);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, &info);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(83), IBV_WC_BIND_MW, &wc),
+	      "wr_bind_mw again, a new rkey");
+	post_recv(b, 0, 100, WRID(180));
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = WRID(84);
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(a->qpx, rkey);
+	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 20);
+	ret = ibv_wr_complete(a->qpx);
+	check(!ret && completes(a, WRID(84), IBV_WC_SEND, &wc),
+	      "wr_send_inv: sender's completion");
+	check(completes(b, WRID(180), IBV_WC_RECV, &wc) &&
+	      (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == rkey &&
+	      !memcmp(b->buf, a->buf, 20),
+	      "wr_send_inv: the receiver is told which rkey went");
+	ibv_dealloc_mw(mw);
+}
+
 static void ud(void)
 {
 	struct end s, r;
@@ -451,6 +540,44 @@ static void ud(void)
 	ibv_destroy_ah(ah);
 	free_end(&s);
 	free_end(&r);
+}
+
+/* UC: SEND and RDMA WRITE with immediate, one batch. */
+static void uc(void)
+{
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	struct end a, b;
+	struct ibv_wc wc;
+	int ret;
+
+	make_end(&a, IBV_QPT_UC, ops);
+	make_end(&b, IBV_QPT_UC, ops);
+	bring_up_type(&a, b.qp->qp_num, 1);
+	bring_up_type(&b, a.qp->qp_num, 1);
+	post_recv(&b, 0, 100, WRID(400));
+	post_recv(&b, 0, 0, WRID(401));
+	fill(a.buf, 200, 13);
+	ibv_wr_start(a.qpx);
+	a.qpx->wr_id = WRID(90);
+	a.qpx->wr_flags = 0;
+	ibv_wr_send(a.qpx);
+	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf, 100);
+	a.qpx->wr_id = WRID(91);
+	a.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(a.qpx, b.mr->rkey, (uintptr_t)b.buf + 2000,
+			      htonl(TEST_IMM + 2));
+	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf + 100, 100);
+	ret = ibv_wr_complete(a.qpx);
+	check(!ret && completes(&a, WRID(91), IBV_WC_RDMA_WRITE, &wc),
+	      "UC batch: SEND + WRITE_IMM, the signalled one completes");
+	check(completes(&b, WRID(400), IBV_WC_RECV, &wc) &&
+	      !memcmp(b.buf, a.buf, 100) &&
+	      completes(&b, WRID(401), IBV_WC_RECV_RDMA_WITH_IMM, &wc) &&
+	      ntohl(wc.imm_data) == TEST_IMM + 2 &&
+	      !memcmp(b.buf + 2000, a.buf + 100, 100),
+	      "UC: both land, immediate included");
+	free_end(&a);
+	free_end(&b);
 }
 
 /* What the QP type or the device cannot do: refused at creation. */
@@ -512,8 +639,10 @@ int main(void)
 	bring_up(&b, a.qp->qp_num);
 	rc_opcodes(&a, &b);
 	batch_and_abort(&a, &b);
+	windows(&a, &b);
 	free_end(&a);
 	free_end(&b);
+	uc();
 	ud();
 	refused();
 	ibv_dealloc_pd(pd);
