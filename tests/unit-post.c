@@ -1451,6 +1451,102 @@ static void test_extern_buf_dontfork(void)
 	memset(&env.ctx->extern_alloc, 0, sizeof(env.ctx->extern_alloc));
 }
 
+/*
+ * The ibv_wr_* calls build the WQEs ibv_post_send builds: two QPs alike,
+ * one fed a list, the other the same requests as one wr_* batch; the
+ * rings must match byte for byte, and each ring its doorbell once.
+ */
+static void test_wr_api_same_wqes(void)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 8, .max_recv_wr = 4,
+		.max_send_sge = 2, .max_recv_sge = 1, .max_inline_data = 100,
+	};
+	struct mlx4_qp *a = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL,
+				    0x777, 0);
+	struct mlx4_qp *b = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL,
+				    0x778, 0);
+	static char payload[100];
+	struct ibv_sge sg[2] = { { 0x1000, 8, 0x42 }, { 0x2000, 24, 0x43 } };
+	struct ibv_sge inl = { (uintptr_t)payload, 100, 0 };
+	struct ibv_send_wr wr[4] = {}, *bad;
+	struct ibv_qp_ex *x = &b->verbs_qp.qp_ex;
+	uint32_t db_list, db_wr;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (char)(i * 3 + 1);
+	CHECK_EQ(mlx4_qp_init_wr_api(b, IBV_QP_EX_WITH_SEND |
+				     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP), 0);
+	CHECK(b->verbs_qp.comp_mask & VERBS_QP_EX, "VERBS_QP_EX set");
+
+	wr[0] = (struct ibv_send_wr){ .wr_id = 1, .next = &wr[1],
+		.sg_list = sg, .num_sge = 2, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.imm_data = htobe32(0xdeadbeef), .send_flags = IBV_SEND_SIGNALED |
+		IBV_SEND_SOLICITED | IBV_SEND_FENCE };
+	wr[0].wr.rdma.remote_addr = 0x0102030405060708ULL;
+	wr[0].wr.rdma.rkey = 0x99887766;
+	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .next = &wr[2],
+		.sg_list = &inl, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_INLINE };
+	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = sg, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+		.send_flags = IBV_SEND_SIGNALED };
+	wr[2].wr.atomic.remote_addr = 0x1122334455667788ULL;
+	wr[2].wr.atomic.rkey = 0x5555;
+	wr[2].wr.atomic.compare_add = 0xa1a2a3a4a5a6a7a8ULL;
+	wr[2].wr.atomic.swap = 0xb1b2b3b4b5b6b7b8ULL;
+
+	clear_doorbells();
+	CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
+	db_list = uar_send_doorbell();
+
+	clear_doorbells();
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = wr[0].send_flags;
+	ibv_wr_rdma_write_imm(x, 0x99887766, 0x0102030405060708ULL,
+			      htobe32(0xdeadbeef));
+	ibv_wr_set_sge_list(x, 2, sg);
+	x->wr_id = 2;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, payload, 100);
+	x->wr_id = 3;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(x, 0x5555, 0x1122334455667788ULL,
+			      0xa1a2a3a4a5a6a7a8ULL, 0xb1b2b3b4b5b6b7b8ULL);
+	ibv_wr_set_sge(x, 0x42, 0x1000, 8);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	db_wr = uar_send_doorbell();
+
+	CHECK_EQ(a->sq.head, 3);
+	CHECK_EQ(b->sq.head, 3);
+	CHECK(db_list == htobe32(0x777 << 8) && db_wr == htobe32(0x778 << 8),
+	      "one UAR doorbell each, its QPN: %08x %08x", db_list, db_wr);
+	CHECK(!memcmp(a->sq.buf, b->sq.buf, a->sq_bytes),
+	      "the wr_* ring equals the post_send ring");
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(a->sq.wrid[i], b->sq.wrid[i]);
+
+	/* wr_abort: the ring as it was, head unmoved, no doorbell. */
+	clear_doorbells();
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, payload, 100);
+	ibv_wr_abort(x);
+	CHECK_EQ(b->sq.head, 3);
+	CHECK_EQ(uar_send_doorbell(), 0);
+	CHECK(!memcmp(send_wqe(a, 3), send_wqe(b, 3), 1U << b->sq.wqe_shift),
+	      "the aborted slot reads as before (owner word, stamps)");
+
+	free(b->wrb);
+	b->wrb = NULL;
+	fake_qp_free(a);
+	fake_qp_free(b);
+}
+
 int main(void)
 {
 	fake_env_init(&env, 32, 512);
@@ -1471,6 +1567,7 @@ int main(void)
 	test_extern_buf_dontfork();
 	test_query_device_ex();
 	test_roce_ah();
+	test_wr_api_same_wqes();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
