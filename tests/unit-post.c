@@ -1547,6 +1547,40 @@ static void test_wr_api_same_wqes(void)
 	fake_qp_free(b);
 }
 
+/* XRC through wr_*: the remote SRQN in the same place; refused opcodes. */
+static void test_wr_api_xrc(void)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1 };
+	struct mlx4_qp *qp;
+	struct ibv_qp_ex *x;
+
+	qp = fake_qp(&env, IBV_QPT_XRC_SEND, &cap, cq, NULL, NULL, 0x310, 0);
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_TSO), EOPNOTSUPP);
+	CHECK(!qp->wrb, "a refused QP keeps no wr_* state");
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_SEND |
+				     IBV_QP_EX_WITH_RDMA_READ), 0);
+	x = &qp->verbs_qp.qp_ex;
+	ibv_wr_start(x);
+	x->wr_id = 5;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_xrc_srqn(x, 0xabcd);
+	ibv_wr_set_sge(x, 0x66, 0x3000, 4);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002 00abcd0c 00000000");
+	CHECK_EQ(qp->sq.wrid[0], 5);
+	free(qp->wrb);
+	qp->wrb = NULL;
+	fake_qp_free(qp);
+
+	qp = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x311, 0);
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_RDMA_WRITE), EINVAL);
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD),
+		 EINVAL);
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_BIND_MW), EINVAL);
+	fake_qp_free(qp);
+}
+
 int main(void)
 {
 	fake_env_init(&env, 32, 512);
@@ -1568,6 +1602,7 @@ int main(void)
 	test_query_device_ex();
 	test_roce_ah();
 	test_wr_api_same_wqes();
+	test_wr_api_xrc();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
