@@ -1160,7 +1160,8 @@ static void attach_srq(struct pair *p, struct ibv_srq *srq)
 }
 
 /*
- * Two QPs share an SRQ, each with its own CQ.  Completions polled in
+ * Two QPs share an SRQ, each with its own CQ, receives posted two in a
+ * list.  Completions polled in
  * another order than the device took their WQEs hand the WQEs back in
  * that order, and later WQEs go to slots in no order a counter could
  * predict: each completion must still carry its own WR's wr_id.
@@ -1183,18 +1184,25 @@ static void srq_out_of_order(void)
 	ends[0] = &p;
 	ends[1] = &q;
 	for (int round = 0; round < 6; round++) {
-		/* Two receives, a message to each QP, polled q first. */
-		for (int i = 0; i < 2; i++) {
-			struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * (n % 8),
-					       64, p.b.mr->lkey };
-			struct ibv_recv_wr wr = { .wr_id = WRID(4800 + n),
-						  .sg_list = &sge, .num_sge = 1 },
-					   *bad;
+		/*
+		 * Two receives in one list (the doorbell record counts both),
+		 * a message to each QP, polled q first.
+		 */
+		struct ibv_sge sge[2];
+		struct ibv_recv_wr wr[2], *bad;
 
-			if (ibv_post_srq_recv(srq, &wr, &bad))
-				bail("ibv_post_srq_recv");
+		for (int i = 0; i < 2; i++) {
+			sge[i] = (struct ibv_sge){
+				(uintptr_t)p.b.buf + 64 * (n % 8), 64, p.b.mr->lkey
+			};
+			wr[i] = (struct ibv_recv_wr){
+				.wr_id = WRID(4800 + n), .sg_list = &sge[i],
+				.num_sge = 1, .next = i ? NULL : &wr[1],
+			};
 			n++;
 		}
+		if (ibv_post_srq_recv(srq, wr, &bad))
+			bail("ibv_post_srq_recv");
 		for (int i = 0; i < 2; i++) {
 			post_send(&ends[i]->a, IBV_WR_SEND, 0, 8, 0, 0, 4900);
 			poll_one(ends[i]->a.cq, &wc);
