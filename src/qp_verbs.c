@@ -226,6 +226,20 @@ int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 	return 0;
 }
 
+/* A QP without queues of ours (the kernel's or the WQs' hold them). */
+static struct mlx4_qp *queueless_qp(struct ibv_context *context)
+{
+	struct mlx4_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->ctx = to_mctx(context);
+	qp->no_queues = 1;
+	return qp;
+}
+
 /*
  * A QP that lives in the kernel only, with no queues of ours: an XRC
  * target QP, created from @create, or opened by number from @open.
@@ -238,13 +252,9 @@ static struct ibv_qp *kernel_only_qp(struct ibv_context *context,
 	struct mlx4_qp *qp;
 	int ret;
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	qp = queueless_qp(context);
+	if (!qp)
 		return NULL;
-	}
-	qp->ctx = to_mctx(context);
-	qp->no_queues = 1;
 
 	if (create) {
 		struct ibv_create_qp cmd = {};
@@ -331,13 +341,9 @@ static struct ibv_qp *create_rss_qp(struct ibv_context *context,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	qp = queueless_qp(context);
+	if (!qp)
 		return NULL;
-	}
-	qp->ctx = to_mctx(context);
-	qp->no_queues = 1;
 
 	cmd.drv.rx_hash_fields_mask = conf->rx_hash_fields_mask;
 	cmd.drv.rx_hash_function = MLX4_IB_RX_HASH_FUNC_TOEPLITZ;
