@@ -2,6 +2,9 @@
 # provider (it must run Debian's mlx4 unmodified), our provider on it, and
 # the two together.  They speak TAP; see tests/lib.sh.
 
+# tests/README says which test covers what.
+EXTRA_DIST += tests/README
+
 TEST_EXTENSIONS = .tap
 TAP_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) \
 	$(top_srcdir)/build-aux/tap-driver.sh
