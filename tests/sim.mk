@@ -120,8 +120,8 @@ fuzz:
 # The suite's programs under ASan+UBSan, TSan and (the daemon) MSan, built
 # by the script from these lists; skipped where the compilers cannot.
 AM_TESTS_ENVIRONMENT += \
-	SAN_PROVIDER_SOURCES='$(filter %.c,$(MLX4_PROVIDER_SOURCES))'; \
-	SAN_DAEMON_SOURCES='$(filter %.c,$(sim_mlx4simd_SOURCES))'; \
+	SAN_PROVIDER_SOURCES='$(MLX4_PROVIDER_SOURCES)'; \
+	SAN_DAEMON_SOURCES='$(sim_mlx4simd_SOURCES)'; \
 	PABI='$(PABI)'; export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES PABI;
 TESTS += tests/sanitizers.tap
 EXTRA_DIST += tests/sanitizers.tap tests/msan-epoll.c
