@@ -455,40 +455,44 @@ int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
 void mlx4_lock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
 void mlx4_unlock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
 
-/* qp.c */
-struct ibv_qp *mlx4_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+/* qp.c: the WQE formats and the data path */
+int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
+		      struct ibv_qp_cap *cap);
+void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
+			struct ibv_qp_cap *cap);
+void mlx4_qp_update_csum(struct mlx4_qp *qp);
+void mlx4_init_sq_ownership(struct mlx4_qp *qp);
+int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind);
+int mlx4_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int mlx4_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int mlx4_post_wq_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags);
+
+/* qp_verbs.c: the QP's control verbs */
+struct ibv_qp *mlx4_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *mlx4_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr);
 struct ibv_qp *mlx4_open_qp(struct ibv_context *context,
 			    struct ibv_qp_open_attr *attr);
 int mlx4_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-void mlx4_qp_update_csum(struct mlx4_qp *qp);
 int mlx4_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		  struct ibv_qp_init_attr *init_attr);
 int mlx4_destroy_qp(struct ibv_qp *qp);
-int mlx4_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr);
-int mlx4_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad_wr);
 int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr);
 void mlx4_qp_free_queues(struct mlx4_qp *qp);
 int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 		  struct ibv_qp_cap *cap);
-int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
-		      struct ibv_qp_cap *cap);
-void mlx4_init_sq_ownership(struct mlx4_qp *qp);
-void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
-			struct ibv_qp_cap *cap);
-int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind);
 int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size);
 void mlx4_free_qp_buf(struct mlx4_qp *qp);
 void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 		       uint32_t inl_recv_sz);
 void mlx4_qp_clean_cqs(struct mlx4_qp *qp, struct ibv_cq *send_cq,
 		       struct ibv_cq *recv_cq);
-int mlx4_post_wq_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr,
-		      struct ibv_recv_wr **bad_wr);
+
+/* wq.c */
 struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 			      struct ibv_wq_init_attr *attr);
 int mlx4_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
