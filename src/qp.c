@@ -299,6 +299,15 @@ static inline void *get_recv_wqe(struct mlx4_wq *rq, unsigned int n)
 	return (char *)rq->buf + ((n & rq->mask) << rq->wqe_shift);
 }
 
+/* Stamp every 64-byte block of the slot at @wqe but its first. */
+static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
+{
+	unsigned int i, stride = 1U << qp->sq.wqe_shift;
+
+	for (i = 64; i < stride; i += 64)
+		*(uint32_t *)((char *)wqe + i) = 0xffffffff;
+}
+
 /*
  * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
  * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp), so in a
@@ -329,20 +338,16 @@ static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
  */
 void mlx4_init_sq_ownership(struct mlx4_qp *qp)
 {
-	int stride = 1 << qp->sq.wqe_shift;
 	unsigned int n;
-	int i;
 
 	/* Stamps beyond a 64-byte WQE stay put until a longer one comes. */
 	qp->sq_stamp = 0;
 	for (n = 0; n < qp->sq.wqe_cnt; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
-		uint32_t *wqe = (uint32_t *)ctrl;
 
 		ctrl->owner_opcode = htobe32(1U << 31);
 		ctrl->bf_qpn = 0;
-		for (i = 64; i < stride; i += 64)
-			wqe[i / 4] = 0xffffffff;
+		stamp_later_blocks(qp, ctrl);
 	}
 }
 
@@ -844,12 +849,67 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 }
 
 /*
+ * The steps of a call that posts a list of requests: post_send_list()
+ * and the ibv_wr_* batches.  Why @wr may not go in as WQE @ind (0: it
+ * may), with nothing written.
+ */
+static int send_wr_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
+			   unsigned int ind)
+{
+	if (wq_looks_full(&qp->sq, ind) && mlx4_wq_overflow(&qp->sq, ind))
+		return ENOMEM;
+	return check_send_wr(qp, wr);
+}
+
+/*
+ * Build @wr, refused by nothing, into WQE @ind; returns its head.  A
+ * plain request takes build_plain_wqe() here too: bench/run.sh's
+ * post_send through post_send_list() costs 159 instructions with it,
+ * 197 without.
+ */
+static inline struct wqe_head build_listed_wqe(struct mlx4_qp *qp,
+					       struct ibv_send_wr *wr,
+					       struct mlx4_wqe_ctrl_seg *ctrl,
+					       unsigned int ind,
+					       unsigned int *bf_bytes)
+{
+	if (!(wr->send_flags & IBV_SEND_INLINE) && send_wr_is_plain(qp, wr)) {
+		*bf_bytes = 0;
+		return build_plain_wqe(qp, wr, ctrl, ind);
+	}
+	return build_send_wqe(qp, wr, ctrl, ind, bf_bytes);
+}
+
+/* A WQE with another after it in its call: hand it over, stamp ahead. */
+static inline void hand_over_listed_wqe(struct mlx4_qp *qp,
+					struct mlx4_wqe_ctrl_seg *ctrl,
+					struct wqe_head head)
+{
+	hand_over_wqe(ctrl, head);
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, ctrl);
+}
+
+/*
+ * The call's last WQE, @ctrl, number @ind - 1: hand it over and ring
+ * for all up to it (by BlueFlame if @use_bf), then stamp ahead.
+ */
+static inline void ring_listed_wqes(struct mlx4_qp *qp,
+				    struct mlx4_wqe_ctrl_seg *ctrl,
+				    struct wqe_head head, unsigned int ind,
+				    int use_bf, unsigned int bf_bytes)
+{
+	qp->sq.head = ind;
+	ring_send_doorbell(qp, ctrl, head, ind - 1, use_bf, bf_bytes);
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, ctrl);
+}
+
+/*
  * The posting loop, for everything the two special cases below do not
  * take.  Entered with the SQ locked; unlocks.  Each WQE is handed over
  * once the next is known to be good; the last by ring_send_doorbell(),
- * which may send it by BlueFlame when it is the only one.  A plain
- * request takes build_plain_wqe() here too: bench/run.sh's post_send
- * through this loop costs 159 instructions with it, 197 without.
+ * which may send it by BlueFlame when it is the only one.
  */
 static int __attribute__((noinline))
 post_send_list(struct mlx4_qp *qp, struct ibv_send_wr *wr,
@@ -861,39 +921,20 @@ post_send_list(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	int ret = 0;
 
 	for (; wr; wr = wr->next, ind++) {
-		if (wq_looks_full(&qp->sq, ind) &&
-		    mlx4_wq_overflow(&qp->sq, ind)) {
-			ret = ENOMEM;
-			break;
-		}
-		ret = check_send_wr(qp, wr);
+		ret = send_wr_refused(qp, wr, ind);
 		if (ret)
 			break;
-
-		if (ctrl) {
-			hand_over_wqe(ctrl, last);
-			if (qp->sq_stamp)
-				stamp_ahead_of(qp, ctrl);
-		}
+		if (ctrl)
+			hand_over_listed_wqe(qp, ctrl, last);
 		ctrl = get_send_wqe(qp, ind);
-		if (!(wr->send_flags & IBV_SEND_INLINE) &&
-		    send_wr_is_plain(qp, wr)) {
-			last = build_plain_wqe(qp, wr, ctrl, ind);
-			bf_bytes = 0;
-		} else {
-			last = build_send_wqe(qp, wr, ctrl, ind, &bf_bytes);
-		}
+		last = build_listed_wqe(qp, wr, ctrl, ind, &bf_bytes);
 	}
 
 	if (ret)
 		*bad_wr = wr;
-	if (ctrl) {
-		qp->sq.head = ind;
-		ring_send_doorbell(qp, ctrl, last, ind - 1,
-				   ind - head == 1 && !ret && bf_bytes, bf_bytes);
-		if (qp->sq_stamp)
-			stamp_ahead_of(qp, ctrl);
-	}
+	if (ctrl)
+		ring_listed_wqes(qp, ctrl, last, ind,
+				 ind - head == 1 && !ret && bf_bytes, bf_bytes);
 	mlx4_unlock(&qp->sq.lock);
 	return ret;
 }
@@ -1225,27 +1266,19 @@ static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
 /* Build the request set up so far, unless the batch already failed. */
 static void wr_build_pending(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
-	struct mlx4_wqe_ctrl_seg *ctrl;
 	unsigned int bf_bytes;
-	int ret;
 
 	if (!b->pending)
 		return;
 	b->pending = 0;
 	if (b->err)
 		return;
-	if (wq_looks_full(&qp->sq, b->ind) &&
-	    mlx4_wq_overflow(&qp->sq, b->ind))
-		ret = ENOMEM;
-	else
-		ret = check_send_wr(qp, &b->wr);
-	if (ret) {
-		b->err = ret;
+	b->err = send_wr_refused(qp, &b->wr, b->ind);
+	if (b->err)
 		return;
-	}
-	ctrl = get_send_wqe(qp, b->ind);
-	b->heads[b->ind & qp->sq.mask] = build_send_wqe(qp, &b->wr, ctrl,
-							b->ind, &bf_bytes);
+	b->heads[b->ind & qp->sq.mask] =
+		build_listed_wqe(qp, &b->wr, get_send_wqe(qp, b->ind), b->ind,
+				 &bf_bytes);
 	b->bf_bytes = bf_bytes;
 	b->ind++;
 }
@@ -1285,15 +1318,10 @@ static void wr_start(struct ibv_qp_ex *qpx)
  */
 static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
-	unsigned int stride = 1U << qp->sq.wqe_shift;
-	unsigned int n, i;
+	unsigned int n;
 
-	for (n = b->head; n != b->ind; n++) {
-		uint32_t *wqe = get_send_wqe(qp, n);
-
-		for (i = 64; i < stride; i += 64)
-			wqe[i / 4] = 0xffffffff;
-	}
+	for (n = b->head; n != b->ind; n++)
+		stamp_later_blocks(qp, get_send_wqe(qp, n));
 	qp->sq_stamp = b->sq_stamp;
 	b->pending = 0;
 }
@@ -1311,7 +1339,6 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
-	struct mlx4_wqe_ctrl_seg *ctrl;
 	unsigned int n, last;
 	int ret;
 
@@ -1324,18 +1351,12 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (b->ind == b->head)
 		goto out;
 	last = b->ind - 1;
-	for (n = b->head; n != last; n++) {
-		ctrl = get_send_wqe(qp, n);
-		hand_over_wqe(ctrl, b->heads[n & qp->sq.mask]);
-		if (qp->sq_stamp)
-			stamp_ahead_of(qp, ctrl);
-	}
-	ctrl = get_send_wqe(qp, last);
-	qp->sq.head = b->ind;
-	ring_send_doorbell(qp, ctrl, b->heads[last & qp->sq.mask], last,
-			   b->ind - b->head == 1 && b->bf_bytes, b->bf_bytes);
-	if (qp->sq_stamp)
-		stamp_ahead_of(qp, ctrl);
+	for (n = b->head; n != last; n++)
+		hand_over_listed_wqe(qp, get_send_wqe(qp, n),
+				     b->heads[n & qp->sq.mask]);
+	ring_listed_wqes(qp, get_send_wqe(qp, last),
+			 b->heads[last & qp->sq.mask], b->ind,
+			 b->ind - b->head == 1 && b->bf_bytes, b->bf_bytes);
 out:
 	mlx4_unlock(&qp->sq.lock);
 	return ret;
