@@ -248,7 +248,7 @@ static int check(const struct mlx4sim_fault *f)
 	if ((f->match & MLX4SIM_FAULT_MATCH_PORT) &&
 	    (f->port < 1 || f->port > (uint32_t)sim.opt.nports))
 		return -ENXIO;
-	if ((f->match & MLX4SIM_FAULT_MATCH_QPN) && f->qpn > PSN_MASK)
+	if ((f->match & MLX4SIM_FAULT_MATCH_QPN) && f->qpn > NUM24_MASK)
 		return -EINVAL;
 	if (packets ? (!f->next == !f->rate_ppm || f->rate_ppm > PPM) :
 		      (f->next || f->rate_ppm))
