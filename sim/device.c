@@ -150,6 +150,26 @@ int cmd_ex_query_device(struct sim_cmd *cmd)
 	return 0;
 }
 
+/*
+ * A RoCE port as mlx4_ib reports it: no LIDs or subnet manager, one P_Key,
+ * 40GbE as 4X QDR, and the largest IB MTU a 1500-byte Ethernet frame holds
+ * with the RoCE headers; the core adds that its GIDs are IP-based.
+ */
+static void ether_port_attr(const struct sim_port *port,
+			    struct ib_uverbs_query_port_resp *resp)
+{
+	resp->port_cap_flags = CX3_ETH_PORT_CAP_FLAGS | IBV_PORT_IP_BASED_GIDS;
+	resp->pkey_tbl_len = 1;
+	resp->lid = 0;
+	resp->sm_lid = 0;
+	resp->active_mtu = IBV_MTU_1024;
+	resp->max_vl_num = 2;
+	resp->subnet_timeout = 0;
+	resp->active_speed = 4;		/* QDR */
+	resp->phys_state = port->down ? 3 : 5;	/* Disabled or LinkUp */
+	resp->link_layer = IBV_LINK_LAYER_ETHERNET;
+}
+
 int cmd_query_port(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_query_port req;
@@ -176,6 +196,8 @@ int cmd_query_port(struct sim_cmd *cmd)
 	resp.active_speed = 16;		/* FDR, 14.0625 Gb/s a lane */
 	resp.phys_state = port->down ? 2 : 5;	/* Polling or LinkUp */
 	resp.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	if (port->link_layer == IBV_LINK_LAYER_ETHERNET)
+		ether_port_attr(port, &resp);
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;
 }

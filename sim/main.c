@@ -49,9 +49,41 @@ uint64_t now_ns(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--cqe-size 32|64] [--no-strict]\n"
-		"                [--trace FILE]\n"
+		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
+		"                [--cqe-size 32|64] [--no-strict] [--trace FILE]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
+}
+
+/*
+ * --link-layer: one link layer for every port ("eth"), or one per port
+ * ("ib,eth"), as a ConnectX-3's ports are set one by one.
+ */
+static int parse_link_layers(const char *text)
+{
+	char copy[32], *save = NULL, *word;
+	int p = 0;
+
+	snprintf(copy, sizeof(copy), "%s", text);
+	for (word = strtok_r(copy, ",", &save); word;
+	     word = strtok_r(NULL, ",", &save)) {
+		if (p == CX3_MAX_PORTS)
+			goto bad;
+		if (!strcmp(word, "ib"))
+			sim.opt.link_layer[p++] = IBV_LINK_LAYER_INFINIBAND;
+		else if (!strcmp(word, "eth"))
+			sim.opt.link_layer[p++] = IBV_LINK_LAYER_ETHERNET;
+		else
+			goto bad;
+	}
+	if (p == 0)
+		goto bad;
+	for (int rest = p; rest < CX3_MAX_PORTS; rest++)
+		sim.opt.link_layer[rest] = sim.opt.link_layer[p - 1];
+	return 0;
+bad:
+	fprintf(stderr, "mlx4simd: --link-layer takes ib or eth, or one of them per port (ib,eth): not '%s'\n",
+		text);
+	return -1;
 }
 
 static int parse_options(int argc, char **argv)
@@ -60,12 +92,14 @@ static int parse_options(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "hcas", required_argument, NULL, 'H' },
 		{ "ports", required_argument, NULL, 'p' },
+		{ "link-layer", required_argument, NULL, 'l' },
 		{ "cqe-size", required_argument, NULL, 'c' },
 		{ "no-strict", no_argument, NULL, 'n' },
 		{ "trace", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	const char *link_layers = "ib";
 	int c;
 
 	sim.opt.nhcas = 1;
@@ -77,6 +111,7 @@ static int parse_options(int argc, char **argv)
 		case 'd': sim.opt.dir = optarg; break;
 		case 'H': sim.opt.nhcas = atoi(optarg); break;
 		case 'p': sim.opt.nports = atoi(optarg); break;
+		case 'l': link_layers = optarg; break;
 		case 'c': sim.opt.cqe_size = atoi(optarg); break;
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;
@@ -96,6 +131,8 @@ static int parse_options(int argc, char **argv)
 		fprintf(stderr, "mlx4simd: --ports must be 1 or 2 (a ConnectX-3 has two)\n");
 		return -1;
 	}
+	if (parse_link_layers(link_layers))
+		return -1;
 	if (sim.opt.cqe_size != 32 && sim.opt.cqe_size != 64) {
 		fprintf(stderr, "mlx4simd: --cqe-size must be 32 or 64\n");
 		return -1;
@@ -385,7 +422,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	snprintf(path, sizeof(path), "%s/%s", sim.opt.dir, MLX4SIM_SYSFS_NAME);
-	if (subnet_init() || sysfs_create(path)) {
+	if (subnet_init() || ether_init())
+		return 1;
+	if (sysfs_create(path)) {
 		fprintf(stderr, "mlx4simd: cannot create the sysfs tree in %s\n",
 			path);
 		return 1;
@@ -411,6 +450,9 @@ int main(int argc, char **argv)
 	}
 	snprintf(text, sizeof(text), "%d\n", (int)getpid());
 	write_file(sim.opt.dir, "pid", text);
+	/* Programs join the daemon's network, where the ports' interfaces are. */
+	if (ether_ports())
+		write_file(sim.opt.dir, "netns", "");
 	write_file(sim.opt.dir, "ready", "");
 
 	if (serve(ep))

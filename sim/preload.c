@@ -21,6 +21,7 @@
 #include <linux/netlink.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -157,6 +159,72 @@ static inline void init(void)
 	pthread_once(&once, resolve);
 	if (environ)
 		pthread_once(&decided, decide);
+}
+
+/*
+ * A simulator with Ethernet ports keeps their network interfaces in a
+ * network namespace of its own (sim/ether.c), where the neighbour tables
+ * libibverbs asks to reach a RoCE peer know them.  A process joins it as
+ * it loads, before it makes any socket, so that all its sockets, and those
+ * of the programs it talks to over TCP, live in one network.  A user
+ * namespace comes first when the daemon made one (it runs as an ordinary
+ * user): it owns the network namespace.  Raw system calls: our own open()
+ * and read() are not ready yet.
+ */
+/* The identity of a namespace: its link's text, "net:[4026531840]". */
+static bool ns_link(const char *pid, const char *kind, char *text, size_t len)
+{
+	char path[64];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, kind);
+	n = syscall(SYS_readlinkat, AT_FDCWD, path, text, len - 1);
+	if (n <= 0)
+		return false;
+	text[n] = 0;
+	return true;
+}
+
+static void join_ns(const char *pid, const char *kind, int type)
+{
+	char path[64], theirs[64], mine[64];
+	int fd;
+
+	if (!ns_link(pid, kind, theirs, sizeof(theirs)) ||
+	    !ns_link("self", kind, mine, sizeof(mine)) ||
+	    !strcmp(theirs, mine))
+		return;
+	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, kind);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_setns, fd, type))
+		fprintf(stderr, "libmlx4sim: cannot join the simulator's %s namespace (its Ethernet ports' network): %m\n",
+			kind);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+__attribute__((constructor))
+static void join_sim_network(void)
+{
+	const char *dir = getenv(MLX4SIM_ENV_DIR);
+	char path[PATH_MAX], pid[16] = "";
+	ssize_t n;
+	int fd;
+
+	if (!dir || snprintf(path, sizeof(path), "%s/netns", dir) >= PATH_MAX ||
+	    syscall(SYS_faccessat, AT_FDCWD, path, F_OK) != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = syscall(SYS_read, fd, pid, sizeof(pid) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return;
+	pid[strcspn(pid, "\n")] = 0;
+	join_ns(pid, "user", CLONE_NEWUSER);
+	join_ns(pid, "net", CLONE_NEWNET);
 }
 
 /* ------------------------------------------------------------------ */

@@ -644,6 +644,37 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 	return 0;
 }
 
+/*
+ * A connected QP's path on a RoCE port: the GID is the address, so the
+ * core wants a GRH and a source GID that exists, and finds the peer's MAC
+ * (from a multicast GID by the IP mapping, from any other by the neighbour
+ * table: here, the ports on the switch), which mlx4_ib puts in the QP
+ * context.  Nothing to do on InfiniBand.
+ */
+static int resolve_roce_path(struct sim_qp *qp,
+			     const struct ib_uverbs_modify_qp *m,
+			     uint8_t dmac[6])
+{
+	uint8_t num = m->attr_mask & IBV_QP_PORT ? m->port_num : qp->port;
+	struct sim_port *port = hca_port(qp->hca, num), *peer;
+	const uint8_t *dgid = m->dest.dgid;
+
+	if (!port || port->link_layer != IBV_LINK_LAYER_ETHERNET)
+		return 0;
+	if (!m->dest.is_global || m->dest.sgid_index >= port->ngids)
+		return -EINVAL;
+	if (dgid[0] == 0xff) {
+		dmac[0] = dmac[1] = 0x33;
+		memcpy(dmac + 2, dgid + 12, 4);
+		return 0;
+	}
+	peer = port_by_gid(dgid);
+	if (!peer)
+		return -EHOSTUNREACH;
+	memcpy(dmac, peer->mac, 6);
+	return 0;
+}
+
 static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 {
 	uint32_t mask = m->attr_mask;
@@ -727,6 +758,7 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 {
 	struct sim_qp *qp = qp_get(cmd->ctx, m->qp_handle);
 	enum ibv_qp_state cur, next;
+	uint8_t dmac[6] = {};
 	int err;
 
 	if (!qp)
@@ -738,9 +770,13 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 	if (!transition_ok(qp->type, cur, next, m->attr_mask))
 		return -EINVAL;
 	err = check_values(qp, m);
+	if (!err && (m->attr_mask & IBV_QP_AV))
+		err = resolve_roce_path(qp, m, dmac);
 	if (err)
 		return err;
 	apply(qp, m);
+	if (m->attr_mask & IBV_QP_AV)
+		memcpy(qp->path.dmac, dmac, 6);
 
 	if (next == qp->state)
 		return 0;

@@ -481,6 +481,23 @@ static bool retransmit_or_fail(struct sim_qp *qp, const struct sim_wqe *w)
 	return true;
 }
 
+static bool ether_port(const struct sim_qp *qp)
+{
+	const struct sim_port *port = hca_port(qp->hca, qp->port);
+
+	return port && port->link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * Where a connected QP's packets go: to the LID of its path on
+ * InfiniBand, to the MAC the kernel resolved for it on Ethernet.
+ */
+static struct sim_port *peer_port(const struct sim_qp *qp)
+{
+	return ether_port(qp) ? port_by_mac(qp->path.dmac) :
+				port_by_lid(qp->path.dlid);
+}
+
 static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 {
 	struct dma_seg seg[CX3_MAX_SGE];
@@ -514,7 +531,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.path_bits = qp->path.src_path_bits;
 	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
 
-	port = port_by_lid(qp->path.dlid);
+	port = peer_port(qp);
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
 	r = answer(qp, w, &msg, exchange(qp, port, dst, &msg));
 	if (r == EXEC_DONE)
@@ -610,7 +627,8 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		list_for_each(&sim.mcast, m, struct sim_mcast, link)
 			resp_finish(m->qp);
 	} else {
-		struct sim_port *port = port_by_lid(dlid);
+		struct sim_port *port = ether_port(qp) ?
+			port_by_mac(w->dgram.mac) : port_by_lid(dlid);
 		struct sim_qp *dst = port ?
 			qp_by_num(port->hca, be32toh(w->dgram.dqpn)) : NULL;
 		uint32_t delay_ms;

@@ -72,6 +72,7 @@
 #define CX3_MAX_MSG_SZ		0x40000000
 #define CX3_LOCAL_ACK_DELAY	15
 #define CX3_PORT_CAP_FLAGS	0x02514868
+#define CX3_ETH_PORT_CAP_FLAGS	0x00010000	/* mlx4_ib on RoCE: CM only */
 #define CX3_CORE_CLOCK_KHZ	427000
 #define CX3_BF_REG_SIZE		512
 #define CX3_BF_REGS_PER_PAGE	8
@@ -95,13 +96,25 @@ enum sim_page {
 /* ------------------------------------------------------------------ */
 struct sim_hca;
 
+/* A GID table entry of an Ethernet port, as the kernel's GID cache has it. */
+struct sim_gid {
+	uint8_t gid[16];
+	uint8_t type;			/* IBV_GID_TYPE_ROCE_V1 or _V2 */
+};
+
 struct sim_port {
 	struct sim_hca *hca;
 	uint8_t num;
-	uint16_t lid;
+	uint8_t link_layer;		/* IBV_LINK_LAYER_* */
+	uint16_t lid;			/* 0 on Ethernet */
 	uint64_t guid;
 	uint32_t qkey_violations;
 	bool down;			/* `mlx4sim fault port-down` */
+	/* Ethernet only: the port's network interface and RoCE GIDs. */
+	uint8_t mac[6];
+	char ifname[16];
+	int ngids;
+	struct sim_gid gids[CX3_GID_TBL_LEN];
 };
 
 struct sim_hca {
@@ -281,6 +294,7 @@ struct sim_path {
 	uint8_t traffic_class;
 	uint32_t flow_label;
 	uint8_t dgid[16];
+	uint8_t dmac[6];		/* RoCE: the peer's MAC, the kernel's find */
 };
 
 /* A work queue inside a QP buffer, and how far the device has taken it. */
@@ -463,6 +477,7 @@ struct sim_event_file {
 struct sim_options {
 	int nhcas;
 	int nports;
+	uint8_t link_layer[CX3_MAX_PORTS];	/* per port number - 1 */
 	uint32_t cqe_size;
 	bool strict;
 	const char *dir;
@@ -500,6 +515,13 @@ int subnet_init(void);
 struct sim_port *port_by_lid(uint16_t lid);
 struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
 void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
+
+/* ether.c */
+bool ether_ports(void);
+void ether_port_init(struct sim_port *port);
+int ether_init(void);
+struct sim_port *port_by_mac(const uint8_t mac[6]);
+struct sim_port *port_by_gid(const uint8_t gid[16]);
 bool lid_is_multicast(uint16_t lid);
 
 /* sysfs.c */

@@ -5,7 +5,8 @@
  * looks: every port is ACTIVE with a LID, GID 0 is the default subnet
  * prefix and the port GUID, and the P_Key table holds the default
  * partition.  LIDs and GUIDs are fixed by adapter and port number, so runs
- * are repeatable.
+ * are repeatable.  A port in Ethernet mode has no LID: ether.c gives it
+ * its MAC, interface and GIDs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,8 +55,11 @@ int subnet_init(void)
 
 			port->hca = hca;
 			port->num = p + 1;
-			port->lid = lid;
 			port->guid = hca->node_guid + 1 + p;
+			ether_port_init(port);
+			if (port->link_layer == IBV_LINK_LAYER_ETHERNET)
+				continue;	/* no subnet manager, no LID */
+			port->lid = lid;
 			port_of_lid[lid++] = port;
 		}
 	}
@@ -74,12 +78,22 @@ struct sim_port *hca_port(struct sim_hca *hca, uint8_t num)
 	return &hca->port[num - 1];
 }
 
-/* Only GID 0 is populated, as on an IB port with no alias GUIDs. */
+/*
+ * On an IB port only GID 0 is populated, as with no alias GUIDs; an
+ * Ethernet port has the table ether.c built from its interface.
+ */
 void port_gid(const struct sim_port *port, int index, uint8_t gid[16])
 {
 	uint64_t prefix = htobe64(SIM_SUBNET_PREFIX);
 	uint64_t guid = htobe64(port->guid);
 
+	if (port->link_layer == IBV_LINK_LAYER_ETHERNET) {
+		if (index >= 0 && index < port->ngids)
+			memcpy(gid, port->gids[index].gid, 16);
+		else
+			memset(gid, 0, 16);
+		return;
+	}
 	if (index != 0) {
 		memset(gid, 0, 16);
 		return;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,15 +103,13 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir,
 		   CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);
 }
 
-static int port_dir(const char *ibdev, struct sim_port *port)
+static int gid_files(const char *dir, struct sim_port *port)
 {
-	char dir[PATH_MAX], sub[PATH_MAX], name[16], gid_text[64];
+	char sub[PATH_MAX], name[16];
 	uint8_t gid[16];
 	int err;
 
-	err = pathf(dir, "%s/ports/%d", ibdev, port->num);
-	if (!err)
-		err = pathf(sub, "%s/gids", dir);
+	err = pathf(sub, "%s/gids", dir);
 	if (!err)
 		err = mkdir_p(sub);
 	if (err)
@@ -118,31 +117,135 @@ static int port_dir(const char *ibdev, struct sim_port *port)
 	for (int i = 0; i < CX3_GID_TBL_LEN; i++) {
 		port_gid(port, i, gid);
 		snprintf(name, sizeof(name), "%d", i);
-		snprintf(gid_text, sizeof(gid_text),
-			 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
-			 gid[0], gid[1], gid[2], gid[3], gid[4], gid[5], gid[6],
-			 gid[7], gid[8], gid[9], gid[10], gid[11], gid[12],
-			 gid[13], gid[14], gid[15]);
-		put(sub, name, "%s\n", gid_text);
+		put(sub, name, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x\n",
+		    gid[0], gid[1], gid[2], gid[3], gid[4], gid[5], gid[6],
+		    gid[7], gid[8], gid[9], gid[10], gid[11], gid[12],
+		    gid[13], gid[14], gid[15]);
 	}
+	return 0;
+}
+
+/*
+ * The attributes of a RoCE port's GIDs: each entry's type and network
+ * interface.  The kernel's files of an empty entry cannot be read; here
+ * they do not exist.
+ */
+static int gid_attr_files(const char *dir, struct sim_port *port)
+{
+	char types[PATH_MAX], ndevs[PATH_MAX], name[16];
+	int err;
+
+	err = pathf(types, "%s/gid_attrs/types", dir);
+	if (!err)
+		err = pathf(ndevs, "%s/gid_attrs/ndevs", dir);
+	if (!err)
+		err = mkdir_p(types);
+	if (!err)
+		err = mkdir_p(ndevs);
+	if (err)
+		return err;
+	for (int i = 0; i < port->ngids; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		put(types, name, "%s\n",
+		    port->gids[i].type == IBV_GID_TYPE_ROCE_V2 ?
+		    "RoCE v2" : "IB/RoCE v1");
+		put(ndevs, name, "%s\n", port->ifname);
+	}
+	return 0;
+}
+
+static int pkey_files(const char *dir, int len)
+{
+	char sub[PATH_MAX], name[16];
+	int err;
+
 	err = pathf(sub, "%s/pkeys", dir);
 	if (!err)
 		err = mkdir_p(sub);
 	if (err)
 		return err;
-	for (int i = 0; i < CX3_PKEY_TBL_LEN; i++) {
+	for (int i = 0; i < len; i++) {
 		snprintf(name, sizeof(name), "%d", i);
 		put(sub, name, "0x%04x\n", i == 0 ? 0xffff : 0);
 	}
+	return 0;
+}
+
+/* An Ethernet port has no subnet manager: its LIDs read 0. */
+static int ether_port_dir(const char *dir, struct sim_port *port)
+{
+	int err = gid_attr_files(dir, port);
+
+	if (!err)
+		err = pkey_files(dir, 1);
+	if (err)
+		return err;
+	put(dir, "lid", "0x0\n");
+	put(dir, "lid_mask_count", "0\n");
+	put(dir, "sm_lid", "0x0\n");
+	put(dir, "sm_sl", "0\n");
+	put(dir, "rate", "40 Gb/sec (4X QDR)\n");
+	put(dir, "cap_mask", "0x%08x\n", CX3_ETH_PORT_CAP_FLAGS);
+	return put(dir, "link_layer", "Ethernet\n");
+}
+
+static int ib_port_dir(const char *dir, struct sim_port *port)
+{
+	int err = pkey_files(dir, CX3_PKEY_TBL_LEN);
+
+	if (err)
+		return err;
 	put(dir, "lid", "0x%x\n", port->lid);
 	put(dir, "lid_mask_count", "0\n");
 	put(dir, "sm_lid", "0x%x\n", SIM_SM_LID);
 	put(dir, "sm_sl", "0\n");
-	put(dir, "state", "4: ACTIVE\n");
-	put(dir, "phys_state", "5: LinkUp\n");
 	put(dir, "rate", "56 Gb/sec (4X FDR)\n");
 	put(dir, "cap_mask", "0x%08x\n", CX3_PORT_CAP_FLAGS);
 	return put(dir, "link_layer", "InfiniBand\n");
+}
+
+static int port_dir(const char *ibdev, struct sim_port *port)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	err = pathf(dir, "%s/ports/%d", ibdev, port->num);
+	if (!err)
+		err = gid_files(dir, port);
+	if (err)
+		return err;
+	put(dir, "state", "4: ACTIVE\n");
+	put(dir, "phys_state", "5: LinkUp\n");
+	return port->link_layer == IBV_LINK_LAYER_ETHERNET ?
+	       ether_port_dir(dir, port) : ib_port_dir(dir, port);
+}
+
+/*
+ * The PCI function's network interfaces, as mlx4_en registers one for each
+ * Ethernet port: where a program finds the interface of a device's port.
+ */
+static int net_dirs(const char *pci_dir, struct sim_hca *hca)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	for (int p = 0; p < hca->nports; p++) {
+		struct sim_port *port = &hca->port[p];
+		const uint8_t *m = port->mac;
+
+		if (port->link_layer != IBV_LINK_LAYER_ETHERNET)
+			continue;
+		err = pathf(dir, "%s/net/%s", pci_dir, port->ifname);
+		if (!err)
+			err = mkdir_p(dir);
+		if (err)
+			return err;
+		put(dir, "address", "%02x:%02x:%02x:%02x:%02x:%02x\n",
+		    m[0], m[1], m[2], m[3], m[4], m[5]);
+		put(dir, "dev_port", "%d\n", p);
+		put(dir, "ifindex", "%u\n", if_nametoindex(port->ifname));
+	}
+	return 0;
 }
 
 static int ib_device(const char *root, struct sim_hca *hca, const char *pci_dir)
@@ -244,6 +347,8 @@ int sysfs_create(const char *root)
 		struct sim_hca *hca = &sim.hca[h];
 
 		err = pci_device(root, hca, pci_dir, sizeof(pci_dir));
+		if (!err)
+			err = net_dirs(pci_dir, hca);
 		if (!err)
 			err = ib_device(root, hca, pci_dir);
 		if (!err)

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Ethernet ports: what a host gives a ConnectX-3 port in Ethernet mode.
+ *
+ * On a real host mlx4_en makes a network interface for each Ethernet port,
+ * and the kernel's RoCE GID cache fills the port's GID table from that
+ * interface: the two default GIDs from its MAC, then a RoCE v1 and a RoCE
+ * v2 entry for each IP address.  libibverbs reaches a peer through the
+ * host's network stack: it asks the kernel's neighbour table, over netlink,
+ * for the MAC of an IP-based GID.
+ *
+ * To give programs a network stack that knows the simulated interfaces, the
+ * daemon makes a network namespace of its own (with a user namespace when
+ * it is not root, which gives it the right to configure one): a veth
+ * interface per Ethernet port, with the port's MAC and an IPv4 address, all
+ * plugged into one bridge, the Ethernet switch.  Every program that uses
+ * the simulator joins that namespace as it starts (preload.c), so ARP,
+ * neighbour look-ups, routes, and the TCP connections programs make among
+ * themselves, all work there.  The RoCE packets themselves never cross the
+ * veth interfaces: the wire between the ports is the daemon's, as on
+ * InfiniBand.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "sim.h"
+
+#define SWITCH_NAME	"mlx4sw"
+#define IPV4_PREFIX	"192.168.77."	/* a /24 the switch serves */
+
+bool ether_ports(void)
+{
+	for (int p = 0; p < sim.opt.nports; p++)
+		if (sim.opt.link_layer[p] == IBV_LINK_LAYER_ETHERNET)
+			return true;
+	return false;
+}
+
+/* The n-th Ethernet port of the subnet, counting from 0, or -1. */
+static int ether_index(const struct sim_port *port)
+{
+	return port->hca->index * sim.opt.nports + port->num - 1;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/*
+ * A network namespace for the daemon; when it is not root, inside a user
+ * namespace where its own user and group map to themselves, so files and
+ * other processes see it as before.
+ */
+static int make_namespace(void)
+{
+	char map[64];
+
+	if (geteuid() == 0)
+		return unshare(CLONE_NEWNET) ? -errno : 0;
+	snprintf(map, sizeof(map), "%u %u 1\n", getuid(), getuid());
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -errno;
+	if (write_text("/proc/self/setgroups", "deny\n") ||
+	    write_text("/proc/self/uid_map", map))
+		return -EPERM;
+	snprintf(map, sizeof(map), "%u %u 1\n", getgid(), getgid());
+	return write_text("/proc/self/gid_map", map);
+}
+
+/*
+ * ip(8), run as a child, keeps CAP_NET_ADMIN across exec as an ambient
+ * capability: a user namespace's capabilities are not passed to a program
+ * of a non-root user otherwise.
+ */
+static void keep_net_admin(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (geteuid() == 0 || syscall(SYS_capget, &head, data))
+		return;
+	data[CAP_NET_ADMIN / 32].inheritable |= 1u << (CAP_NET_ADMIN % 32);
+	syscall(SYS_capset, &head, data);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
+}
+
+/* Run "ip -batch -" with @script on its input; 0 if it succeeded. */
+static int run_ip(const char *script)
+{
+	int in[2], status;
+	pid_t pid;
+
+	if (pipe2(in, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(in[0], STDIN_FILENO);
+		keep_net_admin();
+		execlp("ip", "ip", "-batch", "-", (char *)NULL);
+		fprintf(stderr, "mlx4simd: Ethernet ports need ip(8) (iproute2): %m\n");
+		_exit(127);
+	}
+	close(in[0]);
+	if (write(in[1], script, strlen(script)) != (ssize_t)strlen(script))
+		status = -EIO;
+	close(in[1]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+static void mac_text(const uint8_t mac[6], char text[18])
+{
+	snprintf(text, 18, "%02x:%02x:%02x:%02x:%02x:%02x",
+		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+/* The interfaces: the switch, then a veth pair for each Ethernet port. */
+static int make_interfaces(void)
+{
+	char script[8192], mac[18];
+	size_t len = 0;
+
+	/* Addresses usable at once, with no duplicate detection to wait for. */
+	write_text("/proc/sys/net/ipv6/conf/all/accept_dad", "0\n");
+	write_text("/proc/sys/net/ipv6/conf/default/accept_dad", "0\n");
+	len += snprintf(script + len, sizeof(script) - len,
+			"link set lo up\n"
+			"link add " SWITCH_NAME " type bridge\n"
+			"link set " SWITCH_NAME " up\n");
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++) {
+			struct sim_port *port = &sim.hca[h].port[p];
+			int n = ether_index(port);
+
+			if (port->link_layer != IBV_LINK_LAYER_ETHERNET)
+				continue;
+			mac_text(port->mac, mac);
+			len += snprintf(script + len, sizeof(script) - len,
+				"link add %s address %s type veth peer name sw%d\n"
+				"link set sw%d master " SWITCH_NAME "\n"
+				"link set sw%d up\n"
+				"addr add " IPV4_PREFIX "%d/24 dev %s\n"
+				"link set %s up\n",
+				port->ifname, mac, n, n, n, n + 1,
+				port->ifname, port->ifname);
+		}
+	if (len >= sizeof(script))
+		return -E2BIG;
+	return run_ip(script);
+}
+
+/* The modified EUI-64 link-local address a MAC gives. */
+static void link_local_gid(const uint8_t mac[6], uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	memcpy(gid + 8, mac, 3);
+	gid[8] ^= 2;
+	gid[11] = 0xff;
+	gid[12] = 0xfe;
+	memcpy(gid + 13, mac + 3, 3);
+}
+
+static void add_gid_pair(struct sim_port *port, const uint8_t gid[16])
+{
+	for (int i = 0; i < port->ngids; i++)
+		if (!memcmp(port->gids[i].gid, gid, 16))
+			return;		/* the cache holds it already */
+	if (port->ngids + 2 > CX3_GID_TBL_LEN)
+		return;
+	memcpy(port->gids[port->ngids].gid, gid, 16);
+	port->gids[port->ngids++].type = IBV_GID_TYPE_ROCE_V1;
+	memcpy(port->gids[port->ngids].gid, gid, 16);
+	port->gids[port->ngids++].type = IBV_GID_TYPE_ROCE_V2;
+}
+
+/*
+ * The GID table as the kernel's RoCE GID cache fills it: the default GIDs
+ * at 0 (RoCE v1) and 1 (v2), then a v1 and a v2 entry for each address of
+ * the interface, IPv4 as an IPv4-mapped IPv6 address.
+ */
+static void fill_gid_table(struct sim_port *port, struct ifaddrs *addrs)
+{
+	uint8_t gid[16];
+
+	link_local_gid(port->mac, gid);
+	port->ngids = 0;
+	add_gid_pair(port, gid);
+	for (struct ifaddrs *a = addrs; a; a = a->ifa_next) {
+		if (!a->ifa_addr || strcmp(a->ifa_name, port->ifname))
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET) {
+			const struct sockaddr_in *in = (void *)a->ifa_addr;
+
+			memset(gid, 0, 10);
+			gid[10] = gid[11] = 0xff;
+			memcpy(gid + 12, &in->sin_addr, 4);
+			add_gid_pair(port, gid);
+		} else if (a->ifa_addr->sa_family == AF_INET6) {
+			const struct sockaddr_in6 *in6 = (void *)a->ifa_addr;
+
+			add_gid_pair(port, in6->sin6_addr.s6_addr);
+		}
+	}
+}
+
+/*
+ * Give each Ethernet port its MAC and interface name; called by
+ * subnet_init() once the ports exist.  The MAC continues the Mellanox OUI
+ * with the low bytes of the port GUID, so it is unique on the subnet.
+ */
+void ether_port_init(struct sim_port *port)
+{
+	port->link_layer = sim.opt.link_layer[port->num - 1];
+	if (port->link_layer != IBV_LINK_LAYER_ETHERNET)
+		return;
+	port->lid = 0;
+	port->mac[0] = 0x00;
+	port->mac[1] = 0x02;
+	port->mac[2] = 0xc9;
+	port->mac[3] = port->guid >> 16;
+	port->mac[4] = port->guid >> 8;
+	port->mac[5] = port->guid;
+	snprintf(port->ifname, sizeof(port->ifname), "eth%d",
+		 ether_index(port));
+}
+
+int ether_init(void)
+{
+	struct ifaddrs *addrs;
+	int err;
+
+	if (!ether_ports())
+		return 0;
+	err = make_namespace();
+	if (err) {
+		fprintf(stderr, "mlx4simd: Ethernet ports need a network namespace of their own: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = make_interfaces();
+	if (err) {
+		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces\n");
+		return err;
+	}
+	if (getifaddrs(&addrs))
+		return -errno;
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++)
+			if (sim.hca[h].port[p].link_layer ==
+			    IBV_LINK_LAYER_ETHERNET)
+				fill_gid_table(&sim.hca[h].port[p], addrs);
+	freeifaddrs(addrs);
+	return 0;
+}
+
+struct sim_port *port_by_mac(const uint8_t mac[6])
+{
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++) {
+			struct sim_port *port = &sim.hca[h].port[p];
+
+			if (port->link_layer == IBV_LINK_LAYER_ETHERNET &&
+			    !memcmp(port->mac, mac, 6))
+				return port;
+		}
+	return NULL;
+}
+
+/*
+ * The Ethernet port that owns @gid, as the kernel finds a RoCE peer's MAC
+ * when a connected QP is given its path: by its neighbour table, which
+ * here knows exactly the ports of the switch.
+ */
+struct sim_port *port_by_gid(const uint8_t gid[16])
+{
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++) {
+			struct sim_port *port = &sim.hca[h].port[p];
+
+			for (int i = 0; i < port->ngids; i++)
+				if (!memcmp(port->gids[i].gid, gid, 16))
+					return port;
+		}
+	return NULL;
+}
