@@ -79,7 +79,7 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	cqe.g_mlpath_rqpn = htobe32((msg->has_grh ? 1u << 31 : 0) |
 				    (uint32_t)(msg->path_bits & 0x7f) << 24 |
 				    (rqpn & MLX4_CQE_QPN_MASK));
-	cqe.sl_vid = htobe16((uint16_t)msg->sl << 12);
+	cqe.sl_vid = htobe16((uint16_t)msg->sl << (msg->ethernet ? 13 : 12));
 	cqe.rlid = htobe16(msg->slid);
 	cqe.byte_cnt = htobe32(byte_len);
 	cqe.wqe_index = htobe16(wqe_index);

@@ -528,6 +528,7 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.swap_add = w->swap_add;
 	msg.compare = w->compare;
 	msg.sl = qp->path.sl;
+	msg.ethernet = ether_port(qp);
 	msg.path_bits = qp->path.src_path_bits;
 	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
 
@@ -543,20 +544,65 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	return r;
 }
 
-/* Fill the GRH a UD message carries, as the receiver will see it. */
+static bool ipv4_mapped(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, 12);
+}
+
+/* An IPv4 header with its checksum, for RoCE v2 over IPv4 (UDP). */
+static void build_ipv4_header(uint8_t h[20], const uint8_t sgid[16],
+			      const uint8_t dgid[16], uint8_t tos,
+			      uint8_t ttl, uint16_t total)
+{
+	uint32_t sum = 0;
+
+	h[0] = 0x45;			/* version 4, 5 words */
+	h[1] = tos;
+	h[2] = total >> 8;
+	h[3] = total;
+	h[6] = 0x40;			/* don't fragment */
+	h[8] = ttl;
+	h[9] = 17;			/* UDP */
+	memcpy(h + 12, sgid + 12, 4);
+	memcpy(h + 16, dgid + 12, 4);
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	h[10] = ~sum >> 8;
+	h[11] = ~sum;
+}
+
+/*
+ * The 40 bytes a UD receive gets ahead of the payload: the GRH on
+ * InfiniBand and RoCE v1; on RoCE v2 the IP header, IPv6 with UDP as its
+ * next header, or IPv4 in the last 20 bytes (the first 20 are zero).
+ */
 static void build_grh(struct sim_qp *qp, const struct mlx4_av *av,
 		      uint32_t len, uint8_t grh[GRH_LEN])
 {
 	struct sim_port *port = hca_port(qp->hca, qp->port);
 	uint32_t tclass_flow = be32toh(av->sl_tclass_flowlabel) & 0x0fffffff;
-	uint32_t word0 = 6u << 28 | tclass_flow;
-	uint16_t paylen = htobe16(len + 4 /* ICRC */ + 8 /* BTH */ + 8 /* DETH */);
+	uint32_t word0 = htobe32(6u << 28 | tclass_flow);
+	/* After the IB transport headers: BTH, DETH, payload, ICRC. */
+	uint16_t transport = 12 + 8 + len + 4;
+	bool v2 = port->link_layer == IBV_LINK_LAYER_ETHERNET &&
+		  av->gid_index < port->ngids &&
+		  port->gids[av->gid_index].type == IBV_GID_TYPE_ROCE_V2;
+	uint16_t paylen = htobe16(v2 ? transport + 8 : transport);
 
 	memset(grh, 0, GRH_LEN);
-	word0 = htobe32(word0);
+	if (v2 && ipv4_mapped(av->dgid)) {
+		build_ipv4_header(grh + 20, port->gids[av->gid_index].gid,
+				  av->dgid, tclass_flow >> 20, av->hop_limit,
+				  20 + 8 + transport);
+		return;
+	}
 	memcpy(grh, &word0, 4);
 	memcpy(grh + 4, &paylen, 2);
-	grh[6] = 0x1b;			/* next header: IBA transport */
+	grh[6] = v2 ? 17 : 0x1b;	/* next header: UDP, or IBA transport */
 	grh[7] = av->hop_limit;
 	port_gid(port, av->gid_index, grh + 8);
 	memcpy(grh + 24, av->dgid, 16);
@@ -599,8 +645,14 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 
 	message(qp, w, seg, nseg, &msg);
-	msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
-	msg.path_bits = av->g_slid & 0x7f;
+	if (ether_port(qp)) {
+		/* RoCE: a 3-bit priority, and no LIDs or path bits. */
+		msg.ethernet = true;
+		msg.sl = be32toh(av->sl_tclass_flowlabel) >> 29;
+	} else {
+		msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
+		msg.path_bits = av->g_slid & 0x7f;
+	}
 	msg.qkey = be32toh(w->dgram.qkey);
 	/* A Q_Key with the high bit set means "the QP's own". */
 	if (msg.qkey & 0x80000000)

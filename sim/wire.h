@@ -50,6 +50,7 @@ struct sim_message {
 	/* UD */
 	uint32_t qkey;
 	bool has_grh;
+	bool ethernet;			/* RoCE: the SL travels as a 3-bit priority */
 	uint8_t grh[GRH_LEN];
 
 	/* XRC: the SRQ at the target */

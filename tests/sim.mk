@@ -44,11 +44,14 @@ SIM_TESTS = \
 	tests/wr-api-project.tap \
 	tests/control-project.tap \
 	tests/interop.tap \
-	tests/fabric.tap
+	tests/fabric.tap \
+	tests/roce-project.tap \
+	tests/roce-system.tap
 TESTS += $(SIM_TESTS)
 
 EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
-	tests/perftest.sh tests/semantics.sh tests/control.sh tests/wr-api.sh
+	tests/perftest.sh tests/semantics.sh tests/control.sh tests/wr-api.sh \
+	tests/roce.sh
 
 # What mlx4_ib refuses and how it lays out the queues it hands the
 # device, with both providers.
