@@ -95,13 +95,15 @@ int cmd_query_device(struct sim_cmd *cmd)
 
 /*
  * mlx4_ib offers RSS and TSO only when a port runs Ethernet (RSS from
- * the device's RSS capability, TSO from its max_gso_sz).  Every port
- * here is InfiniBand (cmd_query_port): a ConnectX-3 so configured
- * reports neither, in the common response or the driver's.
+ * the device's RSS capability, TSO from its max_gso_sz): an adapter with
+ * InfiniBand ports only reports neither, in the common response or the
+ * driver's.
  */
 bool hca_has_eth_port(const struct sim_hca *hca)
 {
-	(void)hca;
+	for (int p = 0; p < hca->nports; p++)
+		if (hca->port[p].link_layer == IBV_LINK_LAYER_ETHERNET)
+			return true;
 	return false;
 }
 
