@@ -16,7 +16,7 @@ esac
 
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
 	libibverbs-dev ibverbs-providers ibverbs-utils perftest valgrind clang
-	iproute2
+	iproute2 tshark
 	debootstrap
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross

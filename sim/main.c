@@ -50,7 +50,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
-		"                [--cqe-size 32|64] [--no-strict] [--trace FILE]\n"
+		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
 
@@ -96,6 +96,7 @@ static int parse_options(int argc, char **argv)
 		{ "cqe-size", required_argument, NULL, 'c' },
 		{ "no-strict", no_argument, NULL, 'n' },
 		{ "trace", required_argument, NULL, 't' },
+		{ "pcap", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -115,6 +116,7 @@ static int parse_options(int argc, char **argv)
 		case 'c': sim.opt.cqe_size = atoi(optarg); break;
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;
+		case 'P': sim.opt.pcap = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -429,6 +431,10 @@ int main(int argc, char **argv)
 			path);
 		return 1;
 	}
+	if (sim.opt.pcap && pcap_open(sim.opt.pcap)) {
+		fprintf(stderr, "mlx4simd: %s: %m\n", sim.opt.pcap);
+		return 1;
+	}
 	if (sim.opt.trace && trace_open(sim.opt.trace)) {
 		fprintf(stderr, "mlx4simd: %s: %m\n", sim.opt.trace);
 		return 1;
@@ -461,6 +467,7 @@ int main(int argc, char **argv)
 	while (!list_empty(&sim.ctxs))
 		ctx_close(list_entry(sim.ctxs.next, struct sim_ctx, link));
 	trace_close();
+	pcap_close();
 	/* The breaches that fail the run: none when not strict. */
 	if (!sim.opt.strict)
 		sim.breaches = 0;

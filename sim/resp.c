@@ -349,8 +349,8 @@ static void remember(struct sim_qp *dst, const struct sim_message *msg,
  * The message arrives at @dst: the answer is the status, and for a READ
  * or an atomic the fields of @msg that say where the data is.
  */
-enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
-			      struct sim_message *msg)
+static enum resp_status deliver(struct sim_qp *src, struct sim_qp *dst,
+				struct sim_message *msg)
 {
 	const struct sim_opcode *op = opcode_get(msg->opcode);
 	enum resp_status st;
@@ -390,6 +390,19 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 						 &dst->events_reported, dst);
 		}
 	}
+	return st;
+}
+
+enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
+			      struct sim_message *msg)
+{
+	enum resp_status st;
+
+	if (sim.opt.pcap)
+		pcap_request(src, dst, msg);
+	st = deliver(src, dst, msg);
+	if (sim.opt.pcap)
+		pcap_answer(src, dst, msg, st);
 	return st;
 }
 

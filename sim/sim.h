@@ -344,6 +344,7 @@ struct sim_qp {
 	uint32_t rq_psn;		/* next PSN the responder expects */
 	enum ibv_mtu mtu;
 	struct sim_path path, alt_path;
+	uint32_t wire_msn;		/* --pcap: the responder's MSN */
 	uint16_t alt_pkey_index;
 	uint8_t alt_port, alt_timeout;
 	enum ibv_mig_state mig_state;
@@ -482,6 +483,7 @@ struct sim_options {
 	bool strict;
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
+	const char *pcap;		/* capture of the Ethernet wire, or NULL */
 };
 
 struct sim {
@@ -515,6 +517,10 @@ int subnet_init(void);
 struct sim_port *port_by_lid(uint16_t lid);
 struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
 void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
+
+/* pcap.c: --pcap, the capture of the Ethernet ports' wire */
+int pcap_open(const char *path);
+void pcap_close(void);
 
 /* ether.c */
 bool ether_ports(void);

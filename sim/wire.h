@@ -71,6 +71,12 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 			      struct sim_message *msg);
 void resp_finish(struct sim_qp *dst);
 
+/* pcap.c: the packets of a message and of its answer, on Ethernet */
+void pcap_request(const struct sim_qp *src, const struct sim_qp *dst,
+		  const struct sim_message *msg);
+void pcap_answer(const struct sim_qp *src, struct sim_qp *dst,
+		 const struct sim_message *msg, enum resp_status st);
+
 /* req.c: an answer that was held back reaches the requester */
 void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,
 		     enum resp_status st);

@@ -3,14 +3,16 @@
 # RoCE: the simulator's Ethernet ports (--link-layer eth) as programs see
 # them (ibv_devinfo, sysfs, their network interfaces), and the libibverbs
 # examples and perftest reaching their peer by GID, RoCE v1 and v2, data
-# checked; what the kernel refuses on a RoCE port.
+# checked; what the kernel refuses on a RoCE port; the capture of the
+# wire (--pcap) read by Wireshark's dissectors (tshark).
 # Usage: roce.sh project|system
 . "$(dirname "$0")/lib.sh"
 need_program ibv_rc_pingpong ibverbs-utils
 need_program ip iproute2
 provider=$1
 
-sim_start --provider="$provider" --link-layer=eth --hcas 2
+capture=$work/roce.pcap
+sim_start --provider="$provider" --link-layer=eth --hcas 2 --pcap="$capture"
 ibv_devinfo -v >"$work/devinfo" 2>&1
 check "ibv_devinfo -v succeeds" test $? -eq 0
 check "four Ethernet ports, ACTIVE, 4X QDR, MTU 1024 for 1500-byte frames, no LIDs" sh -c "
@@ -97,6 +99,25 @@ check "an RC path with no GRH on a RoCE port: modify to RTR refused" sh -c "
 	test $c -ne 0 && test $s -ne 0 &&
 	cat '$work/server.log' '$work/client.log' | grep -q 'Failed to modify QP to RTR'"
 check "no strict-mode breach" sim_stop
+
+# The capture of all that, judged by Wireshark's dissectors.
+if command -v tshark >/dev/null 2>&1; then
+	tshark -r "$capture" -q -z expert >"$work/expert" 2>&1
+	check "tshark reads the capture" test $? -eq 0
+	check "tshark: no malformed frame, no bad checksum, no warning" sh -c "
+		! grep -q 'Errors\|Warns\|Malformed' '$work/expert'"
+	tshark -r "$capture" >"$work/frames" 2>/dev/null
+	for kind in "RoCE .* RC Send First" "RRoCE .* RC Send Middle" \
+		    "RRoCE .* RC Send Last" "192.168.77.* RRoCE" \
+		    "RC RDMA Write First" "RC RDMA Write Last" "RC RDMA Read Request" \
+		    "RC RDMA Read Response Only" "RC Fetch Add\|RC Compare Swap" \
+		    "RC Atomic Acknowledge" "RC Acknowledge" "UC Send Only" \
+		    "UD Send Only"; do
+		check "the capture holds: $kind" grep -q "$kind" "$work/frames"
+	done
+else
+	skip "the capture under tshark: tshark not found (apt-get install tshark)"
+fi
 
 # One port of each kind: port 1 InfiniBand, port 2 Ethernet.
 sim_start --provider="$provider" --link-layer=ib,eth
