@@ -6,10 +6,17 @@
 # the ib_send_bw 64-byte message rate and the ib_write_bw 64 KiB bandwidth
 # (each the median of RUNS runs), and the daemon's CPU use while idle.
 #
-# Usage: bench/perftest.sh [RUNS]   (from a built tree; default 3 runs)
+# Usage: bench/perftest.sh [RUNS [ib|eth]]   (from a built tree; default 3
+# runs, InfiniBand ports; eth: the same over RoCE, GID 0)
 # Prints figures; it checks nothing.
 
 runs=${1:-3}
+link=${2:-ib}
+case $link in
+ib) gid= ;;
+eth) gid="-x 0" ;;
+*) echo "usage: $0 [RUNS [ib|eth]]" >&2; exit 2 ;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 mlx4sim=$top/sim/mlx4sim
 out=$(mktemp -d "${TMPDIR:-/tmp}/mlx4-bench.XXXXXX")
@@ -38,13 +45,13 @@ median() {
 
 measure() {
 	provider=$1
-	eval "$("$mlx4sim" start --provider="$provider")"
+	eval "$("$mlx4sim" start --provider="$provider" --link-layer="$link")"
 	for i in $(seq "$runs"); do
-		run ib_send_lat -s 2 -n 10000
+		run ib_send_lat $gid -s 2 -n 10000
 		result | awk '{ print $5 }' >>"$out/lat.$provider"
-		run ib_send_bw -s 64 -n 100000
+		run ib_send_bw $gid -s 64 -n 100000
 		result | awk '{ print $5 * 1000 }' >>"$out/rate.$provider"
-		run ib_write_bw -s 65536 -n 5000
+		run ib_write_bw $gid -s 65536 -n 5000
 		result | awk '{ print $4 }' >>"$out/bw.$provider"
 	done
 	"$mlx4sim" stop
@@ -60,7 +67,7 @@ idle_cpu() {
 		'BEGIN { printf "%.2f%%", 100 * t / hz / 10 }'
 }
 
-echo "mlx4sim figures, median of $runs runs ($(nproc) CPUs)"
+echo "mlx4sim figures, $link ports, median of $runs runs ($(nproc) CPUs)"
 for provider in project system; do
 	measure $provider
 done
