@@ -81,6 +81,9 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 				    (rqpn & MLX4_CQE_QPN_MASK));
 	cqe.sl_vid = htobe16((uint16_t)msg->sl << (msg->ethernet ? 13 : 12));
 	cqe.rlid = htobe16(msg->slid);
+	cqe.status = htobe32(msg->csum_status);
+	if (msg->csum_status & MLX4_CQE_STATUS_TCP_UDP_CSUM_OK)
+		cqe.checksum = 0xffff;
 	cqe.byte_cnt = htobe32(byte_len);
 	cqe.wqe_index = htobe16(wqe_index);
 	cqe.owner_sr_opcode = op->recv_opcode;

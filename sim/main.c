@@ -413,6 +413,7 @@ int main(int argc, char **argv)
 	list_init(&sim.ctxs);
 	list_init(&sim.xrcds);
 	list_init(&sim.mcast);
+	list_init(&sim.flows);
 	list_init(&sim.waiting);
 	list_init(&sim.error_qps);
 	sim.start_ns = now_ns();

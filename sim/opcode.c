@@ -2,7 +2,7 @@
 /*
  * The send WQE opcodes a ConnectX-3 runs for a user QP, and their rules.
  *
- * UD QPs post sends only; UC adds RDMA WRITE, SEND with invalidate and
+ * Raw packet QPs send frames (SEND); UD QPs post sends only; UC adds RDMA WRITE, SEND with invalidate and
  * the local key operations; RC (and XRC, on its initiator side) adds the
  * operations that need an answer carrying data: RDMA READ and atomics.
  * A send completion names the WQE's own opcode.  Opcodes missing here
@@ -13,6 +13,7 @@
 
 #define QPT(t)		(1u << IBV_QPT_##t)
 #define ANY_QP		(QPT(RC) | QPT(UC) | QPT(UD) | QPT(XRC_SEND))
+#define ANY_OR_RAW	(ANY_QP | QPT(RAW_PACKET))
 #define CONNECTED	(QPT(RC) | QPT(UC) | QPT(XRC_SEND))
 #define RELIABLE	(QPT(RC) | QPT(XRC_SEND))
 
@@ -23,8 +24,8 @@
 				 .cqe_opcode = MLX4_OPCODE_##code }
 
 static const struct sim_opcode opcodes[WQE_OPCODE_MASK + 1] = {
-	OP(NOP,		   ANY_QP,    OP_NOP,	    0, 0, 0),
-	OP(SEND,	   ANY_QP,    OP_SEND,	    0, OPF_RECV,
+	OP(NOP,		   ANY_OR_RAW, OP_NOP,	    0, 0, 0),
+	OP(SEND,	   ANY_OR_RAW, OP_SEND,	    0, OPF_RECV,
 	   MLX4_RECV_OPCODE_SEND),
 	OP(SEND_IMM,	   ANY_QP,    OP_SEND,	    0, OPF_RECV | OPF_IMM,
 	   MLX4_RECV_OPCODE_SEND_IMM),

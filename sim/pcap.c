@@ -271,6 +271,22 @@ static void emit(const struct roce_path *a, const struct roce_packet *pkt)
 	fwrite(frame, p - frame, 1, capture);
 }
 
+/* A raw packet QP's frame, as it went on the wire. */
+void pcap_frame(const uint8_t *frame, size_t len)
+{
+	struct timeval tv;
+	uint32_t rec[4];
+
+	if (!capture)
+		return;
+	gettimeofday(&tv, NULL);
+	rec[0] = tv.tv_sec;
+	rec[1] = tv.tv_usec;
+	rec[2] = rec[3] = len;
+	fwrite(rec, sizeof(rec), 1, capture);
+	fwrite(frame, len, 1, capture);
+}
+
 static struct sim_port *qp_port(const struct sim_qp *qp)
 {
 	return hca_port(qp->hca, qp->port);
@@ -418,7 +434,7 @@ void pcap_request(const struct sim_qp *src, const struct sim_qp *dst,
 	uint32_t mtu = 256u << (src->mtu - 1), n;
 	struct roce_path a;
 
-	if (!capture || !ethernet(src))
+	if (!capture || !ethernet(src) || src->type == IBV_QPT_RAW_PACKET)
 		return;
 	if (src->type == IBV_QPT_UD)
 		datagram_path(src, dst, msg, &a);
@@ -491,7 +507,8 @@ void pcap_answer(const struct sim_qp *src, struct sim_qp *dst,
 	struct roce_path a;
 
 	if (!capture || !ethernet(dst) || st == RESP_DROP ||
-	    src->type == IBV_QPT_UD || src->type == IBV_QPT_UC)
+	    src->type == IBV_QPT_UD || src->type == IBV_QPT_UC ||
+	    src->type == IBV_QPT_RAW_PACKET)
 		return;
 	connected_path(dst, &a);
 	/* The MSN counts the messages the responder has completed. */

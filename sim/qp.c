@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <linux/capability.h>
+
 #include "uverbs.h"
 
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
@@ -213,6 +215,24 @@ static void qp_drop_objects(struct sim_qp *qp)
 		xrcd_put(qp->xrcd);
 }
 
+/* Whether the process may send raw frames: CAP_NET_RAW in its status. */
+static bool has_cap_net_raw(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned long long caps = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &caps) == 1;
+	fclose(f);
+	return found && (caps >> CAP_NET_RAW & 1);
+}
+
 static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 		     struct ib_uverbs_create_qp_resp *resp)
 {
@@ -229,8 +249,12 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	case IBV_QPT_XRC_SEND:
 	case IBV_QPT_XRC_RECV:
 		break;
+	case IBV_QPT_RAW_PACKET:
+		/* uverbs: raw frames are for the privileged. */
+		if (!has_cap_net_raw(ctx->pid))
+			return -EPERM;
+		break;
 	default:
-		/* Raw Ethernet QPs need an Ethernet port; these are IB. */
 		return -EINVAL;
 	}
 	/* Multicast loopback blocking is the only creation flag here. */
@@ -396,7 +420,7 @@ static struct sim_qp *qp_get(struct sim_ctx *ctx, uint32_t handle)
 /* The state machine                                                   */
 /* ------------------------------------------------------------------ */
 
-enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_COUNT };
+enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_RAW, T_COUNT };
 
 struct transition {
 	bool valid;
@@ -418,6 +442,7 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_RAW] = A(PORT),
 		} },
 	},
 	[S(INIT)] = {
@@ -429,6 +454,7 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_RAW] = A(PORT),
 		} },
 		[S(RTR)] = { .valid = true, .req = {
 			[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
@@ -544,6 +570,7 @@ static int type_index(enum ibv_qp_type type)
 	case IBV_QPT_UC:	return T_UC;
 	case IBV_QPT_RC:	return T_RC;
 	case IBV_QPT_XRC_SEND:	return T_XI;
+	case IBV_QPT_RAW_PACKET:	return T_RAW;
 	default:		return T_XT;
 	}
 }
@@ -608,6 +635,10 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
 
 	if ((mask & IBV_QP_PORT) && !hca_port(qp->hca, m->port_num))
+		return -EINVAL;
+	/* Raw frames leave only through an Ethernet port. */
+	if ((mask & IBV_QP_PORT) && qp->type == IBV_QPT_RAW_PACKET &&
+	    hca_port(qp->hca, m->port_num)->link_layer != IBV_LINK_LAYER_ETHERNET)
 		return -EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && m->pkey_index >= CX3_PKEY_TBL_LEN)
 		return -EINVAL;
@@ -992,6 +1023,8 @@ int cmd_destroy_qp(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	qp = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP);
+	if (qp && qp->flows)
+		return -EBUSY;		/* a flow rule still steers to it */
 	if (qp) {
 		resp.events_reported = qp->events_reported;
 		qp_release(qp);

@@ -34,6 +34,8 @@ struct sim_wqe {
 	struct mlx4_wqe_datagram_seg dgram;
 	struct mlx4_wqe_bind_seg bind;
 	uint32_t inval_key;
+	uint32_t flags;			/* srcrb_flags, host order */
+	uint8_t ctrl_mac[6];		/* raw packet QPs: the frame's DMAC */
 	int nsge;
 	struct {
 		uint32_t lkey;
@@ -154,6 +156,9 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	w->signaled = (flags & MLX4_WQE_CTRL_CQ_UPDATE) == MLX4_WQE_CTRL_CQ_UPDATE;
 	w->solicited = flags & MLX4_WQE_CTRL_SOLICIT;
 	w->remote_srqn = flags >> 8;
+	w->flags = flags;
+	memcpy(w->ctrl_mac, &ctrl->srcrb_flags, 2);
+	memcpy(w->ctrl_mac + 2, &ctrl->imm, 4);
 	w->nsge = 0;
 	w->length = 0;
 	w->is_inline = false;
@@ -735,6 +740,41 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
 	return syndrome ? fail(qp, w, syndrome) : done(qp, w, 0);
 }
 
+/*
+ * A raw packet QP's send: the gathered bytes are an Ethernet frame.  The
+ * driver names its destination MAC in the control segment too (bytes 0-1
+ * of srcrb_flags, then the immediate), which the adapter uses to loop a
+ * frame back to its own ports: two MACs that differ steer a frame wrong.
+ */
+static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
+{
+	static uint8_t frame[RAW_MAX_FRAME];
+	struct dma_seg seg[CX3_MAX_SGE];
+	struct sim_message msg = {};
+	int nseg = 0;
+
+	if (w->length < 14 || w->length > RAW_MAX_FRAME)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (w->is_inline)
+		memcpy(frame, w->inline_data, w->length);
+	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
+		 dma_readv(qp->ctx->pid, seg, nseg, frame))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	if (memcmp(w->ctrl_mac, frame, 6))
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: the control segment's MAC %02x:%02x:%02x:%02x:%02x:%02x is not the frame's",
+		       qp->qpn, w->index, w->ctrl_mac[0], w->ctrl_mac[1],
+		       w->ctrl_mac[2], w->ctrl_mac[3], w->ctrl_mac[4],
+		       w->ctrl_mac[5]);
+	raw_fill_checksums(frame, w->length,
+			   w->flags & MLX4_WQE_CTRL_IP_HDR_CSUM,
+			   w->flags & MLX4_WQE_CTRL_TCP_UDP_CSUM);
+	message(qp, w, NULL, 0, &msg);
+	msg.inline_data = frame;
+	msg.ethernet = true;
+	raw_transmit(qp, &msg, frame, w->length);
+	return done(qp, w, w->length);
+}
+
 static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 {
 	if (!opcode_allowed(w->op, qp->type))
@@ -749,6 +789,8 @@ static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 	}
 	if (qp->type == IBV_QPT_UD)
 		return exec_ud(qp, w);
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return exec_raw(qp, w);
 	return exec_connected(qp, w);
 }
 

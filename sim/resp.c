@@ -264,6 +264,12 @@ static enum resp_status do_atomic(struct sim_qp *dst, struct sim_message *msg)
 }
 
 /* Whether a message from @src is for @dst at all; else it is dropped. */
+/* No PSNs, no acknowledgements: UD and raw Ethernet. */
+static bool datagram(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD || type == IBV_QPT_RAW_PACKET;
+}
+
 static bool accepts(struct sim_qp *src, struct sim_qp *dst,
 		    const struct sim_message *msg)
 {
@@ -285,6 +291,8 @@ static bool accepts(struct sim_qp *src, struct sim_qp *dst,
 		if (dst->type != IBV_QPT_XRC_RECV)
 			return false;
 		break;
+	case IBV_QPT_RAW_PACKET:
+		return dst->type == IBV_QPT_RAW_PACKET;	/* steered */
 	default:
 		if (dst->type != src->type)
 			return false;
@@ -358,7 +366,7 @@ static enum resp_status deliver(struct sim_qp *src, struct sim_qp *dst,
 	sim.work_done = true;
 	if (!accepts(src, dst, msg))
 		return RESP_DROP;
-	if (dst->type != IBV_QPT_UD && !in_sequence(dst, msg)) {
+	if (!datagram(dst->type) && !in_sequence(dst, msg)) {
 		if (is_duplicate(dst, msg->psn))
 			return duplicate(dst, msg, op);
 		/* Ahead of the expected PSN: packets were lost before it. */
@@ -379,7 +387,7 @@ static enum resp_status deliver(struct sim_qp *src, struct sim_qp *dst,
 	default:
 		st = do_send(dst, msg, op);
 	}
-	if (st == RESP_ACK && dst->type != IBV_QPT_UD) {
+	if (st == RESP_ACK && !datagram(dst->type)) {
 		dst->rq_psn = (dst->rq_psn + msg->npkts) & PSN_MASK;
 		remember(dst, msg, op);
 		if (!dst->comm_established) {

@@ -345,6 +345,7 @@ struct sim_qp {
 	enum ibv_mtu mtu;
 	struct sim_path path, alt_path;
 	uint32_t wire_msn;		/* --pcap: the responder's MSN */
+	int flows;			/* flow rules that steer to it */
 	uint16_t alt_pkey_index;
 	uint8_t alt_port, alt_timeout;
 	enum ibv_mig_state mig_state;
@@ -410,10 +411,28 @@ struct sim_mcast {
 	struct sim_qp *qp;
 };
 
-/* Objects the mlx4 device accepts and keeps, with no data path here. */
+/* One specification of a flow rule: the fields it compares, under a mask. */
+struct sim_flow_spec {
+	uint32_t type;			/* IBV_FLOW_SPEC_ETH, _IPV4, _TCP, _UDP */
+	union {
+		struct ib_uverbs_flow_eth_filter eth;
+		struct ib_uverbs_flow_ipv4_filter ipv4;
+		struct ib_uverbs_flow_tcp_udp_filter tcp_udp;
+	} val, mask;
+};
+
+#define SIM_FLOW_SPECS	8
+
+/* A flow steering rule: which frames of a port go to a QP (raw.c). */
 struct sim_flow {
 	struct sim_uobj uobj;
+	struct list_node link;		/* in sim.flows */
 	struct sim_qp *qp;
+	struct sim_hca *hca;
+	uint8_t port;
+	uint16_t priority;		/* the lowest value wins */
+	int nspecs;
+	struct sim_flow_spec specs[SIM_FLOW_SPECS];
 };
 
 /*
@@ -492,6 +511,7 @@ struct sim {
 	struct list_node ctxs;
 	struct list_node xrcds;
 	struct list_node mcast;
+	struct list_node flows;		/* struct sim_flow, oldest first */
 	struct list_node waiting;	/* QPs with a retry timer */
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
 	uint64_t breaches;

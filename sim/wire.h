@@ -51,6 +51,7 @@ struct sim_message {
 	uint32_t qkey;
 	bool has_grh;
 	bool ethernet;			/* RoCE: the SL travels as a 3-bit priority */
+	uint32_t csum_status;		/* raw frames: MLX4_CQE_STATUS_* checks */
 	uint8_t grh[GRH_LEN];
 
 	/* XRC: the SRQ at the target */
@@ -71,7 +72,14 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 			      struct sim_message *msg);
 void resp_finish(struct sim_qp *dst);
 
+/* raw.c: raw Ethernet frames, the switch and flow steering */
+#define RAW_MAX_FRAME	(14 + 4 + 1500)	/* a tagged frame, no FCS */
+void raw_fill_checksums(uint8_t *frame, size_t len, bool ip, bool l4);
+void raw_transmit(struct sim_qp *src, struct sim_message *msg,
+		  const uint8_t *frame, size_t len);
+
 /* pcap.c: the packets of a message and of its answer, on Ethernet */
+void pcap_frame(const uint8_t *frame, size_t len);
 void pcap_request(const struct sim_qp *src, const struct sim_qp *dst,
 		  const struct sim_message *msg);
 void pcap_answer(const struct sim_qp *src, struct sim_qp *dst,

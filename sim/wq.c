@@ -2,17 +2,75 @@
 /*
  * Flow steering rules, receive work queues and RSS indirection tables.
  *
- * A ConnectX-3 uses them to spread and steer Ethernet traffic.  The
- * simulated ports are InfiniBand, so no packet ever matches a rule or
- * lands in a WQ, and mlx4_ib never hands a WQ to the device before an
- * RSS QP over it reaches INIT on an Ethernet port: the objects are
- * created, checked, laid out and destroyed as the kernel would, and carry
- * no data path.
+ * A ConnectX-3 uses them to spread and steer Ethernet traffic.  Rules
+ * steer raw Ethernet frames to raw packet QPs (raw.c); WQs and RSS tables
+ * are created, checked, laid out and destroyed as the kernel would, and
+ * carry no data path yet.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "uverbs.h"
+
+#define FLOW_MAX_PRIORITY	0xfff	/* mlx4_ib: 12 bits of rule priority */
+
+/*
+ * The specifications of a rule, after its attributes: each a header
+ * (type, size) and its value and mask.  What mlx4_ib can steer by is
+ * kept (Ethernet, IPv4, TCP, UDP); an InfiniBand specification (a UD
+ * QP's) steers nothing on this fabric.
+ */
+static int parse_specs(const uint8_t *p, size_t len, int count,
+		       struct sim_flow *flow)
+{
+	for (int i = 0; i < count; i++) {
+		struct ib_uverbs_flow_spec_hdr hdr;
+		struct sim_flow_spec *spec;
+		size_t filter;
+
+		if (len < sizeof(hdr))
+			return -EINVAL;
+		memcpy(&hdr, p, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > len)
+			return -EINVAL;
+		switch (hdr.type) {
+		case IBV_FLOW_SPEC_ETH:
+			filter = sizeof(struct ib_uverbs_flow_eth_filter);
+			break;
+		case IBV_FLOW_SPEC_IPV4:
+			filter = sizeof(struct ib_uverbs_flow_ipv4_filter);
+			break;
+		case IBV_FLOW_SPEC_TCP:
+		case IBV_FLOW_SPEC_UDP:
+			filter = sizeof(struct ib_uverbs_flow_tcp_udp_filter);
+			break;
+		default:
+			filter = 0;
+		}
+		if (filter) {
+			/*
+			 * Value and mask halve what follows the header; a
+			 * filter shorter than the kernel's (IPv4's first
+			 * version: the addresses only) reads as zeros
+			 * beyond, as uverbs has it.
+			 */
+			size_t half = (hdr.size - sizeof(hdr)) / 2;
+
+			if (!half || flow->nspecs == SIM_FLOW_SPECS)
+				return -EINVAL;
+			spec = &flow->specs[flow->nspecs++];
+			memset(spec, 0, sizeof(*spec));
+			spec->type = hdr.type;
+			memcpy(&spec->val, p + sizeof(hdr), MIN(half, filter));
+			memcpy(&spec->mask, p + sizeof(hdr) + half,
+			       MIN(half, filter));
+		}
+		p += hdr.size;
+		len -= hdr.size;
+	}
+	return 0;
+}
 
 int cmd_ex_create_flow(struct sim_cmd *cmd)
 {
@@ -20,24 +78,35 @@ int cmd_ex_create_flow(struct sim_cmd *cmd)
 	struct ib_uverbs_create_flow_resp resp = {};
 	struct sim_flow *flow;
 	struct sim_qp *qp;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
 	qp = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP);
 	if (!qp || req.comp_mask || req.flow_attr.reserved[0] ||
 	    req.flow_attr.reserved[1] ||
 	    !hca_port(cmd->ctx->hca, req.flow_attr.port) ||
-	    req.flow_attr.size > cmd->in_len - offsetof(struct ib_uverbs_create_flow, flow_attr))
+	    req.flow_attr.size > cmd->in_len - sizeof(req) ||
+	    req.flow_attr.priority > FLOW_MAX_PRIORITY)
 		return -EINVAL;
-	if (qp->type != IBV_QPT_UD)
+	if (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET)
 		return -EINVAL;
 	flow = calloc(1, sizeof(*flow));
 	if (!flow)
 		return -ENOMEM;
-	if (uobj_add(cmd->ctx, &flow->uobj, SIM_OBJ_FLOW)) {
+	err = parse_specs(cmd->in + sizeof(req), req.flow_attr.size,
+			  req.flow_attr.num_of_specs, flow);
+	if (!err && uobj_add(cmd->ctx, &flow->uobj, SIM_OBJ_FLOW))
+		err = -ENOMEM;
+	if (err) {
 		free(flow);
-		return -ENOMEM;
+		return err;
 	}
 	flow->qp = qp;
+	flow->hca = cmd->ctx->hca;
+	flow->port = req.flow_attr.port;
+	flow->priority = req.flow_attr.priority;
+	qp->flows++;
+	list_add_tail(&sim.flows, &flow->link);
 	resp.flow_handle = flow->uobj.handle;
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;
@@ -45,6 +114,8 @@ int cmd_ex_create_flow(struct sim_cmd *cmd)
 
 void flow_release(struct sim_flow *flow)
 {
+	list_del(&flow->link);
+	flow->qp->flows--;
 	uobj_remove(&flow->uobj);
 	free(flow);
 }

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Raw Ethernet frames: what a raw packet QP sends, the switch between the
+ * Ethernet ports, and the adapter's receive side, which steers each frame
+ * by the flow rules of its port to one QP.
+ *
+ * On send the adapter may fill in the IPv4 header checksum and the TCP or
+ * UDP checksum (the WQE's checksum flags); on receive it checks both and
+ * says so in the CQE's status.  The switch delivers a frame to the port
+ * with its destination MAC, a broadcast or multicast frame to every
+ * Ethernet port.  At a port, among the rules whose specifications all
+ * match, the one of the lowest priority value wins (the oldest on a tie);
+ * a frame no rule takes goes to the host's network stack, not to a QP:
+ * here, nowhere.
+ */
+#include <string.h>
+
+#include "sim.h"
+#include "opcode.h"
+#include "wire.h"
+
+#define ETH_HLEN	14
+#define VLAN_HLEN	4
+
+/* Where a frame's layers start, and what they are. */
+struct frame_layout {
+	size_t l3;			/* offset of the IP header, or 0 */
+	size_t l4;			/* offset of the TCP/UDP header, or 0 */
+	uint16_t ethertype;
+	uint16_t vlan;			/* the tag's VID and priority, or 0 */
+	bool has_vlan;
+	uint8_t proto;			/* IPPROTO_TCP or _UDP, or 0 */
+	bool ipv4, ipv6;
+};
+
+static uint16_t get16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
+{
+	size_t off = 12;
+
+	memset(l, 0, sizeof(*l));
+	if (len < ETH_HLEN)
+		return;
+	l->ethertype = get16(f + off);
+	if (l->ethertype == 0x8100 && len >= ETH_HLEN + VLAN_HLEN) {
+		l->has_vlan = true;
+		l->vlan = get16(f + off + 2);
+		off += VLAN_HLEN;
+		l->ethertype = get16(f + off);
+	}
+	off += 2;
+	if (l->ethertype == 0x0800 && len >= off + 20 && (f[off] >> 4) == 4) {
+		size_t ihl = (f[off] & 0x0f) * 4;
+
+		l->ipv4 = true;
+		l->l3 = off;
+		if (ihl >= 20 && len >= off + ihl + 8 &&
+		    !(get16(f + off + 6) & 0x3fff)) {	/* not a fragment */
+			l->proto = f[off + 9];
+			l->l4 = off + ihl;
+		}
+	} else if (l->ethertype == 0x86dd && len >= off + 48 &&
+		   (f[off] >> 4) == 6) {
+		l->ipv6 = true;
+		l->l3 = off;
+		l->proto = f[off + 6];
+		l->l4 = off + 40;
+	}
+	if (l->proto != 6 && l->proto != 17)
+		l->l4 = 0;
+}
+
+static uint32_t sum16(uint32_t sum, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += get16(p + i);
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	return sum;
+}
+
+static uint16_t fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/* The length of the IP payload the frame holds (the IP header says). */
+static size_t l4_length(const uint8_t *f, size_t len,
+			const struct frame_layout *l)
+{
+	size_t total = l->ipv4 ? get16(f + l->l3 + 2) - (l->l4 - l->l3) :
+				 get16(f + l->l3 + 4);
+
+	return l->l4 + total <= len ? total : len - l->l4;
+}
+
+/* The TCP or UDP checksum over the pseudo-header and the segment. */
+static uint16_t l4_checksum(const uint8_t *f, size_t len,
+			    const struct frame_layout *l)
+{
+	size_t n = l4_length(f, len, l);
+	uint8_t pseudo[4] = { 0, 0, 0, l->proto };
+	uint32_t sum;
+
+	sum = l->ipv4 ? sum16(0, f + l->l3 + 12, 8) :
+			sum16(0, f + l->l3 + 8, 32);
+	sum += n;
+	sum = sum16(sum, pseudo, 4);
+	return fold(sum16(sum, f + l->l4, n));
+}
+
+static size_t l4_csum_offset(const struct frame_layout *l)
+{
+	return l->l4 + (l->proto == 6 ? 16 : 6);
+}
+
+/* The send side's checksum offload, as the WQE's flags ask. */
+void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
+{
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	if (ip && l.ipv4) {
+		size_t ihl = (f[l.l3] & 0x0f) * 4;
+		uint16_t sum;
+
+		f[l.l3 + 10] = f[l.l3 + 11] = 0;
+		sum = fold(sum16(0, f + l.l3, ihl));
+		f[l.l3 + 10] = sum >> 8;
+		f[l.l3 + 11] = sum;
+	}
+	if (l4 && l.l4) {
+		size_t at = l4_csum_offset(&l);
+		uint16_t sum;
+
+		if (at + 2 > len)
+			return;
+		f[at] = f[at + 1] = 0;
+		sum = l4_checksum(f, len, &l);
+		if (l.proto == 17 && sum == 0)
+			sum = 0xffff;		/* UDP's "no checksum" is 0 */
+		f[at] = sum >> 8;
+		f[at + 1] = sum;
+	}
+}
+
+/* What the receive side's checks say, as the CQE's status bits. */
+static uint32_t checksum_status(const uint8_t *f, size_t len)
+{
+	struct frame_layout l;
+	uint32_t status = 0;
+
+	layout(f, len, &l);
+	if (l.ipv4) {
+		status |= MLX4_CQE_STATUS_IPV4_PKT;
+		if (fold(sum16(0, f + l.l3, (f[l.l3] & 0x0f) * 4)) == 0)
+			status |= MLX4_CQE_STATUS_IP_HDR_CSUM_OK;
+	}
+	if (l.l4 && l4_checksum(f, len, &l) == 0)
+		status |= MLX4_CQE_STATUS_TCP_UDP_CSUM_OK;
+	return status;
+}
+
+/* Whether @len bytes at @val equal @want where @mask has bits. */
+static bool masked_equal(const uint8_t *val, const uint8_t *want,
+			 const uint8_t *mask, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((val[i] ^ want[i]) & mask[i])
+			return false;
+	return true;
+}
+
+static bool spec_matches(const struct sim_flow_spec *s, const uint8_t *f,
+			 size_t len, const struct frame_layout *l)
+{
+	uint8_t field[4];
+
+	switch (s->type) {
+	case IBV_FLOW_SPEC_ETH:
+		field[0] = l->vlan >> 8;
+		field[1] = l->vlan;
+		return masked_equal(f, s->val.eth.dst_mac, s->mask.eth.dst_mac, 6) &&
+		       masked_equal(field, (const uint8_t *)&s->val.eth.vlan_tag,
+				    (const uint8_t *)&s->mask.eth.vlan_tag, 2);
+	case IBV_FLOW_SPEC_IPV4:
+		return l->ipv4 &&
+		       masked_equal(f + l->l3 + 12,
+				    (const uint8_t *)&s->val.ipv4.src_ip,
+				    (const uint8_t *)&s->mask.ipv4.src_ip, 4) &&
+		       masked_equal(f + l->l3 + 16,
+				    (const uint8_t *)&s->val.ipv4.dst_ip,
+				    (const uint8_t *)&s->mask.ipv4.dst_ip, 4);
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP:
+		return l->l4 && l->proto == (s->type == IBV_FLOW_SPEC_TCP ? 6 : 17) &&
+		       l->l4 + 4 <= len &&
+		       masked_equal(f + l->l4,
+				    (const uint8_t *)&s->val.tcp_udp.src_port,
+				    (const uint8_t *)&s->mask.tcp_udp.src_port, 2) &&
+		       masked_equal(f + l->l4 + 2,
+				    (const uint8_t *)&s->val.tcp_udp.dst_port,
+				    (const uint8_t *)&s->mask.tcp_udp.dst_port, 2);
+	default:
+		return false;
+	}
+}
+
+static bool flow_matches(const struct sim_flow *flow, const uint8_t *f,
+			 size_t len, const struct frame_layout *l)
+{
+	for (int i = 0; i < flow->nspecs; i++)
+		if (!spec_matches(&flow->specs[i], f, len, l))
+			return false;
+	return true;
+}
+
+/* The QP the port's rules give the frame, or NULL. */
+static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
+			    size_t len)
+{
+	struct sim_flow *flow, *best = NULL;
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	list_for_each(&sim.flows, flow, struct sim_flow, link) {
+		if (flow->hca != port->hca || flow->port != port->num ||
+		    flow->qp->type != IBV_QPT_RAW_PACKET ||
+		    !flow_matches(flow, f, len, &l))
+			continue;
+		if (!best || flow->priority < best->priority)
+			best = flow;
+	}
+	return best ? best->qp : NULL;
+}
+
+static void deliver_at(struct sim_qp *src, struct sim_port *port,
+		       struct sim_message *msg, const uint8_t *f, size_t len)
+{
+	struct sim_qp *dst = steer(port, f, len);
+
+	if (!dst || port->down)
+		return;
+	msg->csum_status = checksum_status(f, len);
+	resp_deliver(src, dst, msg);
+	resp_finish(dst);
+}
+
+/*
+ * The switch: @f goes to the port with its destination MAC, or, broadcast
+ * or multicast, to every Ethernet port but the sender's own.
+ */
+void raw_transmit(struct sim_qp *src, struct sim_message *msg,
+		  const uint8_t *f, size_t len)
+{
+	struct sim_port *from = hca_port(src->hca, src->port);
+
+	if (sim.opt.pcap)
+		pcap_frame(f, len);
+	if (!(f[0] & 1)) {
+		struct sim_port *port = port_by_mac(f);
+
+		if (port)
+			deliver_at(src, port, msg, f, len);
+		return;
+	}
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++) {
+			struct sim_port *port = &sim.hca[h].port[p];
+
+			if (port != from &&
+			    port->link_layer == IBV_LINK_LAYER_ETHERNET)
+				deliver_at(src, port, msg, f, len);
+		}
+}
