@@ -113,6 +113,7 @@ struct mlx4_context {
 	int			max_srq_sge;
 	uint32_t		max_inl_recv_sz;
 	uint8_t			ud_ip_csum;	/* IBV_DEVICE_UD_IP_CSUM */
+	uint8_t			raw_ip_csum;	/* IBV_DEVICE_RAW_IP_CSUM */
 
 	uint8_t			link_layer[MLX4_PORTS_NUM];
 	uint32_t		port_cap_flags[MLX4_PORTS_NUM];

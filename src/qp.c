@@ -42,6 +42,8 @@ enum {
 #define QPT_CONNECTED	(MLX4_QPT_BIT_RC | MLX4_QPT_BIT_XRC)
 #define QPT_WRITABLE	(QPT_CONNECTED | MLX4_QPT_BIT_UC)
 #define QPT_ALL		(QPT_WRITABLE | MLX4_QPT_BIT_UD)
+#define QPT_DATAGRAM	(MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW)
+#define RAW_DMAC_LEN	6	/* a raw frame starts with its destination */
 
 static const struct mlx4_send_op {
 	uint32_t opcode_be;	/* owner_opcode without the owner bit */
@@ -59,7 +61,7 @@ static const struct mlx4_send_op {
 	   SEG_RADDR, 16, IMM_NONE, 1, 0xff),
 	OP(RDMA_WRITE_WITH_IMM,	RDMA_WRITE_IMM,	QPT_WRITABLE,
 	   SEG_RADDR, 16, IMM_DATA, 1, 0xff),
-	OP(SEND,		SEND,		QPT_ALL,
+	OP(SEND,		SEND,		QPT_ALL | MLX4_QPT_BIT_RAW,
 	   SEG_NONE, 0, IMM_NONE, 1, 0xff),
 	OP(SEND_WITH_IMM,	SEND_IMM,	QPT_ALL,
 	   SEG_NONE, 0, IMM_DATA, 1, 0xff),
@@ -219,6 +221,9 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 	case IBV_QPT_XRC_SEND:
 		qp->qpt_bit = MLX4_QPT_BIT_XRC;
 		break;
+	case IBV_QPT_RAW_PACKET:
+		qp->qpt_bit = MLX4_QPT_BIT_RAW;
+		break;
 	default:
 		qp->qpt_bit = 0;
 		break;
@@ -272,9 +277,10 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 
 /*
  * Checksum offload, as rdma-core decides it: a UD QP on an InfiniBand
- * port of a device that offers it computes the IP and TCP/UDP checksums
- * of IBV_SEND_IP_CSUM sends and reports IBV_WC_IP_CSUM_OK.  Other QPs
- * send such requests without (UD: refused).
+ * port, or a raw packet QP on an Ethernet port, of a device that offers
+ * it computes the IP and TCP/UDP checksums of IBV_SEND_IP_CSUM sends and
+ * reports IBV_WC_IP_CSUM_OK.  Other QPs send such requests without (UD
+ * and raw: refused).
  */
 void mlx4_qp_update_csum(struct mlx4_qp *qp)
 {
@@ -282,8 +288,10 @@ void mlx4_qp_update_csum(struct mlx4_qp *qp)
 				  MLX4_WQE_CTRL_TCP_UDP_CSUM);
 	int i;
 
-	qp->csum = qp->qpt_bit == MLX4_QPT_BIT_UD && qp->ctx->ud_ip_csum &&
-		   qp->link_layer == IBV_LINK_LAYER_INFINIBAND;
+	qp->csum = (qp->qpt_bit == MLX4_QPT_BIT_UD && qp->ctx->ud_ip_csum &&
+		    qp->link_layer == IBV_LINK_LAYER_INFINIBAND) ||
+		   (qp->qpt_bit == MLX4_QPT_BIT_RAW && qp->ctx->raw_ip_csum &&
+		    qp->link_layer == IBV_LINK_LAYER_ETHERNET);
 	for (i = 0; i < 4; i++)
 		qp->srcrb_of_flags[SRCRB_INDEX(IBV_SEND_IP_CSUM) | i] =
 			qp->srcrb_of_flags[i] | (qp->csum ? bits : 0);
@@ -592,11 +600,18 @@ static inline uint32_t fence_bit(uint32_t send_flags)
 	return send_flags & IBV_SEND_FENCE ? MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
 }
 
-/* A UD request needs its address handle, and checksums their offload. */
-static inline int ud_wr_ok(struct mlx4_qp *qp, const struct ibv_send_wr *wr)
+/*
+ * A UD request needs its address handle, a raw frame its destination MAC
+ * in its first segment (the control segment repeats it), and checksums
+ * their offload.
+ */
+static inline int datagram_wr_ok(struct mlx4_qp *qp,
+				 const struct ibv_send_wr *wr)
 {
-	return wr->wr.ud.ah &&
-	       (!(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum);
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD ? !wr->wr.ud.ah :
+	    wr->num_sge < 1 || wr->sg_list[0].length < RAW_DMAC_LEN)
+		return 0;
+	return !(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum;
 }
 
 /*
@@ -610,7 +625,8 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 	return (unsigned int)wr->opcode < MLX4_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
 	       wr->sg_list->length - 1 < MLX4_MAX_MSG_SZ &&
-	       (likely(qp->qpt_bit != MLX4_QPT_BIT_UD) || ud_wr_ok(qp, wr));
+	       (likely(!(qp->qpt_bit & QPT_DATAGRAM)) ||
+		datagram_wr_ok(qp, wr));
 }
 
 static inline int wr_is_inline(const struct ibv_send_wr *wr)
@@ -630,7 +646,7 @@ static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 		return EINVAL;	/* no such WQE on this transport */
 	if ((unsigned int)wr->num_sge >= qp->sge_limit[wr->opcode])
 		return ENOMEM;	/* more SGEs than the WQE holds */
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD && !ud_wr_ok(qp, wr))
+	if ((qp->qpt_bit & QPT_DATAGRAM) && !datagram_wr_ok(qp, wr))
 		return EINVAL;
 	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
 		return EINVAL;
@@ -678,12 +694,25 @@ void *set_ctrl_seg(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(wr->send_flags)];
 	void *seg = ctrl + 1;
 
-	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
+	if (unlikely(qpt_bit & (QPT_DATAGRAM | MLX4_QPT_BIT_XRC))) {
 		if (qpt_bit == MLX4_QPT_BIT_UD) {
 			set_datagram_seg(seg, wr);
 			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
 			/* 80 bytes: from now on, stamping has work to do. */
 			qp->sq_stamp = 1;
+		} else if (qpt_bit == MLX4_QPT_BIT_RAW) {
+			/*
+			 * The frame's destination MAC, by which the adapter
+			 * loops a frame back to its own ports: bytes 0-1 in
+			 * srcrb_flags' first two, 2-5 in the immediate.  The
+			 * solicit bit asks for no ICRC.
+			 */
+			const char *dmac = (const char *)(uintptr_t)
+					   wr->sg_list[0].addr;
+
+			srcrb |= MLX4_BE32(MLX4_WQE_CTRL_SOLICIT);
+			memcpy(&srcrb, dmac, 2);
+			memcpy(&imm, dmac + 2, 4);
 		} else {
 			/* XRC: the SRQ on the far side takes the message. */
 			srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
@@ -997,7 +1026,7 @@ int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	 * payload takes no BlueFlame, as a one-unit WQE never does.
 	 */
 	if (unlikely(sg->length - 1 >= qp->inline_limit[opcode]) ||
-	    (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!ud_wr_ok(qp, wr))))
+	    (qpt_bit == MLX4_QPT_BIT_UD && unlikely(!datagram_wr_ok(qp, wr))))
 		return post_send_list(qp, wr, bad_wr);
 
 	op = &qp->fast_op[opcode];
@@ -1078,12 +1107,14 @@ int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (wr->num_sge != 1 || wr->next)
 			return post_send_list(qp, wr, bad_wr);
-		if (likely(!(qp->qpt_bit &
-			     (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))))
+		if (likely(!(qp->qpt_bit & (QPT_DATAGRAM |
+					    MLX4_QPT_BIT_XRC))))
 			return post_lone_inline_rc_uc(qp, wr, bad_wr);
 		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
 			return post_lone_inline_ud(qp, wr, bad_wr);
-		return post_lone_inline_xrc(qp, wr, bad_wr);
+		if (qp->qpt_bit == MLX4_QPT_BIT_XRC)
+			return post_lone_inline_xrc(qp, wr, bad_wr);
+		return post_send_list(qp, wr, bad_wr);	/* a raw frame */
 	}
 
 	ind = qp->sq.head;

@@ -404,6 +404,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_RAW_PACKET:	/* the kernel asks for CAP_NET_RAW */
 		break;
 	default:
 		errno = EOPNOTSUPP;

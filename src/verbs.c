@@ -71,6 +71,8 @@ int mlx4_query_device_ex(struct ibv_context *context,
 	ctx->max_srq_sge = attr->orig_attr.max_srq_sge;
 	ctx->ud_ip_csum = !!(attr->orig_attr.device_cap_flags &
 			     IBV_DEVICE_UD_IP_CSUM);
+	ctx->raw_ip_csum = !!(attr->orig_attr.device_cap_flags &
+			      IBV_DEVICE_RAW_IP_CSUM);
 
 	/*
 	 * The driver part stays zero unless the extended command answered
