@@ -55,6 +55,13 @@ EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
 
 # What mlx4_ib refuses and how it lays out the queues it hands the
 # device, with both providers.
+check_PROGRAMS += tests/raw-eth
+tests_raw_eth_SOURCES = tests/raw-eth.c tests/tap.h tests/device.h
+tests_raw_eth_LDADD = -libverbs
+TESTS += tests/raw-eth-project.tap tests/raw-eth-system.tap
+EXTRA_DIST += tests/raw-eth-project.tap tests/raw-eth-system.tap \
+	tests/raw-eth.sh
+
 check_PROGRAMS += tests/kernel-rules
 tests_kernel_rules_SOURCES = tests/kernel-rules.c tests/tap.h tests/device.h
 tests_kernel_rules_LDADD = -libverbs -ldl
