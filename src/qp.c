@@ -250,8 +250,9 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 
 		memset(f, 0, sizeof(*f));
 		qp->inline_limit[op] = 0;
+		/* A raw frame takes the general path, which sets its MAC. */
 		if (qp->sge_limit[op] < 2 || o->segs >= SEG_BIND_MW ||
-		    o->imm == IMM_INVAL_RKEY)
+		    o->imm == IMM_INVAL_RKEY || qp->qpt_bit == MLX4_QPT_BIT_RAW)
 			continue;
 		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
 			data += sizeof(struct mlx4_wqe_datagram_seg);
@@ -605,13 +606,20 @@ static inline uint32_t fence_bit(uint32_t send_flags)
  * in its first segment (the control segment repeats it), and checksums
  * their offload.
  */
+static int __attribute__((noinline))
+raw_wr_ok(struct mlx4_qp *qp, const struct ibv_send_wr *wr)
+{
+	return wr->num_sge >= 1 && wr->sg_list[0].length >= RAW_DMAC_LEN &&
+	       (!(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum);
+}
+
 static inline int datagram_wr_ok(struct mlx4_qp *qp,
 				 const struct ibv_send_wr *wr)
 {
-	if (qp->qpt_bit == MLX4_QPT_BIT_UD ? !wr->wr.ud.ah :
-	    wr->num_sge < 1 || wr->sg_list[0].length < RAW_DMAC_LEN)
-		return 0;
-	return !(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum;
+	if (qp->qpt_bit == MLX4_QPT_BIT_RAW)
+		return raw_wr_ok(qp, wr);
+	return wr->wr.ud.ah &&
+	       (!(wr->send_flags & IBV_SEND_IP_CSUM) || qp->csum);
 }
 
 /*
@@ -625,7 +633,7 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 	return (unsigned int)wr->opcode < MLX4_WR_OPCODES &&
 	       qp->fast_op[wr->opcode].opcode_be && wr->num_sge == 1 &&
 	       wr->sg_list->length - 1 < MLX4_MAX_MSG_SZ &&
-	       (likely(!(qp->qpt_bit & QPT_DATAGRAM)) ||
+	       (likely(qp->qpt_bit != MLX4_QPT_BIT_UD) ||
 		datagram_wr_ok(qp, wr));
 }
 
@@ -680,6 +688,25 @@ static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
 }
 
 /*
+ * A raw frame's control segment: the frame's destination MAC, by which
+ * the adapter loops a frame back to its own ports, in srcrb_flags' first
+ * two bytes and the immediate; the solicit bit asks for no ICRC.  Raw
+ * frames take the general path only (no recipe in qp->fast_op[]), so the
+ * fast paths carry no trace of them.
+ */
+static void __attribute__((noinline))
+set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const struct ibv_send_wr *wr,
+	     uint32_t srcrb)
+{
+	const char *dmac = (const char *)(uintptr_t)wr->sg_list[0].addr;
+
+	srcrb |= MLX4_BE32(MLX4_WQE_CTRL_SOLICIT);
+	memcpy(&srcrb, dmac, 2);
+	ctrl->srcrb_flags = srcrb;
+	memcpy(&ctrl->imm, dmac + 2, 4);
+}
+
+/*
  * The control segment but its first 8 bytes (struct wqe_head below),
  * and for UD the datagram segment behind it.  @strong is the
  * strong-order bit or 0.  @qpt_bit is qp->qpt_bit, or a constant in a
@@ -694,25 +721,12 @@ void *set_ctrl_seg(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(wr->send_flags)];
 	void *seg = ctrl + 1;
 
-	if (unlikely(qpt_bit & (QPT_DATAGRAM | MLX4_QPT_BIT_XRC))) {
+	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qpt_bit == MLX4_QPT_BIT_UD) {
 			set_datagram_seg(seg, wr);
 			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
 			/* 80 bytes: from now on, stamping has work to do. */
 			qp->sq_stamp = 1;
-		} else if (qpt_bit == MLX4_QPT_BIT_RAW) {
-			/*
-			 * The frame's destination MAC, by which the adapter
-			 * loops a frame back to its own ports: bytes 0-1 in
-			 * srcrb_flags' first two, 2-5 in the immediate.  The
-			 * solicit bit asks for no ICRC.
-			 */
-			const char *dmac = (const char *)(uintptr_t)
-					   wr->sg_list[0].addr;
-
-			srcrb |= MLX4_BE32(MLX4_WQE_CTRL_SOLICIT);
-			memcpy(&srcrb, dmac, 2);
-			memcpy(&imm, dmac + 2, 4);
 		} else {
 			/* XRC: the SRQ on the far side takes the message. */
 			srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
@@ -845,6 +859,8 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 	if (op->segs >= SEG_BIND_MW)
 		strong = MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
 	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, strong, wqe_imm(op, wr));
+	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_RAW))
+		set_raw_ctrl(ctrl, wr, ctrl->srcrb_flags);
 	if (op->segs == SEG_BIND_MW)
 		set_bind_seg(seg, wr);
 	else if (op->segs == SEG_LOCAL_INV)
