@@ -73,6 +73,8 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	cqe.vlan_my_qpn = htobe32(qpn);
 	if (op->flags & (OPF_IMM | OPF_INVAL_KEY))
 		cqe.immed_rss_invalid = msg->imm;
+	else if (msg->rss_hash)
+		cqe.immed_rss_invalid = htobe32(msg->rss_hash);
 	else
 		cqe.immed_rss_invalid = htobe32(pkey_index);
 	/* XRC receives name their SRQ where others name the sender. */

@@ -9,7 +9,7 @@ sim_mlx4simd_SOURCES = \
 	sim/ctx.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
 	sim/qp.c sim/srq.c sim/wq.c \
 	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \
-	sim/trace.c sim/pcap.c sim/raw.c sim/fault.c sim/flight.c
+	sim/trace.c sim/pcap.c sim/raw.c sim/rss.c sim/fault.c sim/flight.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
 sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/protocol.h

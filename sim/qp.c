@@ -199,6 +199,8 @@ static void qp_hold_objects(struct sim_qp *qp)
 		xrcd_get(qp->xrcd);
 	if (qp->xrcd_handle)
 		qp->xrcd_handle->users++;
+	if (qp->rss_tbl)
+		qp->rss_tbl->users++;
 }
 
 static void qp_drop_objects(struct sim_qp *qp)
@@ -213,6 +215,8 @@ static void qp_drop_objects(struct sim_qp *qp)
 		qp->srq->users--;
 	if (qp->xrcd)
 		xrcd_put(qp->xrcd);
+	if (qp->rss_tbl)
+		qp->rss_tbl->users--;
 }
 
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
@@ -345,6 +349,76 @@ int cmd_create_qp(struct sim_cmd *cmd)
 	return err;
 }
 
+/*
+ * An RSS QP (uverbs' create with an indirection table): a raw packet QP
+ * with no queues of its own, whose frames go to the table's WQs by a
+ * hash.  uverbs refuses receive attributes beside a table; mlx4_ib
+ * refuses anything but a raw packet QP, creation flags, a send queue, and
+ * a hash it cannot compute (rss_check_hash).
+ */
+static int create_rss_qp(struct sim_cmd *cmd,
+			 const struct ib_uverbs_ex_create_qp *req,
+			 struct ib_uverbs_ex_create_qp_resp *resp)
+{
+	struct sim_ctx *ctx = cmd->ctx;
+	struct mlx4_ib_create_qp_rss drv;
+	struct sim_ind_tbl *tbl;
+	struct sim_qp *qp;
+	int err;
+
+	tbl = uobj_get(ctx, req->rwq_ind_tbl_handle, SIM_OBJ_IND_TBL);
+	if (!tbl || req->recv_cq_handle || req->srq_handle ||
+	    req->max_recv_wr || req->max_recv_sge || req->is_srq)
+		return -EINVAL;
+	if (req->qp_type != IBV_QPT_RAW_PACKET || req->create_flags)
+		return -EOPNOTSUPP;
+	if (!has_cap_net_raw(ctx->pid))
+		return -EPERM;
+	if (req->max_send_wr || req->max_send_sge || req->max_inline_data)
+		return -EINVAL;
+	if (cmd->drv_in_len < offsetofend(struct mlx4_ib_create_qp_rss,
+					  reserved1))
+		return -EINVAL;
+	cmd_drv_in(cmd, &drv, sizeof(drv));
+	err = rss_check_hash(&drv);
+	if (err)
+		return err;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->type = IBV_QPT_RAW_PACKET;
+	qp->pd = uobj_get(ctx, req->pd_handle, SIM_OBJ_PD);
+	err = qp->pd ? alloc_qpn(ctx->hca, qp) : -EINVAL;
+	if (err)
+		goto fail;
+	if (uobj_add(ctx, &qp->uobj, SIM_OBJ_QP)) {
+		table_del(&ctx->hca->qps, qp->qpn);
+		ctx->hca->nqps--;
+		err = -ENOMEM;
+		goto fail;
+	}
+	qp->uobj.user_handle = req->user_handle;
+	qp->hca = ctx->hca;
+	qp->ctx = ctx;
+	qp->state = IBV_QPS_RESET;
+	qp->port = 1;
+	qp->mtu = IBV_MTU_4096;
+	qp->rss_tbl = tbl;
+	qp->rss_fields = drv.rx_hash_fields_mask;
+	memcpy(qp->rss_key, drv.rx_hash_key, sizeof(qp->rss_key));
+	list_add_tail(&ctx->qps, &qp->ctx_link);
+	list_init(&qp->wait_link);
+	qp_hold_objects(qp);
+	resp->base.qp_handle = qp->uobj.handle;
+	resp->base.qpn = qp->qpn;
+	resp->response_length = MIN(sizeof(*resp), cmd->out_cap);
+	cmd_out(cmd, resp, sizeof(*resp));
+	return 0;
+fail:
+	free(qp);
+	return err;
+}
+
 int cmd_ex_create_qp(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_create_qp req;
@@ -353,9 +427,11 @@ int cmd_ex_create_qp(struct sim_cmd *cmd)
 	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	/* RSS QPs spread Ethernet traffic; there is none on IB ports. */
-	if (req.comp_mask || req.reserved)
+	if ((req.comp_mask & ~IB_UVERBS_CREATE_QP_MASK_IND_TABLE) ||
+	    req.reserved)
 		return -EINVAL;
+	if (req.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
+		return create_rss_qp(cmd, &req, &resp);
 	p = (struct qp_params){
 		req.user_handle, req.pd_handle, req.send_cq_handle,
 		req.recv_cq_handle, req.srq_handle, req.max_send_wr,

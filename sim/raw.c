@@ -245,6 +245,8 @@ static void deliver_at(struct sim_qp *src, struct sim_port *port,
 {
 	struct sim_qp *dst = steer(port, f, len);
 
+	if (dst && dst->rss_tbl)
+		dst = rss_pick(dst, f, len, &msg->rss_hash);
 	if (!dst || port->down)
 		return;
 	msg->csum_status = checksum_status(f, len);

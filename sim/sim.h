@@ -346,6 +346,10 @@ struct sim_qp {
 	struct sim_path path, alt_path;
 	uint32_t wire_msn;		/* --pcap: the responder's MSN */
 	int flows;			/* flow rules that steer to it */
+	/* An RSS QP: the table it spreads over, by a Toeplitz hash (rss.c) */
+	struct sim_ind_tbl *rss_tbl;
+	uint64_t rss_fields;		/* MLX4_IB_RX_HASH_* */
+	uint8_t rss_key[40];
 	uint16_t alt_pkey_index;
 	uint8_t alt_port, alt_timeout;
 	enum ibv_mig_state mig_state;
@@ -462,6 +466,8 @@ struct sim_wq_obj {
 	enum ibv_wq_state state;
 	uint32_t events_reported;
 	int users;
+	/* The QP the device sees: what an RSS QP hands frames to (rss.c). */
+	struct sim_qp dev;
 };
 
 struct sim_ind_tbl {
@@ -469,6 +475,7 @@ struct sim_ind_tbl {
 	uint32_t num;
 	uint32_t size;
 	struct sim_wq_obj **wqs;
+	int users;			/* RSS QPs over it */
 };
 
 /* ------------------------------------------------------------------ */
@@ -541,6 +548,13 @@ void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
 /* pcap.c: --pcap, the capture of the Ethernet ports' wire */
 int pcap_open(const char *path);
 void pcap_close(void);
+
+/* rss.c */
+int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv);
+struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
+			uint32_t *hash);
+void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx);
+void rss_wq_state(struct sim_wq_obj *wq);
 
 /* ether.c */
 bool ether_ports(void);

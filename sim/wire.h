@@ -52,6 +52,7 @@ struct sim_message {
 	bool has_grh;
 	bool ethernet;			/* RoCE: the SL travels as a 3-bit priority */
 	uint32_t csum_status;		/* raw frames: MLX4_CQE_STATUS_* checks */
+	uint32_t rss_hash;		/* ... and the RSS hash, spread ones */
 	uint8_t grh[GRH_LEN];
 
 	/* XRC: the SRQ at the target */

@@ -3,9 +3,8 @@
  * Flow steering rules, receive work queues and RSS indirection tables.
  *
  * A ConnectX-3 uses them to spread and steer Ethernet traffic.  Rules
- * steer raw Ethernet frames to raw packet QPs (raw.c); WQs and RSS tables
- * are created, checked, laid out and destroyed as the kernel would, and
- * carry no data path yet.
+ * steer raw Ethernet frames to raw packet QPs (raw.c), and an RSS QP
+ * spreads them over the WQs of its table (rss.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -247,6 +246,7 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	wq->buf = drv.buf_addr;
 	wq->db = drv.db_addr;
 	wq->state = IBV_WQS_RESET;
+	rss_wq_init(wq, cmd->ctx);
 	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
 	resp.wq_handle = wq->uobj.handle;
 	resp.max_wr = wq->rq.wqe_cnt;
@@ -293,11 +293,14 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 	    (next == IBV_WQS_ERR && cur == IBV_WQS_RESET))
 		return -EINVAL;
 	wq->state = next;
+	rss_wq_state(wq);
 	return 0;
 }
 
 void wq_release(struct sim_wq_obj *wq)
 {
+	if (wq->dev.state == IBV_QPS_ERR)
+		list_del(&wq->dev.wait_link);	/* in sim.error_qps */
 	event_forget(wq->uobj.ctx, wq);
 	wq->pd->users--;
 	wq->cq->users--;
@@ -422,6 +425,8 @@ int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd)
 	tbl = uobj_get(cmd->ctx, req.ind_tbl_handle, SIM_OBJ_IND_TBL);
 	if (!tbl || req.comp_mask)
 		return -EINVAL;
+	if (tbl->users)
+		return -EBUSY;		/* an RSS QP spreads over it */
 	ind_tbl_release(tbl);
 	return 0;
 }
