@@ -5,7 +5,9 @@
  * rule priorities decide between rules that both match; the adapter fills
  * in the IPv4 and UDP/TCP checksums of IBV_SEND_IP_CSUM sends and reports
  * IBV_WC_IP_CSUM_OK for a frame whose checksums hold, and not for one
- * whose do not.  Needs CAP_NET_RAW (root), as the kernel does.
+ * whose do not; an RSS QP over four WQs receives thousands of flows, each
+ * on the WQ its Toeplitz hash names.  Needs CAP_NET_RAW (root), as the
+ * kernel does.
  *
  * Usage: raw-eth (on `mlx4sim run --link-layer=eth`)
  */
@@ -13,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <unistd.h>
+
+#include <infiniband/mlx4dv.h>
 
 #include "tap.h"
 #include "device.h"
@@ -237,6 +241,214 @@ static bool nothing_arrives(struct raw_qp *r)
 	return ibv_poll_cq(r->cq, 1, &wc) == 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* RSS: frames spread over WQs by the Toeplitz hash                    */
+/* ------------------------------------------------------------------ */
+
+#define RSS_WQS		4
+#define RSS_FLOWS	3000
+#define RSS_SLOTS	32
+
+/* The key of Microsoft's RSS specification, with its verification values. */
+static const uint8_t ms_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+	0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+	0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+	0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+static uint32_t toeplitz(const uint8_t *in, size_t n)
+{
+	uint32_t hash = 0;
+	uint64_t window = 0;
+
+	for (int i = 0; i < 8; i++)
+		window = window << 8 | ms_key[i];
+	for (size_t i = 0; i < n; i++) {
+		for (int bit = 7; bit >= 0; bit--) {
+			if (in[i] >> bit & 1)
+				hash ^= (uint32_t)(window >> 32);
+			window <<= 1;
+		}
+		window |= i + 8 < 40 ? ms_key[i + 8] : 0;
+	}
+	return hash;
+}
+
+struct rss_wq {
+	struct ibv_wq *wq;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	unsigned int got;
+};
+
+static void post_wq_slot(struct rss_wq *w, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(w->buf + slot * FRAME_MAX),
+		.length = FRAME_MAX, .lkey = w->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_wq_recv(w->wq, &wr, &bad))
+		bail("ibv_post_wq_recv");
+}
+
+static void make_rss_wq(struct rss_wq *w)
+{
+	struct ibv_wq_init_attr init = {
+		.wq_type = IBV_WQT_RQ, .max_wr = RSS_SLOTS, .max_sge = 1,
+		.pd = pd,
+	};
+	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
+				    .wq_state = IBV_WQS_RDY };
+
+	w->cq = ibv_create_cq(ctx, 2 * RSS_SLOTS, NULL, NULL, 0);
+	init.cq = w->cq;
+	w->wq = w->cq ? ibv_create_wq(ctx, &init) : NULL;
+	w->buf = calloc(RSS_SLOTS, FRAME_MAX);
+	w->mr = w->buf ? ibv_reg_mr(pd, w->buf, RSS_SLOTS * FRAME_MAX,
+				    IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!w->wq || !w->mr)
+		bail("a WQ");
+	if (ibv_modify_wq(w->wq, &attr))
+		bail("WQ to RDY");
+	for (int i = 0; i < RSS_SLOTS; i++)
+		post_wq_slot(w, i);
+}
+
+/* The WQ index where a frame arrived, or -1 after a second. */
+static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
+{
+	struct ibv_wc wc;
+
+	for (int t = 0; t < 100000; t++) {
+		for (int i = 0; i < RSS_WQS; i++) {
+			if (ibv_poll_cq(w[i].cq, 1, &wc) != 1)
+				continue;
+			if (wc.status != IBV_WC_SUCCESS)
+				return -1;
+			*frame = w[i].buf + wc.wr_id * FRAME_MAX;
+			*len = wc.byte_len;
+			post_wq_slot(&w[i], wc.wr_id);
+			return i;
+		}
+		usleep(10);
+	}
+	return -1;
+}
+
+static void test_rss(struct raw_qp *tx)
+{
+	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
+	static const uint8_t example[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					     0x0a, 0xea, 0x06, 0xe6 };
+	struct rss_wq w[RSS_WQS] = {};
+	struct ibv_wq *wqs[RSS_WQS];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 2, .ind_tbl = wqs,
+	};
+	struct ibv_qp_init_attr_ex qp_attr = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = sizeof(ms_key),
+			.rx_hash_key = (uint8_t *)ms_key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+				IBV_RX_HASH_DST_PORT_UDP,
+		},
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
+	struct raw_qp rss = { .port = 2 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, in[12], *frame;
+	unsigned int misplaced = 0, lost = 0, per_wq[RSS_WQS] = {};
+	struct ibv_flow *flow;
+	uint32_t len;
+
+	uint8_t log_range = 2;
+
+	/* WQs of one table take consecutive numbers from one range. */
+	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				    &log_range))
+		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
+	check(toeplitz(example, 12) == 0x51ccc178 &&
+	      toeplitz(example, 8) == 0x323e8fc2,
+	      "the test's Toeplitz hash gives the specification's values");
+	for (int i = 0; i < RSS_WQS; i++) {
+		make_rss_wq(&w[i]);
+		wqs[i] = w[i].wq;
+	}
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	qp_attr.rwq_ind_tbl = tbl;
+	rss.qp = tbl ? ibv_create_qp_ex(ctx, &qp_attr) : NULL;
+	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
+	      rss.qp ? "made" : strerror(errno));
+	if (!rss.qp)
+		return;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("RSS QP to INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
+		bail("RSS QP to RTR");
+	flow = steer(&rss, port_mac[2], 8000, 0);
+	check(flow != NULL, "a rule: UDP port 8000 on port 2 to the RSS QP");
+
+	for (uint32_t i = 0; i < RSS_FLOWS; i++) {
+		size_t n = build_frame(out, port_mac[2], port_mac[1], 8000,
+				       32, i, true, false);
+		uint8_t *ip = out + 14, *udp = ip + 20;
+		int at;
+
+		/* Flow i: its own source address and port. */
+		ip[13] = i >> 8;
+		ip[14] = i;
+		ip[10] = ip[11] = 0;
+		udp[0] = 0x80 | (i * 131 >> 8 & 0x3f), udp[1] = i * 131;
+		udp[6] = udp[7] = 0;
+		memcpy(in, ip + 12, 8);
+		memcpy(in + 8, udp, 4);
+		if (send_frame(tx, n, true)) {
+			lost++;
+			continue;
+		}
+		at = rss_receive(w, &frame, &len);
+		if (at < 0 || len != n || memcmp(frame + 42, out + 42, 32)) {
+			lost++;
+			continue;
+		}
+		per_wq[at]++;
+		if ((unsigned int)at != (toeplitz(in, 12) & (RSS_WQS - 1)))
+			misplaced++;
+	}
+	check(!lost, "%d flows, each frame received once, whole (%u lost)",
+	      RSS_FLOWS, lost);
+	check(!misplaced, "each on the WQ the Toeplitz hash names (%u elsewhere; per WQ %u %u %u %u)",
+	      misplaced, per_wq[0], per_wq[1], per_wq[2], per_wq[3]);
+	check(per_wq[0] && per_wq[1] && per_wq[2] && per_wq[3],
+	      "all four WQs take a share");
+	for (int i = 0; i < RSS_WQS; i++) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(w[i].cq, 1, &wc))
+			misplaced++;
+	}
+	check(!misplaced, "and nothing more arrives");
+	check(ibv_destroy_rwq_ind_table(tbl) == EBUSY,
+	      "the table an RSS QP spreads over is busy");
+	check(!ibv_destroy_flow(flow) && !ibv_destroy_qp(rss.qp) &&
+	      !ibv_destroy_rwq_ind_table(tbl),
+	      "rule, RSS QP, table go, in that order");
+	for (int i = 0; i < RSS_WQS; i++)
+		ibv_destroy_wq(w[i].wq);
+}
+
 int main(void)
 {
 	struct raw_qp tx, rx_a, rx_b;
@@ -344,6 +556,8 @@ int main(void)
 	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
 	if (slot >= 0)
 		post_recv_slot(&rx_a, slot);
+
+	test_rss(&tx);
 
 	check(ibv_destroy_qp(rx_a.qp) == EBUSY,
 	      "destroying a QP a flow rule steers to: EBUSY");

@@ -57,7 +57,7 @@ EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
 # device, with both providers.
 check_PROGRAMS += tests/raw-eth
 tests_raw_eth_SOURCES = tests/raw-eth.c tests/tap.h tests/device.h
-tests_raw_eth_LDADD = -libverbs
+tests_raw_eth_LDADD = -libverbs -lmlx4
 TESTS += tests/raw-eth-project.tap tests/raw-eth-system.tap
 EXTRA_DIST += tests/raw-eth-project.tap tests/raw-eth-system.tap \
 	tests/raw-eth.sh
