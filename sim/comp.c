@@ -82,6 +82,10 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 				    (uint32_t)(msg->path_bits & 0x7f) << 24 |
 				    (rqpn & MLX4_CQE_QPN_MASK));
 	cqe.sl_vid = htobe16((uint16_t)msg->sl << (msg->ethernet ? 13 : 12));
+	if (msg->has_vlan) {
+		cqe.vlan_my_qpn |= htobe32(MLX4_CQE_VLAN_PRESENT_MASK);
+		cqe.sl_vid = htobe16(msg->vlan_tci);
+	}
 	cqe.rlid = htobe16(msg->slid);
 	cqe.status = htobe32(msg->csum_status);
 	if (msg->csum_status & MLX4_CQE_STATUS_TCP_UDP_CSUM_OK)

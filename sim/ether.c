@@ -169,6 +169,18 @@ static int make_interfaces(void)
 				"link set %s up\n",
 				port->ifname, mac, n, n, n, n + 1,
 				port->ifname, port->ifname);
+			/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
+			for (int v = 0; v < sim.opt.nvlans; v++) {
+				unsigned int id = sim.opt.vlans[v];
+
+				len += snprintf(script + len, sizeof(script) - len,
+					"link add link %s name %s.%u type vlan id %u\n"
+					"addr add 10.%u.%u.%d/24 dev %s.%u\n"
+					"link set %s.%u up\n",
+					port->ifname, port->ifname, id, id,
+					id >> 8, id & 0xff, n + 1,
+					port->ifname, id, port->ifname, id);
+			}
 		}
 	if (len >= sizeof(script))
 		return -E2BIG;
@@ -188,46 +200,74 @@ static void link_local_gid(const uint8_t mac[6], uint8_t gid[16])
 	memcpy(gid + 13, mac + 3, 3);
 }
 
-static void add_gid_pair(struct sim_port *port, const uint8_t gid[16])
+/* A RoCE v1 and a v2 entry for @gid of interface @ndev, once. */
+static void add_gid_pair(struct sim_port *port, const uint8_t gid[16],
+			 const char *ndev, uint16_t vlan)
 {
 	for (int i = 0; i < port->ngids; i++)
-		if (!memcmp(port->gids[i].gid, gid, 16))
+		if (!memcmp(port->gids[i].gid, gid, 16) &&
+		    !strcmp(port->gids[i].ndev, ndev))
 			return;		/* the cache holds it already */
 	if (port->ngids + 2 > CX3_GID_TBL_LEN)
 		return;
-	memcpy(port->gids[port->ngids].gid, gid, 16);
-	port->gids[port->ngids++].type = IBV_GID_TYPE_ROCE_V1;
-	memcpy(port->gids[port->ngids].gid, gid, 16);
-	port->gids[port->ngids++].type = IBV_GID_TYPE_ROCE_V2;
+	for (int type = IBV_GID_TYPE_ROCE_V1; type <= IBV_GID_TYPE_ROCE_V2;
+	     type++) {
+		struct sim_gid *g = &port->gids[port->ngids++];
+
+		memcpy(g->gid, gid, 16);
+		g->type = type;
+		g->vlan = vlan;
+		snprintf(g->ndev, sizeof(g->ndev), "%s", ndev);
+	}
 }
 
-/*
- * The GID table as the kernel's RoCE GID cache fills it: the default GIDs
- * at 0 (RoCE v1) and 1 (v2), then a v1 and a v2 entry for each address of
- * the interface, IPv4 as an IPv4-mapped IPv6 address.
- */
-static void fill_gid_table(struct sim_port *port, struct ifaddrs *addrs)
+/* The entries of interface @ndev's addresses of @family. */
+static void add_addresses(struct sim_port *port, struct ifaddrs *addrs,
+			  const char *ndev, uint16_t vlan, int family)
 {
 	uint8_t gid[16];
 
-	link_local_gid(port->mac, gid);
-	port->ngids = 0;
-	add_gid_pair(port, gid);
 	for (struct ifaddrs *a = addrs; a; a = a->ifa_next) {
-		if (!a->ifa_addr || strcmp(a->ifa_name, port->ifname))
+		if (!a->ifa_addr || a->ifa_addr->sa_family != family ||
+		    strcmp(a->ifa_name, ndev))
 			continue;
-		if (a->ifa_addr->sa_family == AF_INET) {
+		if (family == AF_INET) {
 			const struct sockaddr_in *in = (void *)a->ifa_addr;
 
 			memset(gid, 0, 10);
 			gid[10] = gid[11] = 0xff;
 			memcpy(gid + 12, &in->sin_addr, 4);
-			add_gid_pair(port, gid);
-		} else if (a->ifa_addr->sa_family == AF_INET6) {
+		} else {
 			const struct sockaddr_in6 *in6 = (void *)a->ifa_addr;
 
-			add_gid_pair(port, in6->sin6_addr.s6_addr);
+			memcpy(gid, in6->sin6_addr.s6_addr, 16);
 		}
+		add_gid_pair(port, gid, ndev, vlan);
+	}
+}
+
+/*
+ * The GID table as the kernel's RoCE GID cache fills it: the default GIDs
+ * at 0 (RoCE v1) and 1 (v2), then a v1 and a v2 entry for each address of
+ * the interface (IPv4 as an IPv4-mapped IPv6 address), then those of its
+ * VLAN interfaces, whose link-local address is an entry of its own: the
+ * same GID through another interface.
+ */
+static void fill_gid_table(struct sim_port *port, struct ifaddrs *addrs)
+{
+	uint8_t gid[16];
+	char ndev[24];
+
+	link_local_gid(port->mac, gid);
+	port->ngids = 0;
+	add_gid_pair(port, gid, port->ifname, NO_VLAN);
+	add_addresses(port, addrs, port->ifname, NO_VLAN, AF_INET);
+	add_addresses(port, addrs, port->ifname, NO_VLAN, AF_INET6);
+	for (int v = 0; v < sim.opt.nvlans; v++) {
+		snprintf(ndev, sizeof(ndev), "%s.%u", port->ifname,
+			 sim.opt.vlans[v]);
+		add_addresses(port, addrs, ndev, sim.opt.vlans[v], AF_INET);
+		add_addresses(port, addrs, ndev, sim.opt.vlans[v], AF_INET6);
 	}
 }
 
@@ -267,7 +307,8 @@ int ether_init(void)
 	}
 	err = make_interfaces();
 	if (err) {
-		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces\n");
+		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces%s\n",
+			sim.opt.nvlans ? " (--vlan needs the kernel's 802.1Q VLAN support, module 8021q)" : "");
 		return err;
 	}
 	if (getifaddrs(&addrs))

@@ -50,6 +50,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
+		"                [--vlan ID]...\n"
 		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
@@ -86,6 +87,21 @@ bad:
 	return -1;
 }
 
+/* --vlan ID: a VLAN interface of that ID on every Ethernet port. */
+static int add_vlan(const char *text)
+{
+	char *end;
+	long id = strtol(text, &end, 10);
+
+	if (*end || id < 1 || id > 4094 || sim.opt.nvlans == SIM_MAX_VLANS) {
+		fprintf(stderr, "mlx4simd: --vlan takes a VLAN ID from 1 to 4094, %d at most: not '%s'\n",
+			SIM_MAX_VLANS, text);
+		return -1;
+	}
+	sim.opt.vlans[sim.opt.nvlans++] = id;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -93,6 +109,7 @@ static int parse_options(int argc, char **argv)
 		{ "hcas", required_argument, NULL, 'H' },
 		{ "ports", required_argument, NULL, 'p' },
 		{ "link-layer", required_argument, NULL, 'l' },
+		{ "vlan", required_argument, NULL, 'v' },
 		{ "cqe-size", required_argument, NULL, 'c' },
 		{ "no-strict", no_argument, NULL, 'n' },
 		{ "trace", required_argument, NULL, 't' },
@@ -113,6 +130,10 @@ static int parse_options(int argc, char **argv)
 		case 'H': sim.opt.nhcas = atoi(optarg); break;
 		case 'p': sim.opt.nports = atoi(optarg); break;
 		case 'l': link_layers = optarg; break;
+		case 'v':
+			if (add_vlan(optarg))
+				return -1;
+			break;
 		case 'c': sim.opt.cqe_size = atoi(optarg); break;
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;

@@ -23,7 +23,7 @@
 #include "wire.h"
 
 #define ROCE_V2_PORT	4791
-#define MAX_FRAME	(14 + 40 + 8 + 12 + 4 + 28 + 4096 + 4 + 4)
+#define MAX_FRAME	(14 + 4 + 40 + 8 + 12 + 4 + 28 + 4096 + 4 + 4)
 
 /* IBA transport opcodes: the transport in the top 3 bits, then the op. */
 enum {
@@ -55,6 +55,8 @@ struct roce_path {
 	uint8_t tclass, hop_limit;
 	uint32_t flow_label;
 	uint16_t udp_sport;
+	bool has_vlan;
+	uint16_t vlan_tci;		/* an 802.1Q tag's priority and VID */
 };
 
 /* A packet: its BTH and extended headers, then its payload. */
@@ -224,12 +226,17 @@ static void emit(const struct roce_path *a, const struct roce_packet *pkt)
 	uint32_t rec[4], crc;
 	size_t net_len;
 
-	if (!capture || pkt->ext_len + pkt->len > MAX_FRAME - 14 - 40 - 8 - 12 - 8)
+	if (!capture || pkt->ext_len + pkt->len > MAX_FRAME - 18 - 40 - 8 - 12 - 8)
 		return;
 	memcpy(p, a->dmac, 6);
 	memcpy(p + 6, a->smac, 6);
-	put16(p + 12, !a->v2 ? 0x8915 : a->ipv4 ? 0x0800 : 0x86dd);
-	net = p + 14;
+	p += 12;
+	if (a->has_vlan) {
+		p = put16(p, 0x8100);
+		p = put16(p, a->vlan_tci);
+	}
+	put16(p, !a->v2 ? 0x8915 : a->ipv4 ? 0x0800 : 0x86dd);
+	net = p + 2;
 	net_len = network_header(a, net, ib_len);
 	p = net + net_len;
 	if (a->v2) {
@@ -324,6 +331,8 @@ static void connected_path(const struct sim_qp *qp, struct roce_path *a)
 	a->hop_limit = path->hop_limit ? path->hop_limit : 64;
 	a->flow_label = path->flow_label;
 	a->udp_sport = 0xc000 | (qp->qpn & 0x3fff);
+	a->has_vlan = path->vlan != NO_VLAN;
+	a->vlan_tci = path->vlan | (path->sl & 7) << 13;
 }
 
 /* A datagram's packet: the addresses are those its GRH was built with. */
@@ -351,6 +360,8 @@ static void datagram_path(const struct sim_qp *src, const struct sim_qp *dst,
 		a->hop_limit = grh[7];
 	}
 	a->udp_sport = 0xc000 | (src->qpn & 0x3fff);
+	a->has_vlan = msg->has_vlan;
+	a->vlan_tci = msg->vlan_tci;
 }
 
 static uint8_t transport(const struct sim_qp *qp)

@@ -753,14 +753,15 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 
 /*
  * A connected QP's path on a RoCE port: the GID is the address, so the
- * core wants a GRH and a source GID that exists, and finds the peer's MAC
+ * core wants a GRH and a source GID that exists (whose interface gives the
+ * packets their VLAN), and finds the peer's MAC
  * (from a multicast GID by the IP mapping, from any other by the neighbour
  * table: here, the ports on the switch), which mlx4_ib puts in the QP
  * context.  Nothing to do on InfiniBand.
  */
 static int resolve_roce_path(struct sim_qp *qp,
 			     const struct ib_uverbs_modify_qp *m,
-			     uint8_t dmac[6])
+			     uint8_t dmac[6], uint16_t *vlan)
 {
 	uint8_t num = m->attr_mask & IBV_QP_PORT ? m->port_num : qp->port;
 	struct sim_port *port = hca_port(qp->hca, num), *peer;
@@ -770,6 +771,7 @@ static int resolve_roce_path(struct sim_qp *qp,
 		return 0;
 	if (!m->dest.is_global || m->dest.sgid_index >= port->ngids)
 		return -EINVAL;
+	*vlan = port->gids[m->dest.sgid_index].vlan;
 	if (dgid[0] == 0xff) {
 		dmac[0] = dmac[1] = 0x33;
 		memcpy(dmac + 2, dgid + 12, 4);
@@ -866,6 +868,7 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 	struct sim_qp *qp = qp_get(cmd->ctx, m->qp_handle);
 	enum ibv_qp_state cur, next;
 	uint8_t dmac[6] = {};
+	uint16_t vlan = NO_VLAN;
 	int err;
 
 	if (!qp)
@@ -878,12 +881,14 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 		return -EINVAL;
 	err = check_values(qp, m);
 	if (!err && (m->attr_mask & IBV_QP_AV))
-		err = resolve_roce_path(qp, m, dmac);
+		err = resolve_roce_path(qp, m, dmac, &vlan);
 	if (err)
 		return err;
 	apply(qp, m);
-	if (m->attr_mask & IBV_QP_AV)
+	if (m->attr_mask & IBV_QP_AV) {
 		memcpy(qp->path.dmac, dmac, 6);
+		qp->path.vlan = vlan;
+	}
 
 	if (next == qp->state)
 		return 0;

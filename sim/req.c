@@ -534,6 +534,10 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.compare = w->compare;
 	msg.sl = qp->path.sl;
 	msg.ethernet = ether_port(qp);
+	if (msg.ethernet && qp->path.vlan != NO_VLAN) {
+		msg.has_vlan = true;
+		msg.vlan_tci = qp->path.vlan | (qp->path.sl & 7) << 13;
+	}
 	msg.path_bits = qp->path.src_path_bits;
 	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
 
@@ -654,6 +658,11 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		/* RoCE: a 3-bit priority, and no LIDs or path bits. */
 		msg.ethernet = true;
 		msg.sl = be32toh(av->sl_tclass_flowlabel) >> 29;
+		/* The address handle's VLAN: its tag in the datagram segment. */
+		if (port_pd & MLX4_AV_VLAN_PRESENT) {
+			msg.has_vlan = true;
+			msg.vlan_tci = be16toh(w->dgram.vlan);
+		}
 	} else {
 		msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
 		msg.path_bits = av->g_slid & 0x7f;

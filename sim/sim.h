@@ -100,7 +100,12 @@ struct sim_hca;
 struct sim_gid {
 	uint8_t gid[16];
 	uint8_t type;			/* IBV_GID_TYPE_ROCE_V1 or _V2 */
+	uint16_t vlan;			/* its interface's VLAN ID, or NO_VLAN */
+	char ndev[24];			/* its interface */
 };
+
+#define NO_VLAN		0xffff
+#define SIM_MAX_VLANS	4
 
 struct sim_port {
 	struct sim_hca *hca;
@@ -295,6 +300,7 @@ struct sim_path {
 	uint32_t flow_label;
 	uint8_t dgid[16];
 	uint8_t dmac[6];		/* RoCE: the peer's MAC, the kernel's find */
+	uint16_t vlan;			/* RoCE: the source GID's VLAN, or NO_VLAN */
 };
 
 /* A work queue inside a QP buffer, and how far the device has taken it. */
@@ -505,6 +511,8 @@ struct sim_options {
 	int nhcas;
 	int nports;
 	uint8_t link_layer[CX3_MAX_PORTS];	/* per port number - 1 */
+	uint16_t vlans[SIM_MAX_VLANS];	/* VLAN interfaces of Ethernet ports */
+	int nvlans;
 	uint32_t cqe_size;
 	bool strict;
 	const char *dir;

@@ -149,7 +149,7 @@ static int gid_attr_files(const char *dir, struct sim_port *port)
 		put(types, name, "%s\n",
 		    port->gids[i].type == IBV_GID_TYPE_ROCE_V2 ?
 		    "RoCE v2" : "IB/RoCE v1");
-		put(ndevs, name, "%s\n", port->ifname);
+		put(ndevs, name, "%s\n", port->gids[i].ndev);
 	}
 	return 0;
 }

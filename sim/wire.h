@@ -11,6 +11,7 @@
 #include "sim.h"
 
 #define GRH_LEN		40
+#define MLX4_AV_VLAN_PRESENT	(1u << 29)	/* of an address vector's port_pd */
 
 enum resp_status {
 	RESP_ACK,		/* executed */
@@ -51,6 +52,8 @@ struct sim_message {
 	uint32_t qkey;
 	bool has_grh;
 	bool ethernet;			/* RoCE: the SL travels as a 3-bit priority */
+	bool has_vlan;			/* RoCE: an 802.1Q tag, with ... */
+	uint16_t vlan_tci;		/* ... its priority and VLAN ID */
 	uint32_t csum_status;		/* raw frames: MLX4_CQE_STATUS_* checks */
 	uint32_t rss_hash;		/* ... and the RSS hash, spread ones */
 	uint8_t grh[GRH_LEN];

@@ -119,6 +119,36 @@ else
 	skip "the capture under tshark: tshark not found (apt-get install tshark)"
 fi
 
+# VLAN interfaces (--vlan): their GIDs, and RoCE through them, tagged.
+if "$MLX4SIM" run --link-layer=eth --vlan=100 -- true 2>"$work/vlan.log"; then
+	capture=$work/vlan.pcap
+	sim_start --provider="$provider" --link-layer=eth --vlan=100 \
+		--pcap="$capture"
+	ports=$SYSFS_PATH/class/infiniband/mlx4_0/ports
+	check "--vlan 100: GIDs 4 to 7 are eth0.100's, its IPv4 and link-local addresses" sh -c "
+		test \"\$(cat $ports/1/gid_attrs/ndevs/4)\" = eth0.100 &&
+		test \"\$(cat $ports/1/gids/5)\" = 0000:0000:0000:0000:0000:ffff:0a00:6401 &&
+		test \"\$(cat $ports/1/gids/6)\" = \"\$(cat $ports/1/gids/0)\" &&
+		test \"\$(cat $ports/1/gid_attrs/ndevs/7)\" = eth0.100"
+	pair "ibv_ud_pingpong -g 7, through VLAN 100" "" "" \
+		ibv_ud_pingpong -g 7 -c -n 200
+	pair "ibv_rc_pingpong -g 4, through VLAN 100" "" "" \
+		ibv_rc_pingpong -g 4 -c -n 200 -s 4096
+	check "no strict-mode breach" sim_stop
+	if command -v tshark >/dev/null 2>&1; then
+		tshark -r "$capture" -T fields -e vlan.id -e infiniband.bth.opcode \
+			>"$work/vlan-frames" 2>/dev/null
+		check "the capture: RoCE frames tagged with VLAN 100, UD and RC" sh -c "
+			grep -q '^100[[:space:]]100' '$work/vlan-frames' &&
+			grep -q '^100[[:space:]][012]$' '$work/vlan-frames'"
+	fi
+elif grep -q "802.1Q" "$work/vlan.log"; then
+	skip "VLAN interfaces: this kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q, module 8021q)"
+else
+	not_ok "--vlan: the simulator did not start"
+	show "$work/vlan.log"
+fi
+
 # One port of each kind: port 1 InfiniBand, port 2 Ethernet.
 sim_start --provider="$provider" --link-layer=ib,eth
 ibv_devinfo >"$work/devinfo" 2>&1
