@@ -39,6 +39,8 @@ static uint32_t rss_tbl_max;	/* 0: no RSS, as on InfiniBand ports */
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static uint16_t lid;
+static union ibv_gid gid0;	/* on an Ethernet port, the address */
+static bool ethernet;
 
 /* The direct verbs of the loaded provider. */
 static struct {
@@ -893,6 +895,13 @@ static bool connect_to(struct ibv_qp *qp, uint32_t remote)
 		.dest_qp_num = remote, .max_dest_rd_atomic = 1,
 		.min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 },
 	};
+
+	/* RoCE: the peer by its GID, which is ours (a loopback). */
+	if (ethernet) {
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh.dgid = gid0;
+		attr.ah_attr.grh.hop_limit = 1;
+	}
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
@@ -1098,6 +1107,9 @@ int main(void)
 	if (ibv_query_device(ctx, &dev) || ibv_query_port(ctx, 1, &port))
 		bail("open the device");
 	lid = port.lid;
+	ethernet = port.link_layer == IBV_LINK_LAYER_ETHERNET;
+	if (ethernet && ibv_query_gid(ctx, 1, 0, &gid0))
+		bail("ibv_query_gid");
 	if (!ibv_query_device_ex(ctx, NULL, &dev_ex))
 		rss_tbl_max = dev_ex.rss_caps.max_rwq_indirection_table_size;
 	printf("# indirection tables of up to %u WQs\n", rss_tbl_max);

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # What mlx4_ib refuses and how it lays out queues (tests/kernel-rules),
 # on the simulator; its TAP is this test's.
-# Usage: kernel-rules.sh project|system
+# Usage: kernel-rules.sh project|system [mlx4sim options]
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-exec "$top_builddir/sim/mlx4sim" run --provider="$1" -- \
+provider=$1
+shift
+exec "$top_builddir/sim/mlx4sim" run --provider="$provider" "$@" -- \
 	"$top_builddir/tests/kernel-rules"

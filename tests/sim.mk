@@ -65,8 +65,10 @@ EXTRA_DIST += tests/raw-eth-project.tap tests/raw-eth-system.tap \
 check_PROGRAMS += tests/kernel-rules
 tests_kernel_rules_SOURCES = tests/kernel-rules.c tests/tap.h tests/device.h
 tests_kernel_rules_LDADD = -libverbs -ldl
-TESTS += tests/kernel-rules-system.tap tests/kernel-rules-project.tap
+TESTS += tests/kernel-rules-system.tap tests/kernel-rules-project.tap \
+	tests/kernel-rules-eth-system.tap tests/kernel-rules-eth-project.tap
 EXTRA_DIST += tests/kernel-rules-system.tap tests/kernel-rules-project.tap \
+	tests/kernel-rules-eth-system.tap tests/kernel-rules-eth-project.tap \
 	tests/kernel-rules.sh
 
 # The differential test: our provider's traces against the distribution's.
