@@ -146,7 +146,9 @@ int cmd_ex_query_device(struct sim_cmd *cmd)
 			MLX4_IB_RX_HASH_DST_PORT_TCP |
 			MLX4_IB_RX_HASH_SRC_PORT_UDP |
 			MLX4_IB_RX_HASH_DST_PORT_UDP;
-		/* And tso_caps: the device's max_gso_sz, for RAW_PACKET. */
+		/* LSO: the device's max_gso_sz, for raw packet QPs. */
+		drv.tso_caps.max_tso = CX3_MAX_GSO_SIZE;
+		drv.tso_caps.supported_qpts = 1 << IBV_QPT_RAW_PACKET;
 	}
 	cmd_drv_out(cmd, &drv, sizeof(drv));
 	return 0;

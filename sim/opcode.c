@@ -7,7 +7,8 @@
  * operations that need an answer carrying data: RDMA READ and atomics.
  * A send completion names the WQE's own opcode.  Opcodes missing here
  * (LSO, masked atomics, FMR, CONFIG_CMD) no user QP of this device may
- * post: they complete with a local QP operation error.
+ * post: they complete with a local QP operation error.  LSO is a raw
+ * packet QP's.
  */
 #include "opcode.h"
 
@@ -39,6 +40,8 @@ static const struct sim_opcode opcodes[WQE_OPCODE_MASK + 1] = {
 	OP(ATOMIC_FA,	   RELIABLE,  OP_ATOMIC,    SEG_RADDR | SEG_ATOMIC, 0, 0),
 	OP(BIND_MW,	   CONNECTED, OP_BIND,	    SEG_BIND, OPF_ORDERED, 0),
 	OP(LOCAL_INVAL,	   CONNECTED, OP_LOCAL_INV, SEG_INVAL, OPF_ORDERED, 0),
+	/* Segments of a TCP payload behind copies of its headers (req.c). */
+	OP(LSO,		   QPT(RAW_PACKET), OP_SEND, 0, OPF_RECV, MLX4_RECV_OPCODE_SEND),
 };
 
 /* Never NULL: an opcode outside the table has no QP type and kind. */

@@ -150,6 +150,49 @@ void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
 	}
 }
 
+/*
+ * Segment @index of an LSO send, into @frame: the headers, then @n bytes
+ * of payload found @offset bytes into it, with the IP length, the IPv4
+ * ID and the TCP sequence number moved on, FIN and PSH on the last
+ * segment only, and both checksums computed.  Returns the frame's length,
+ * or 0 when the headers are not Ethernet, IP and TCP, whole.
+ */
+size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
+		       const uint8_t *chunk, size_t n, uint32_t offset,
+		       uint16_t index, bool last, uint8_t *frame)
+{
+	struct frame_layout l;
+	uint8_t *ip, *tcp;
+	uint32_t seq;
+
+	layout(hdr, hdr_len, &l);
+	if (!l.l4 || l.proto != 6 || hdr_len < l.l4 + 20 ||
+	    hdr_len != l.l4 + (hdr[l.l4 + 12] >> 4) * 4)
+		return 0;
+	memcpy(frame, hdr, hdr_len);
+	memcpy(frame + hdr_len, chunk, n);
+	ip = frame + l.l3;
+	tcp = frame + l.l4;
+	if (l.ipv4) {
+		uint16_t total = hdr_len - l.l3 + n;
+		uint16_t id = get16(ip + 4) + index;
+
+		ip[2] = total >> 8, ip[3] = total;
+		ip[4] = id >> 8, ip[5] = id;
+	} else {
+		uint16_t payload = hdr_len - l.l3 - 40 + n;
+
+		ip[4] = payload >> 8, ip[5] = payload;
+	}
+	seq = (uint32_t)get16(tcp + 4) << 16 | get16(tcp + 6);
+	seq += offset;
+	tcp[4] = seq >> 24, tcp[5] = seq >> 16, tcp[6] = seq >> 8, tcp[7] = seq;
+	if (!last)
+		tcp[13] &= ~0x09;		/* FIN and PSH */
+	raw_fill_checksums(frame, hdr_len + n, true, true);
+	return hdr_len + n;
+}
+
 /* What the receive side's checks say, as the CQE's status bits. */
 static uint32_t checksum_status(const uint8_t *f, size_t len)
 {

@@ -36,6 +36,8 @@ struct sim_wqe {
 	uint32_t inval_key;
 	uint32_t flags;			/* srcrb_flags, host order */
 	uint8_t ctrl_mac[6];		/* raw packet QPs: the frame's DMAC */
+	uint16_t mss, hdr_len;		/* LSO: segment size, headers ... */
+	uint8_t hdr[CX3_MAX_SQ_DESC];	/* ... and the headers */
 	int nsge;
 	struct {
 		uint32_t lkey;
@@ -141,6 +143,29 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 	return 0;
 }
 
+/*
+ * An LSO WQE: after the control segment, the segment size and the
+ * headers' length in one word, the headers, then (at the next 16 bytes)
+ * the data segments of the payload.
+ */
+static int parse_lso(struct sim_qp *qp, const uint8_t *raw, size_t size,
+		     struct sim_wqe *w)
+{
+	uint32_t word = be32toh(*(const uint32_t *)(raw + 16));
+	size_t data;
+
+	w->mss = word >> 16;
+	w->hdr_len = word & 0xffff;
+	data = 16 + ((4 + w->hdr_len + 15) & ~15u);
+	if (data > size) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: LSO headers of %u bytes beyond the WQE's %zu",
+		       qp->qpn, w->index, w->hdr_len, size);
+		return -EINVAL;
+	}
+	memcpy(w->hdr, raw + 20, w->hdr_len);
+	return parse_data(qp, raw, data, size, w);
+}
+
 /* 0, or -EINVAL for a WQE the device cannot execute (a breach). */
 static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 {
@@ -186,6 +211,8 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 		       qp->qpn, w->index, w->opcode);
 	segs = opcode_segs(w->op, qp->type);
 	middle = opcode_segs_size(segs);
+	if (w->opcode == MLX4_OPCODE_LSO)
+		return parse_lso(qp, raw, size, w);
 	if (16 + middle > size) {
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: %zu bytes too short for opcode 0x%x",
 		       qp->qpn, w->index, size, w->opcode);
@@ -784,6 +811,50 @@ static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
 	return done(qp, w, w->length);
 }
 
+/*
+ * An LSO send: the payload, cut in segments of w->mss bytes, each behind
+ * its copy of the headers (raw_lso_segment), as frames of their own.
+ * Headers that are not TCP over IP, or a payload past the device's limit,
+ * fail the WQE.
+ */
+static enum exec_result exec_lso(struct sim_qp *qp, struct sim_wqe *w)
+{
+	static uint8_t payload[CX3_MAX_GSO_SIZE], frame[RAW_MAX_FRAME];
+	struct dma_seg seg[CX3_MAX_SGE];
+	struct sim_message msg = {};
+	uint32_t off = 0;
+	uint16_t index = 0;
+	int nseg = 0;
+
+	if (w->length > sizeof(payload) || !w->mss || w->hdr_len < 14 ||
+	    w->hdr_len + w->mss > RAW_MAX_FRAME)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	if (w->is_inline)
+		memcpy(payload, w->inline_data, w->length);
+	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
+		 dma_readv(qp->ctx->pid, seg, nseg, payload))
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
+	if (memcmp(w->ctrl_mac, w->hdr, 6))
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: the control segment's MAC is not the LSO headers'",
+		       qp->qpn, w->index);
+	do {
+		uint32_t n = MIN(w->mss, w->length - off);
+		size_t len = raw_lso_segment(w->hdr, w->hdr_len, payload + off,
+					     n, off, index++,
+					     off + n == w->length, frame);
+
+		if (!len)
+			return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+		message(qp, w, NULL, 0, &msg);
+		msg.length = len;
+		msg.inline_data = frame;
+		msg.ethernet = true;
+		raw_transmit(qp, &msg, frame, len);
+		off += n;
+	} while (off < w->length);
+	return done(qp, w, w->length);
+}
+
 static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 {
 	if (!opcode_allowed(w->op, qp->type))
@@ -798,6 +869,8 @@ static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 	}
 	if (qp->type == IBV_QPT_UD)
 		return exec_ud(qp, w);
+	if (w->opcode == MLX4_OPCODE_LSO)
+		return exec_lso(qp, w);
 	if (qp->type == IBV_QPT_RAW_PACKET)
 		return exec_raw(qp, w);
 	return exec_connected(qp, w);

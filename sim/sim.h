@@ -70,6 +70,7 @@
 #define CX3_PKEY_TBL_LEN	128
 #define CX3_GID_TBL_LEN		128
 #define CX3_MAX_MSG_SZ		0x40000000
+#define CX3_MAX_GSO_SIZE	65536	/* LSO: the most one WQE sends */
 #define CX3_LOCAL_ACK_DELAY	15
 #define CX3_PORT_CAP_FLAGS	0x02514868
 #define CX3_ETH_PORT_CAP_FLAGS	0x00010000	/* mlx4_ib on RoCE: CM only */

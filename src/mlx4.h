@@ -38,6 +38,8 @@ enum {
 	MLX4_PORTS_NUM		= 2,
 	/* Device limits the kernel enforces on user queues. */
 	MLX4_MAX_WQE_SIZE	= 1008,	/* max_sq_desc_sz */
+	/* LSO headers: a WQE less its control and one data segment. */
+	MLX4_MAX_TSO_HEADER	= 1008 - 16 - 16 - 4,
 	MLX4_MIN_SQ_STRIDE	= 6,
 	MLX4_MAX_SQ_STRIDE	= 10,
 	MLX4_MAX_SQ_WQES	= 16384,
@@ -238,6 +240,8 @@ struct mlx4_qp {
 	size_t			sq_bytes;
 	char		       *sq_end;
 	int			max_inline_data;
+	uint16_t		max_tso_header;	/* raw QPs: LSO header bytes */
+	uint16_t		tso_room;	/* the LSO segment's WQE bytes */
 	unsigned int		bf_max_size;	/* 16-byte units; 0: no BF */
 	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
 	uint8_t			sq_stamp;	/* a WQE beyond 64 bytes was posted */

@@ -144,12 +144,15 @@ static inline int min_int(int a, int b)
 	return a < b ? a : b;
 }
 
-/* Scatter/gather entries and inline bytes a stride holds. */
-static void sq_stride_limits(enum ibv_qp_type type, int wqe_shift,
+/*
+ * Scatter/gather entries and inline bytes a stride holds, after @extra
+ * bytes of LSO segment (a raw QP made for LSO).
+ */
+static void sq_stride_limits(enum ibv_qp_type type, int extra, int wqe_shift,
 			     int *max_gs, int *max_inline)
 {
 	int end = min_int(1 << wqe_shift, MLX4_MAX_WQE_SIZE);
-	int start = sq_header_size(type);
+	int start = sq_header_size(type) + extra;
 
 	*max_gs = (end - start) / (int)sizeof(struct mlx4_wqe_data_seg);
 	*max_inline = inline_capacity(start, end);
@@ -167,7 +170,8 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	int max_gs, max_inline;
 
 	for (shift = MLX4_MIN_SQ_STRIDE; shift <= MLX4_MAX_SQ_STRIDE; shift++) {
-		sq_stride_limits(type, shift, &max_gs, &max_inline);
+		sq_stride_limits(type, qp->tso_room, shift, &max_gs,
+				 &max_inline);
 		if (max_gs >= (int)cap->max_send_sge &&
 		    max_inline >= (int)cap->max_inline_data)
 			break;
@@ -198,7 +202,8 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 	int max_sge = qp->ctx->max_sge;
 	unsigned int op;
 
-	sq_stride_limits(type, qp->sq.wqe_shift, &max_gs, &max_inline);
+	sq_stride_limits(type, qp->tso_room, qp->sq.wqe_shift, &max_gs,
+			 &max_inline);
 	if (max_gs > max_sge)
 		max_gs = max_sge;
 	qp->sq.max_gs = max_gs;
@@ -644,11 +649,30 @@ static inline int wr_is_inline(const struct ibv_send_wr *wr)
 }
 
 /*
+ * An LSO request needs a raw QP made for LSO (max_tso_header), headers
+ * that fit it and hold the destination MAC, a segment size, and its
+ * payload in scatter/gather entries, not inline.
+ */
+static int tso_wr_refused(struct mlx4_qp *qp, const struct ibv_send_wr *wr)
+{
+	if (qp->qpt_bit != MLX4_QPT_BIT_RAW || !qp->tso_room ||
+	    !wr->tso.hdr || wr->tso.hdr_sz < RAW_DMAC_LEN ||
+	    wr->tso.hdr_sz > qp->max_tso_header || !wr->tso.mss ||
+	    (wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
+	if ((unsigned int)wr->num_sge > (unsigned int)qp->sq.max_gs)
+		return ENOMEM;
+	return 0;
+}
+
+/*
  * Why the general path refuses @wr, checked before anything is written.
  * The errno values are rdma-core's: ENOMEM for what does not fit.
  */
 static int check_send_wr(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 {
+	if (wr->opcode == IBV_WR_TSO)
+		return tso_wr_refused(qp, wr);
 	if ((unsigned int)wr->opcode >= MLX4_WR_OPCODES ||
 	    !qp->sge_limit[wr->opcode])
 		return EINVAL;	/* no such WQE on this transport */
@@ -695,10 +719,10 @@ static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
  * fast paths carry no trace of them.
  */
 static void __attribute__((noinline))
-set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const struct ibv_send_wr *wr,
+set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 	     uint32_t srcrb)
 {
-	const char *dmac = (const char *)(uintptr_t)wr->sg_list[0].addr;
+	const char *dmac = frame;
 
 	srcrb |= MLX4_BE32(MLX4_WQE_CTRL_SOLICIT);
 	memcpy(&srcrb, dmac, 2);
@@ -842,15 +866,56 @@ struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
  * if it carries inline bytes and fits the BlueFlame buffer (BlueFlame
  * only for a payload: rdma-core's rule too), else 0.
  */
+/*
+ * An LSO request (IBV_WR_TSO) on a raw packet QP: the adapter cuts the
+ * payload into segments of tso.mss bytes, each sent behind a copy of the
+ * headers, which go in the WQE after their size word; it updates the
+ * lengths, IDs, sequence numbers and checksums, so the checksum bits are
+ * set whatever the request's flags.
+ */
+static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
+				     struct ibv_send_wr *wr,
+				     struct mlx4_wqe_ctrl_seg *ctrl,
+				     unsigned int ind)
+{
+	struct mlx4_wqe_lso_seg *lso = (void *)(ctrl + 1);
+	unsigned int room = (sizeof(*lso) + wr->tso.hdr_sz + 15) & ~15U;
+	struct mlx4_wqe_data_seg *dseg = (void *)((char *)lso + room);
+	unsigned int size = (sizeof(*ctrl) + room) / 16 + wr->num_sge;
+	int i;
+
+	set_ctrl_seg(qp, ctrl, wr, MLX4_QPT_BIT_RAW, 0, 0);
+	set_raw_ctrl(ctrl, wr->tso.hdr, ctrl->srcrb_flags |
+		     MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
+			       MLX4_WQE_CTRL_TCP_UDP_CSUM));
+	lso->mss_hdr_size = htobe32((uint32_t)wr->tso.mss << 16 |
+				    wr->tso.hdr_sz);
+	memcpy(lso->header, wr->tso.hdr, wr->tso.hdr_sz);
+	memset((char *)lso->header + wr->tso.hdr_sz, 0,
+	       room - sizeof(*lso) - wr->tso.hdr_sz);
+	for (i = wr->num_sge - 1; i >= 0; i--)
+		set_data_seg(dseg + i, wr->sg_list + i);
+	if (size > 64 / 16)
+		qp->sq_stamp = 1;
+	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
+	return wqe_head(MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
+			htobe32(size), wr->send_flags);
+}
+
 static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 				      struct ibv_send_wr *wr,
 				      struct mlx4_wqe_ctrl_seg *ctrl,
 				      unsigned int ind, unsigned int *bf_bytes)
 {
-	const struct mlx4_send_op *op = &send_ops[wr->opcode];
+	const struct mlx4_send_op *op;
 	uint32_t strong = 0;
 	unsigned int size;
 	void *seg;
+
+	*bf_bytes = 0;
+	if (unlikely(wr->opcode == IBV_WR_TSO))
+		return build_tso_wqe(qp, wr, ctrl, ind);
+	op = &send_ops[wr->opcode];
 
 	/*
 	 * The device may start a later WQE before an earlier one is done;
@@ -860,7 +925,8 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 		strong = MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
 	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, strong, wqe_imm(op, wr));
 	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_RAW))
-		set_raw_ctrl(ctrl, wr, ctrl->srcrb_flags);
+		set_raw_ctrl(ctrl, (void *)(uintptr_t)wr->sg_list[0].addr,
+			     ctrl->srcrb_flags);
 	if (op->segs == SEG_BIND_MW)
 		set_bind_seg(seg, wr);
 	else if (op->segs == SEG_LOCAL_INV)
@@ -869,7 +935,6 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 		set_remote_segs(seg, wr, op->segs);
 	seg = (char *)seg + op->hdr_size;
 
-	*bf_bytes = 0;
 	if (wr_is_inline(wr)) {
 		void *end = set_inline_data(seg, wr);
 

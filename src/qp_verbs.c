@@ -367,7 +367,8 @@ enum {
 	MLX4_CREATE_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
 				   IBV_QP_INIT_ATTR_XRCD |
 				   IBV_QP_INIT_ATTR_CREATE_FLAGS |
-				   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				   IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
 	MLX4_CREATE_QP_FLAGS = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
 };
 
@@ -428,6 +429,23 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	}
 	qp->ctx = ctx;
 	qp->inl_recv_sz = inl_recv_sz;
+	/*
+	 * LSO (raw packet QPs): each WQE keeps room for the LSO segment,
+	 * a 4-byte word and the packet headers, to the next 16 bytes.
+	 */
+	if (attr.comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) {
+		if (attr.qp_type != IBV_QPT_RAW_PACKET ||
+		    attr.max_tso_header > MLX4_MAX_TSO_HEADER) {
+			free(qp);
+			errno = EINVAL;
+			return NULL;
+		}
+		qp->max_tso_header = attr.max_tso_header;
+		qp->tso_room = (sizeof(struct mlx4_wqe_lso_seg) +
+				attr.max_tso_header + 15) & ~15;
+		/* The WQE size says it all; uverbs has no such attribute. */
+		attr.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+	}
 
 	ret = mlx4_qp_alloc_queues(qp, &attr);
 	if (ret)

@@ -9,7 +9,11 @@
  * on the WQ its Toeplitz hash names.  Needs CAP_NET_RAW (root), as the
  * kernel does.
  *
- * Usage: raw-eth (on `mlx4sim run --link-layer=eth`)
+ * An LSO send leaves as TCP segments, each whole and checked (libmlx4;
+ * the distribution's provider refuses IBV_WR_TSO).
+ *
+ * Usage: raw-eth project|system|common (on `mlx4sim run --link-layer=eth`;
+ * common: what both providers do alike, for tests/difftrace)
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -449,7 +453,164 @@ static void test_rss(struct raw_qp *tx)
 		ibv_destroy_wq(w[i].wq);
 }
 
-int main(void)
+/* ------------------------------------------------------------------ */
+/* LSO: one WQE, many TCP segments                                     */
+/* ------------------------------------------------------------------ */
+
+#define LSO_MSS		1000
+#define LSO_PAYLOAD	9500		/* 9 whole segments and a half */
+#define LSO_HDR		(14 + 20 + 20)
+
+/* Frames to @mac with TCP destination port @port, to @r. */
+static struct ibv_flow *steer_tcp(struct raw_qp *r, const uint8_t mac[6],
+				  uint16_t port)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4 ipv4;
+		struct ibv_flow_spec_tcp_udp tcp;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 3, .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+		.ipv4 = { .type = IBV_FLOW_SPEC_IPV4,
+			  .size = sizeof(struct ibv_flow_spec_ipv4) },
+		.tcp = { .type = IBV_FLOW_SPEC_TCP,
+			 .size = sizeof(struct ibv_flow_spec_tcp_udp),
+			 .val.dst_port = htons(port), .mask.dst_port = 0xffff },
+	};
+
+	memcpy(rule.eth.val.dst_mac, mac, 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/* The headers of the LSO send: Ethernet, IPv4 (ID 0x1234), TCP (PSH). */
+static void lso_headers(uint8_t *h)
+{
+	uint8_t *ip = h + 14, *tcp = ip + 20;
+
+	memset(h, 0, LSO_HDR);
+	memcpy(h, port_mac[2], 6);
+	memcpy(h + 6, port_mac[1], 6);
+	h[12] = 0x08;
+	ip[0] = 0x45, ip[4] = 0x12, ip[5] = 0x34, ip[6] = 0x40;
+	ip[8] = 64, ip[9] = 6;
+	ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+	tcp[0] = 0x1f, tcp[1] = 0x90;		/* from port 8080 */
+	tcp[2] = 0x23, tcp[3] = 0x28;		/* to port 9000 */
+	tcp[4] = 0x7f, tcp[5] = 0xff, tcp[6] = 0xfe, tcp[7] = 0x00;
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x18;				/* ACK, PSH */
+	tcp[14] = 0xff, tcp[15] = 0xff;
+}
+
+static void test_lso(struct raw_qp *rx, bool project)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 2, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+		.pd = pd, .max_tso_header = 64,
+	};
+	struct ibv_device_attr_ex dev = {};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	static uint8_t hdr[LSO_HDR], payload[LSO_PAYLOAD];
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 0x150, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_mr *mr;
+	struct ibv_flow *flow;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	int wrong = 0, segments = 0, ret;
+
+	ret = ibv_query_device_ex(ctx, NULL, &dev);
+	check(!ret && dev.tso_caps.max_tso >= 65536 &&
+	      (dev.tso_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET)),
+	      "the device offers LSO to raw packet QPs (max_tso %u)",
+	      dev.tso_caps.max_tso);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = cq;
+	qp = cq ? ibv_create_qp_ex(ctx, &init) : NULL;
+	if (!qp) {
+		check(!project, "a raw QP for LSO headers of 64 bytes: %s (%s)",
+		      strerror(errno), project ? "libmlx4 makes one" :
+		      "the distribution's provider has no LSO");
+		return;
+	}
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("LSO QP to INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		bail("LSO QP to RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		bail("LSO QP to RTS");
+	for (int i = 0; i < LSO_PAYLOAD; i++)
+		payload[i] = (uint8_t)(i * 29 + (i >> 9));
+	mr = ibv_reg_mr(pd, payload, sizeof(payload), 0);
+	flow = steer_tcp(rx, port_mac[2], 9000);
+	if (!mr || !flow)
+		bail("LSO buffer and rule");
+	lso_headers(hdr);
+	sge = (struct ibv_sge){ (uintptr_t)payload, LSO_PAYLOAD, mr->lkey };
+	wr.tso.hdr = hdr;
+	wr.tso.hdr_sz = LSO_HDR;
+	wr.tso.mss = LSO_MSS;
+	ret = ibv_post_send(qp, &wr, &bad);
+	if (!project) {
+		check(ret == EINVAL, "IBV_WR_TSO: %s (the distribution's provider has no LSO)",
+		      ret ? strerror(ret) : "posted");
+		goto out;
+	}
+	check(!ret, "IBV_WR_TSO of %d bytes, MSS %d, posted", LSO_PAYLOAD,
+	      LSO_MSS);
+	for (int off = 0; off < LSO_PAYLOAD; off += LSO_MSS, segments++) {
+		int n = LSO_PAYLOAD - off < LSO_MSS ? LSO_PAYLOAD - off : LSO_MSS;
+		bool last = off + n == LSO_PAYLOAD;
+		int slot = receive(rx, &wc);
+		uint8_t *f, *ip, *tcp;
+		uint32_t seq;
+
+		if (slot < 0) {
+			wrong++;
+			break;
+		}
+		f = rx->buf + slot * FRAME_MAX;
+		ip = f + 14;
+		tcp = ip + 20;
+		seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7];
+		if (wc.byte_len != (uint32_t)(LSO_HDR + n) ||
+		    (ip[2] << 8 | ip[3]) != 40 + n ||
+		    (ip[4] << 8 | ip[5]) != 0x1234 + segments ||
+		    seq != 0x7ffffe00u + off ||
+		    !!(tcp[13] & 0x08) != last ||
+		    !(wc.wc_flags & IBV_WC_IP_CSUM_OK) ||
+		    memcmp(tcp + 20, payload + off, n))
+			wrong++;
+		post_recv_slot(rx, slot);
+	}
+	check(!wrong && segments == 10,
+	      "10 TCP segments arrive, each with its length, IPv4 ID, sequence number, checksums and data, PSH on the last (%d wrong)",
+	      wrong);
+	check(ibv_poll_cq(cq, 1, &wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == 0x150 && nothing_arrives(rx),
+	      "one send completion for the WQE, and no segment more");
+out:
+	ibv_destroy_flow(flow);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+}
+
+int main(int argc, char **argv)
 {
 	struct raw_qp tx, rx_a, rx_b;
 	uint8_t *out, expect[FRAME_MAX];
@@ -558,6 +719,9 @@ int main(void)
 		post_recv_slot(&rx_a, slot);
 
 	test_rss(&tx);
+	/* The two providers differ here: not for the differential trace. */
+	if (argc > 1 && strcmp(argv[1], "common"))
+		test_lso(&rx_a, !strcmp(argv[1], "project"));
 
 	check(ibv_destroy_qp(rx_a.qp) == EBUSY,
 	      "destroying a QP a flow rule steers to: EBUSY");

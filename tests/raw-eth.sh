@@ -11,4 +11,4 @@ if [ $(( 0x$caps >> 13 & 1 )) -eq 0 ]; then
 	exit 0
 fi
 exec "$top_builddir/sim/mlx4sim" run --provider="$1" --link-layer=eth -- \
-	"$top_builddir/tests/raw-eth"
+	"$top_builddir/tests/raw-eth" "$1"
