@@ -708,6 +708,91 @@ static void test_ud_send(void)
 	fake_qp_free(qp);
 }
 
+/*
+ * Raw packet QPs: the frame's destination MAC repeated in the control
+ * segment (srcrb_flags' first two bytes, then the immediate) with the
+ * solicit bit (no ICRC), checksum offload on an Ethernet port; and an LSO
+ * WQE: opcode 0x0e, the MSS and header size word, the headers padded to
+ * 16 bytes, then the payload's data segment, checksum bits always.
+ */
+static void test_raw_send(void)
+{
+	static const uint8_t frame[64] = {
+		0x00, 0x02, 0xc9, 0xa1, 0xb2, 0x02,
+		0x00, 0x02, 0xc9, 0xa1, 0xb2, 0x01, 0x08, 0x00,
+	};
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct ibv_sge sge = { (uintptr_t)frame, 60, 0x77 };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct mlx4_qp *qp;
+
+	env.ctx->raw_ip_csum = 1;
+	qp = fake_qp(&env, IBV_QPT_RAW_PACKET, &cap, cq, cq, NULL, 0x220, 0);
+	qp->link_layer = IBV_LINK_LAYER_ETHERNET;
+	mlx4_qp_update_csum(qp);
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "0000000a 00000002 0002000e c9a1b202 0000003c 00000077");
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_IP_CSUM;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 1), "0000000a 00000002 0002003e c9a1b202");
+	/* Inline: the MAC still from the frame. */
+	wr.send_flags = IBV_SEND_INLINE;
+	sge.length = 16;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 2), "0000020a 00022003 00020002 c9a1b202 80000010 0002c9a1");
+	/* A frame shorter than its destination MAC: refused. */
+	sge.length = 5;
+	wr.send_flags = 0;
+	{
+		struct ibv_send_wr *bad = NULL;
+
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		CHECK_EQ(qp->sq.head, 3);
+	}
+	fake_qp_free(qp);
+
+	/* LSO: a QP whose stride has room for 64 bytes of headers. */
+	cap.max_send_sge = 7;
+	qp = fake_qp(&env, IBV_QPT_RAW_PACKET, &cap, cq, cq, NULL, 0x221, 0);
+	CHECK(qp->sq.wqe_shift >= 7, "an LSO WQE fits the stride");
+	qp->max_tso_header = 64;
+	qp->tso_room = 80;
+	qp->link_layer = IBV_LINK_LAYER_ETHERNET;
+	mlx4_qp_update_csum(qp);
+	wr.opcode = IBV_WR_TSO;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.tso.hdr = (void *)frame;
+	wr.tso.hdr_sz = 54;
+	wr.tso.mss = 1000;
+	sge = (struct ibv_sge){ 0x9000, 9500, 0x78 };
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0),
+		    "0000000e 00000006 0002003e c9a1b202"
+		    "03e80036 0002c9a1 b2020002 c9a1b201");
+	CHECK_BYTES((char *)send_wqe(qp, 0) + 80,
+		    "0000251c 00000078 00000000 00009000");
+	/* Headers beyond max_tso_header, or no MSS: refused. */
+	{
+		struct ibv_send_wr *bad = NULL;
+
+		wr.tso.hdr_sz = 65;
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		wr.tso.hdr_sz = 54;
+		wr.tso.mss = 0;
+		CHECK_EQ(mlx4_post_send(&qp->verbs_qp.qp, &wr, &bad), EINVAL);
+		CHECK_EQ(qp->sq.head, 1);
+	}
+	fake_qp_free(qp);
+	env.ctx->raw_ip_csum = 0;
+}
+
 static void test_xrc_and_sig_all(void)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1 };
@@ -1592,6 +1677,7 @@ int main(void)
 	test_lone_inline_layout();
 	test_stamping();
 	test_ud_send();
+	test_raw_send();
 	test_xrc_and_sig_all();
 	test_send_errors();
 	test_post_recv();
