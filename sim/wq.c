@@ -13,12 +13,15 @@
 #include "uverbs.h"
 
 #define FLOW_MAX_PRIORITY	0xfff	/* mlx4_ib: 12 bits of rule priority */
+/* The kernel's own "not supported", which uverbs hands on as it is. */
+#define KERNEL_ENOTSUPP		524
 
 /*
  * The specifications of a rule, after its attributes: each a header
  * (type, size) and its value and mask.  What mlx4_ib can steer by is
- * kept (Ethernet, IPv4, TCP, UDP); an InfiniBand specification (a UD
- * QP's) steers nothing on this fabric.
+ * kept (Ethernet: the destination MAC and VLAN, which is all it takes,
+ * other masks ignored; IPv4 addresses; TCP and UDP ports); any other
+ * type (IPv6, tunnels, actions) it refuses.
  */
 static int parse_specs(const uint8_t *p, size_t len, int count,
 		       struct sim_flow *flow)
@@ -45,7 +48,7 @@ static int parse_specs(const uint8_t *p, size_t len, int count,
 			filter = sizeof(struct ib_uverbs_flow_tcp_udp_filter);
 			break;
 		default:
-			filter = 0;
+			return -EINVAL;	/* mlx4_ib parses no other */
 		}
 		if (filter) {
 			/*
@@ -64,6 +67,11 @@ static int parse_specs(const uint8_t *p, size_t len, int count,
 			memcpy(&spec->val, p + sizeof(hdr), MIN(half, filter));
 			memcpy(&spec->mask, p + sizeof(hdr) + half,
 			       MIN(half, filter));
+			/* IPv4 past the addresses: mlx4_ib's ENOTSUPP. */
+			if (hdr.type == IBV_FLOW_SPEC_IPV4 &&
+			    (spec->mask.ipv4.proto || spec->mask.ipv4.tos ||
+			     spec->mask.ipv4.ttl || spec->mask.ipv4.flags))
+				return -KERNEL_ENOTSUPP;
 		}
 		p += hdr.size;
 		len -= hdr.size;

@@ -673,6 +673,27 @@ int main(int argc, char **argv)
 	check(!send_frame(&tx, len, false) && nothing_arrives(&rx_a),
 	      "a frame to another port's MAC does not reach port 2's rules");
 
+	/* What mlx4_ib cannot steer by: refused. */
+	{
+		struct {
+			struct ibv_flow_attr attr;
+			struct ibv_flow_spec_ipv6 ipv6;
+		} __attribute__((packed)) rule = {
+			.attr = { .type = IBV_FLOW_ATTR_NORMAL,
+				  .size = sizeof(rule), .num_of_specs = 1,
+				  .port = 2 },
+			.ipv6 = { .type = IBV_FLOW_SPEC_IPV6,
+				  .size = sizeof(struct ibv_flow_spec_ipv6) },
+		};
+		struct ibv_flow *f = ibv_create_flow(rx_a.qp, &rule.attr);
+
+		check(!f && errno == EINVAL,
+		      "a rule with an IPv6 specification: EINVAL (%s)",
+		      f ? "made" : strerror(errno));
+		if (f)
+			ibv_destroy_flow(f);
+	}
+
 	/* Priorities: a rule of a lower value wins over a matching one. */
 	any = steer(&rx_b, port_mac[2], 0, 2);
 	high = steer(&rx_b, port_mac[2], 4000, 0);
