@@ -40,6 +40,7 @@
 
 #define SWITCH_NAME	"mlx4sw"
 #define IPV4_PREFIX	"192.168.77."	/* a /24 the switch serves */
+#define IPV6_PREFIX	"fd00:77::"	/* and a /64 of unique local ones */
 
 bool ether_ports(void)
 {
@@ -166,9 +167,11 @@ static int make_interfaces(void)
 				"link set sw%d master " SWITCH_NAME "\n"
 				"link set sw%d up\n"
 				"addr add " IPV4_PREFIX "%d/24 dev %s\n"
+				"addr add " IPV6_PREFIX "%x/64 dev %s nodad\n"
 				"link set %s up\n",
 				port->ifname, mac, n, n, n, n + 1,
-				port->ifname, port->ifname);
+				port->ifname, n + 1, port->ifname,
+				port->ifname);
 			/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
 			for (int v = 0; v < sim.opt.nvlans; v++) {
 				unsigned int id = sim.opt.vlans[v];

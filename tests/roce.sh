@@ -28,12 +28,16 @@ check "GIDs 0 and 1: the link-local address of the port's MAC, RoCE v1 and v2" s
 check "GIDs 2 and 3: the interface's IPv4 address, RoCE v1 and v2" sh -c "
 	grep -q 'GID\[  2\]:.*0000:0000:0000:0000:0000:ffff:c0a8:4d01, RoCE v1' '$work/devinfo' &&
 	grep -q 'GID\[  3\]:.*::ffff:192.168.77.1, RoCE v2' '$work/devinfo'"
+check "GIDs 4 and 5: its IPv6 address, RoCE v1 and v2" sh -c "
+	grep -q 'GID\[  4\]:.*fd00:0077:0000:0000:0000:0000:0000:0001, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  5\]:.*fd00:77::1, RoCE v2' '$work/devinfo'"
 ports=$SYSFS_PATH/class/infiniband/mlx4_1/ports
 check "sysfs: each GID's type and interface (gid_attrs)" sh -c "
 	test \"\$(cat $ports/2/gid_attrs/types/1)\" = 'RoCE v2' &&
 	test \"\$(cat $ports/2/gid_attrs/types/2)\" = 'IB/RoCE v1' &&
 	test \"\$(cat $ports/2/gid_attrs/ndevs/3)\" = eth3 &&
-	test ! -e $ports/2/gid_attrs/types/4"
+	test \"\$(cat $ports/2/gid_attrs/types/5)\" = 'RoCE v2' &&
+	test ! -e $ports/2/gid_attrs/types/6"
 check "sysfs: the adapter's interfaces under device/net, with the ports' MACs" sh -c "
 	test \"\$(cat $SYSFS_PATH/class/infiniband/mlx4_1/device/net/eth3/address)\" = 00:02:c9:a1:b2:12 &&
 	test \"\$(cat $SYSFS_PATH/class/infiniband/mlx4_0/device/net/eth0/dev_port)\" = 0"
@@ -66,7 +70,7 @@ across_adapters() {
 	c=$?
 	wait $server; s=$?
 	if [ $s -eq 0 ] && [ $c -eq 0 ] &&
-	   grep -q "remote address:.*GID.*b212\|remote address:.*192.168.77.4" "$work/server.log"; then
+	   grep -q "remote address:.*GID.*\(b212\|192.168.77.4\|fd00:77::4\)" "$work/server.log"; then
 		ok "$*: mlx4_0 port 1 and mlx4_1 port 2"
 	else
 		not_ok "$*: mlx4_0 port 1 and mlx4_1 port 2 ($s $c)"
@@ -75,6 +79,7 @@ across_adapters() {
 }
 across_adapters ibv_rc_pingpong -g 0 -c -n 300 -s 8192
 across_adapters ibv_rc_pingpong -g 3 -c -n 300
+across_adapters ibv_rc_pingpong -g 5 -c -n 300
 across_adapters ibv_ud_pingpong -g 1 -c -n 300
 
 if command -v ib_send_bw >/dev/null 2>&1; then
@@ -125,15 +130,15 @@ if "$MLX4SIM" run --link-layer=eth --vlan=100 -- true 2>"$work/vlan.log"; then
 	sim_start --provider="$provider" --link-layer=eth --vlan=100 \
 		--pcap="$capture"
 	ports=$SYSFS_PATH/class/infiniband/mlx4_0/ports
-	check "--vlan 100: GIDs 4 to 7 are eth0.100's, its IPv4 and link-local addresses" sh -c "
-		test \"\$(cat $ports/1/gid_attrs/ndevs/4)\" = eth0.100 &&
-		test \"\$(cat $ports/1/gids/5)\" = 0000:0000:0000:0000:0000:ffff:0a00:6401 &&
-		test \"\$(cat $ports/1/gids/6)\" = \"\$(cat $ports/1/gids/0)\" &&
-		test \"\$(cat $ports/1/gid_attrs/ndevs/7)\" = eth0.100"
-	pair "ibv_ud_pingpong -g 7, through VLAN 100" "" "" \
-		ibv_ud_pingpong -g 7 -c -n 200
-	pair "ibv_rc_pingpong -g 4, through VLAN 100" "" "" \
-		ibv_rc_pingpong -g 4 -c -n 200 -s 4096
+	check "--vlan 100: GIDs 6 to 9 are eth0.100's, its IPv4 and link-local addresses" sh -c "
+		test \"\$(cat $ports/1/gid_attrs/ndevs/6)\" = eth0.100 &&
+		test \"\$(cat $ports/1/gids/7)\" = 0000:0000:0000:0000:0000:ffff:0a00:6401 &&
+		test \"\$(cat $ports/1/gids/8)\" = \"\$(cat $ports/1/gids/0)\" &&
+		test \"\$(cat $ports/1/gid_attrs/ndevs/9)\" = eth0.100"
+	pair "ibv_ud_pingpong -g 9, through VLAN 100" "" "" \
+		ibv_ud_pingpong -g 9 -c -n 200
+	pair "ibv_rc_pingpong -g 6, through VLAN 100" "" "" \
+		ibv_rc_pingpong -g 6 -c -n 200 -s 4096
 	check "no strict-mode breach" sim_stop
 	if command -v tshark >/dev/null 2>&1; then
 		tshark -r "$capture" -T fields -e vlan.id -e infiniband.bth.opcode \
