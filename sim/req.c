@@ -36,6 +36,8 @@ struct sim_wqe {
 	uint32_t inval_key;
 	uint32_t flags;			/* srcrb_flags, host order */
 	uint8_t ctrl_mac[6];		/* raw packet QPs: the frame's DMAC */
+	uint16_t vlan_tci;		/* raw: a tag to insert, with ... */
+	bool ins_vlan;			/* ... the control segment's bit */
 	uint16_t mss, hdr_len;		/* LSO: segment size, headers ... */
 	uint8_t hdr[CX3_MAX_SQ_DESC];	/* ... and the headers */
 	int nsge;
@@ -184,6 +186,15 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	w->flags = flags;
 	memcpy(w->ctrl_mac, &ctrl->srcrb_flags, 2);
 	memcpy(w->ctrl_mac + 2, &ctrl->imm, 4);
+	/*
+	 * Bytes 4-6 name a VLAN tag to insert and the insert bit (byte 6),
+	 * in a WQE rung through the UAR; a BlueFlame WQE has its QPN there
+	 * (mlx4_en sends no tagged frame by BlueFlame).
+	 */
+	w->vlan_tci = raw[4] << 8 | raw[5];
+	w->ins_vlan = qp->type == IBV_QPT_RAW_PACKET &&
+		      (raw[6] & CTRL_INS_CVLAN) &&
+		      (uint32_t)(raw[4] << 16 | raw[5] << 8 | raw[6]) != qp->qpn;
 	w->nsge = 0;
 	w->length = 0;
 	w->is_inline = false;
@@ -801,6 +812,14 @@ static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
 		       qp->qpn, w->index, w->ctrl_mac[0], w->ctrl_mac[1],
 		       w->ctrl_mac[2], w->ctrl_mac[3], w->ctrl_mac[4],
 		       w->ctrl_mac[5]);
+	if (w->ins_vlan) {
+		if (w->length + 4 > RAW_MAX_FRAME)
+			return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+		memmove(frame + 16, frame + 12, w->length - 12);
+		frame[12] = 0x81, frame[13] = 0x00;
+		frame[14] = w->vlan_tci >> 8, frame[15] = w->vlan_tci;
+		w->length += 4;
+	}
 	raw_fill_checksums(frame, w->length,
 			   w->flags & MLX4_WQE_CTRL_IP_HDR_CSUM,
 			   w->flags & MLX4_WQE_CTRL_TCP_UDP_CSUM);

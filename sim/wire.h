@@ -78,6 +78,7 @@ void resp_finish(struct sim_qp *dst);
 
 /* raw.c: raw Ethernet frames, the switch and flow steering */
 #define RAW_MAX_FRAME	(14 + 4 + 1500)	/* a tagged frame, no FCS */
+#define CTRL_INS_CVLAN	(1u << 6)	/* control segment byte 6: insert a tag */
 void raw_fill_checksums(uint8_t *frame, size_t len, bool ip, bool l4);
 size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
 		       const uint8_t *chunk, size_t n, uint32_t offset,
