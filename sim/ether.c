@@ -108,8 +108,11 @@ static void keep_net_admin(void)
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
 }
 
-/* Run "ip -batch -" with @script on its input; 0 if it succeeded. */
-static int run_ip(const char *script)
+/*
+ * Run "ip -batch -" (with @family, "-4" or "-6", unless NULL) with
+ * @script on its input; 0 if it succeeded.
+ */
+static int run_ip(const char *family, const char *script)
 {
 	int in[2], status;
 	pid_t pid;
@@ -122,7 +125,10 @@ static int run_ip(const char *script)
 	if (pid == 0) {
 		dup2(in[0], STDIN_FILENO);
 		keep_net_admin();
-		execlp("ip", "ip", "-batch", "-", (char *)NULL);
+		if (family)
+			execlp("ip", "ip", family, "-batch", "-", (char *)NULL);
+		else
+			execlp("ip", "ip", "-batch", "-", (char *)NULL);
 		fprintf(stderr, "mlx4simd: Ethernet ports need ip(8) (iproute2): %m\n");
 		_exit(127);
 	}
@@ -150,6 +156,22 @@ static int make_interfaces(void)
 	/* Addresses usable at once, with no duplicate detection to wait for. */
 	write_text("/proc/sys/net/ipv6/conf/all/accept_dad", "0\n");
 	write_text("/proc/sys/net/ipv6/conf/default/accept_dad", "0\n");
+	/*
+	 * Ports talk to ports of the same host (route_by_interface): an
+	 * interface answers ARP for its own addresses only, and takes
+	 * packets from addresses of the host.
+	 */
+	for (int i = 0; i < 2; i++) {
+		char path[96];
+		const char *conf = i ? "default" : "all";
+
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/arp_ignore", conf);
+		write_text(path, "1\n");
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/accept_local", conf);
+		write_text(path, "1\n");
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/rp_filter", conf);
+		write_text(path, "0\n");
+	}
 	len += snprintf(script + len, sizeof(script) - len,
 			"link set lo up\n"
 			"link add " SWITCH_NAME " type bridge\n"
@@ -187,7 +209,72 @@ static int make_interfaces(void)
 		}
 	if (len >= sizeof(script))
 		return -E2BIG;
-	return run_ip(script);
+	return run_ip(NULL, script);
+}
+
+/*
+ * One host holds every port, so each port's peers are addresses of its
+ * own: the local routing table would answer a look-up for a peer with
+ * "local", and libibverbs would resolve every IP-based GID to the
+ * sender's own MAC.  Each interface gets a routing table of its own
+ * (its subnet on the wire, its own address local), chosen before the
+ * local table by the outgoing interface (libibverbs asks for the route
+ * from the source GID's interface) or, for what this host sends, by the
+ * source address (libibverbs' probe that starts ARP is bound to the
+ * source GID's address): a peer is then a neighbour on the switch, found
+ * by ARP or neighbour discovery as on a network of hosts.  An interface
+ * answers ARP for its own addresses only.
+ */
+static int route_by_interface(void)
+{
+	static const char *const families[] = { "-4", "-6" };
+	char script[8192];
+
+	for (int f = 0; f < 2; f++) {
+		size_t len = 0;
+		int table = 100;
+
+		len += snprintf(script, sizeof(script),
+				"rule del pref 0\n"
+				"rule add pref 32000 lookup local\n");
+		for (int h = 0; h < sim.opt.nhcas; h++)
+			for (int p = 0; p < sim.hca[h].nports; p++) {
+				struct sim_port *port = &sim.hca[h].port[p];
+				if (port->link_layer != IBV_LINK_LAYER_ETHERNET)
+					continue;
+				char self[48];
+
+				snprintf(self, sizeof(self),
+					 f ? IPV6_PREFIX "%x" : IPV4_PREFIX "%d",
+					 ether_index(port) + 1);
+				len += snprintf(script + len, sizeof(script) - len,
+					"rule add pref 100 oif %s lookup %d\n"
+					"rule add pref 100 from %s iif lo lookup %d\n"
+					"route add %s dev %s table %d\n"
+					"route add local %s dev %s table %d\n",
+					port->ifname, table, self, table,
+					f ? IPV6_PREFIX "/64" : IPV4_PREFIX "0/24",
+					port->ifname, table, self,
+					port->ifname, table);
+				table++;
+				for (int v = 0; v < sim.opt.nvlans && !f; v++) {
+					unsigned int id = sim.opt.vlans[v];
+
+					len += snprintf(script + len, sizeof(script) - len,
+						"rule add pref 100 oif %s.%u lookup %d\n"
+						"route add 10.%u.%u.0/24 dev %s.%u table %d\n",
+						port->ifname, id, table,
+						id >> 8, id & 0xff, port->ifname,
+						id, table);
+					table++;
+				}
+			}
+		if (len >= sizeof(script))
+			return -E2BIG;
+		if (run_ip(families[f], script))
+			return -EIO;
+	}
+	return 0;
 }
 
 /* The modified EUI-64 link-local address a MAC gives. */
@@ -309,6 +396,8 @@ int ether_init(void)
 		return err;
 	}
 	err = make_interfaces();
+	if (!err)
+		err = route_by_interface();
 	if (err) {
 		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces%s\n",
 			sim.opt.nvlans ? " (--vlan needs the kernel's 802.1Q VLAN support, module 8021q)" : "");

@@ -81,6 +81,11 @@ across_adapters ibv_rc_pingpong -g 0 -c -n 300 -s 8192
 across_adapters ibv_rc_pingpong -g 3 -c -n 300
 across_adapters ibv_rc_pingpong -g 5 -c -n 300
 across_adapters ibv_ud_pingpong -g 1 -c -n 300
+# IP-based GIDs: libibverbs finds the peer's MAC by ARP or neighbour
+# discovery on the switch, through the kernel's neighbour tables.
+across_adapters ibv_ud_pingpong -g 2 -c -n 300
+across_adapters ibv_ud_pingpong -g 3 -c -n 300
+across_adapters ibv_ud_pingpong -g 5 -c -n 300
 
 if command -v ib_send_bw >/dev/null 2>&1; then
 	pair "ib_send_bw -x 0" "" "" ib_send_bw -x 0 -n 2000 -s 4096
