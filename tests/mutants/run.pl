@@ -54,6 +54,7 @@ my @suite = (
 	'kernel-rules-project.tap',	# 0.5
 	'semantics-project.tap',	# 1
 	'control-project.tap',		# 1
+	'raw-eth-project.tap',		# 3
 	'dv-library.tap',		# 0.5
 	'interop.tap',			# 4
 	'devinfo-project.tap',		# 4
@@ -61,6 +62,7 @@ my @suite = (
 	'pingpong-cqe32-project.tap',	# 12
 	'pingpong-project.tap',		# 16
 	'cleanup.tap',			# 21
+	'roce-project.tap',		# 25
 	'difftrace.tap',		# 93
 	'perftest-project.tap',		# 79
 );
@@ -179,7 +181,7 @@ sub sync_tree {
 		for my $f (@files) {
 			$content{$f} = `git -C '$srcdir' show 'HEAD:$f'`;
 		}
-	} elsif (-d "$srcdir/.git") {
+	} elsif (-e "$srcdir/.git") {	# a directory, or a worktree's file
 		@files = grep { -f "$srcdir/$_" }
 			split /\0/, `git -C '$srcdir' ls-files -z`;
 	} else {
