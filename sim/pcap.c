@@ -123,27 +123,6 @@ static uint8_t *put64(uint8_t *p, uint64_t v)
 	return put32(p, v);
 }
 
-/* The Internet checksum's running sum over @len bytes (odd: zero pad). */
-static uint32_t sum16(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
-static uint16_t ip_checksum(const uint8_t *h, size_t len)
-{
-	return fold(sum16(0, h, len));
-}
 
 /*
  * UDP over IPv6 must carry its checksum (over a pseudo-header of the
@@ -156,34 +135,8 @@ static void udp6_checksum(const uint8_t *ip6, uint8_t *udp, size_t len)
 
 	put32(pseudo, len);
 	pseudo[7] = 17;
-	sum = fold(sum16(sum16(sum16(0, ip6 + 8, 32), pseudo, 8), udp, len));
+	sum = inet_fold(inet_sum(inet_sum(inet_sum(0, ip6 + 8, 32), pseudo, 8), udp, len));
 	put16(udp + 6, sum ? sum : 0xffff);
-}
-
-/* The network header; returns its length.  @ib_len: BTH to ICRC. */
-static size_t network_header(const struct roce_path *a, uint8_t *h,
-			     size_t ib_len)
-{
-	if (a->v2 && a->ipv4) {
-		memset(h, 0, 20);
-		h[0] = 0x45;
-		h[1] = a->tclass;
-		put16(h + 2, 20 + 8 + ib_len);
-		h[6] = 0x40;			/* don't fragment */
-		h[8] = a->hop_limit;
-		h[9] = 17;			/* UDP */
-		memcpy(h + 12, a->sgid + 12, 4);
-		memcpy(h + 16, a->dgid + 12, 4);
-		put16(h + 10, ip_checksum(h, 20));
-		return 20;
-	}
-	put32(h, 6u << 28 | (uint32_t)a->tclass << 20 | a->flow_label);
-	put16(h + 4, ib_len + (a->v2 ? 8 : 0));
-	h[6] = a->v2 ? 17 : 0x1b;		/* UDP, or IBA transport */
-	h[7] = a->hop_limit;
-	memcpy(h + 8, a->sgid, 16);
-	memcpy(h + 24, a->dgid, 16);
-	return 40;
 }
 
 /*
@@ -237,7 +190,9 @@ static void emit(const struct roce_path *a, const struct roce_packet *pkt)
 	}
 	put16(p, !a->v2 ? 0x8915 : a->ipv4 ? 0x0800 : 0x86dd);
 	net = p + 2;
-	net_len = network_header(a, net, ib_len);
+	net_len = roce_net_header(net, a->v2, a->ipv4, a->sgid, a->dgid,
+				  a->tclass, a->flow_label, a->hop_limit,
+				  ib_len);
 	p = net + net_len;
 	if (a->v2) {
 		put16(p, a->udp_sport);
@@ -306,13 +261,6 @@ static bool ethernet(const struct sim_qp *qp)
 	return port && port->link_layer == IBV_LINK_LAYER_ETHERNET;
 }
 
-static bool ipv4_mapped(const uint8_t gid[16])
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, prefix, 12);
-}
-
 /* A connected QP's packets, from its port along its path. */
 static void connected_path(const struct sim_qp *qp, struct roce_path *a)
 {
@@ -326,7 +274,7 @@ static void connected_path(const struct sim_qp *qp, struct roce_path *a)
 	memcpy(a->sgid, port->gids[index].gid, 16);
 	memcpy(a->dgid, path->dgid, 16);
 	a->v2 = port->gids[index].type == IBV_GID_TYPE_ROCE_V2;
-	a->ipv4 = a->v2 && ipv4_mapped(a->sgid);
+	a->ipv4 = a->v2 && gid_is_ipv4(a->sgid);
 	a->tclass = path->traffic_class;
 	a->hop_limit = path->hop_limit ? path->hop_limit : 64;
 	a->flow_label = path->flow_label;

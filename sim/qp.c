@@ -219,6 +219,34 @@ static void qp_drop_objects(struct sim_qp *qp)
 		qp->rss_tbl->users--;
 }
 
+/*
+ * A new QP, its objects bound, gets its number and handle, and starts in
+ * RESET on port 1, holding what it uses.
+ */
+static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
+		       uint64_t user_handle)
+{
+	int err = alloc_qpn(ctx->hca, qp);
+
+	if (err)
+		return err;
+	if (uobj_add(ctx, &qp->uobj, SIM_OBJ_QP)) {
+		table_del(&ctx->hca->qps, qp->qpn);
+		ctx->hca->nqps--;
+		return -ENOMEM;
+	}
+	qp->uobj.user_handle = user_handle;
+	qp->hca = ctx->hca;
+	qp->ctx = ctx;
+	qp->state = IBV_QPS_RESET;
+	qp->port = 1;
+	qp->mtu = IBV_MTU_4096;
+	list_add_tail(&ctx->qps, &qp->ctx_link);
+	list_init(&qp->wait_link);
+	qp_hold_objects(qp);
+	return 0;
+}
+
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
 static bool has_cap_net_raw(pid_t pid)
 {
@@ -296,25 +324,10 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 		qp->buf = drv.buf_addr;
 		qp->db = drv.db_addr;
 	}
-	err = alloc_qpn(ctx->hca, qp);
+	err = qp_register(ctx, qp, p->user_handle);
 	if (err)
 		goto fail;
-	if (uobj_add(ctx, &qp->uobj, SIM_OBJ_QP)) {
-		table_del(&ctx->hca->qps, qp->qpn);
-		ctx->hca->nqps--;
-		err = -ENOMEM;
-		goto fail;
-	}
-	qp->uobj.user_handle = p->user_handle;
-	qp->hca = ctx->hca;
-	qp->ctx = ctx;
-	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = p->sq_sig_all;
-	qp->port = 1;
-	qp->mtu = IBV_MTU_4096;
-	list_add_tail(&ctx->qps, &qp->ctx_link);
-	list_init(&qp->wait_link);
-	qp_hold_objects(qp);
 
 	resp->qp_handle = qp->uobj.handle;
 	resp->qpn = qp->qpn;
@@ -388,27 +401,12 @@ static int create_rss_qp(struct sim_cmd *cmd,
 		return -ENOMEM;
 	qp->type = IBV_QPT_RAW_PACKET;
 	qp->pd = uobj_get(ctx, req->pd_handle, SIM_OBJ_PD);
-	err = qp->pd ? alloc_qpn(ctx->hca, qp) : -EINVAL;
-	if (err)
-		goto fail;
-	if (uobj_add(ctx, &qp->uobj, SIM_OBJ_QP)) {
-		table_del(&ctx->hca->qps, qp->qpn);
-		ctx->hca->nqps--;
-		err = -ENOMEM;
-		goto fail;
-	}
-	qp->uobj.user_handle = req->user_handle;
-	qp->hca = ctx->hca;
-	qp->ctx = ctx;
-	qp->state = IBV_QPS_RESET;
-	qp->port = 1;
-	qp->mtu = IBV_MTU_4096;
 	qp->rss_tbl = tbl;
 	qp->rss_fields = drv.rx_hash_fields_mask;
 	memcpy(qp->rss_key, drv.rx_hash_key, sizeof(qp->rss_key));
-	list_add_tail(&ctx->qps, &qp->ctx_link);
-	list_init(&qp->wait_link);
-	qp_hold_objects(qp);
+	err = qp->pd ? qp_register(ctx, qp, req->user_handle) : -EINVAL;
+	if (err)
+		goto fail;
 	resp->base.qp_handle = qp->uobj.handle;
 	resp->base.qpn = qp->qpn;
 	resp->response_length = MIN(sizeof(*resp), cmd->out_cap);

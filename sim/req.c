@@ -591,37 +591,6 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	return r;
 }
 
-static bool ipv4_mapped(const uint8_t gid[16])
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid, prefix, 12);
-}
-
-/* An IPv4 header with its checksum, for RoCE v2 over IPv4 (UDP). */
-static void build_ipv4_header(uint8_t h[20], const uint8_t sgid[16],
-			      const uint8_t dgid[16], uint8_t tos,
-			      uint8_t ttl, uint16_t total)
-{
-	uint32_t sum = 0;
-
-	h[0] = 0x45;			/* version 4, 5 words */
-	h[1] = tos;
-	h[2] = total >> 8;
-	h[3] = total;
-	h[6] = 0x40;			/* don't fragment */
-	h[8] = ttl;
-	h[9] = 17;			/* UDP */
-	memcpy(h + 12, sgid + 12, 4);
-	memcpy(h + 16, dgid + 12, 4);
-	for (int i = 0; i < 20; i += 2)
-		sum += h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	h[10] = ~sum >> 8;
-	h[11] = ~sum;
-}
-
 /*
  * The 40 bytes a UD receive gets ahead of the payload: the GRH on
  * InfiniBand and RoCE v1; on RoCE v2 the IP header, IPv6 with UDP as its
@@ -632,27 +601,19 @@ static void build_grh(struct sim_qp *qp, const struct mlx4_av *av,
 {
 	struct sim_port *port = hca_port(qp->hca, qp->port);
 	uint32_t tclass_flow = be32toh(av->sl_tclass_flowlabel) & 0x0fffffff;
-	uint32_t word0 = htobe32(6u << 28 | tclass_flow);
 	/* After the IB transport headers: BTH, DETH, payload, ICRC. */
 	uint16_t transport = 12 + 8 + len + 4;
 	bool v2 = port->link_layer == IBV_LINK_LAYER_ETHERNET &&
 		  av->gid_index < port->ngids &&
 		  port->gids[av->gid_index].type == IBV_GID_TYPE_ROCE_V2;
-	uint16_t paylen = htobe16(v2 ? transport + 8 : transport);
+	bool ipv4 = v2 && gid_is_ipv4(av->dgid);
+	uint8_t sgid[16];
 
+	port_gid(port, av->gid_index, sgid);
 	memset(grh, 0, GRH_LEN);
-	if (v2 && ipv4_mapped(av->dgid)) {
-		build_ipv4_header(grh + 20, port->gids[av->gid_index].gid,
-				  av->dgid, tclass_flow >> 20, av->hop_limit,
-				  20 + 8 + transport);
-		return;
-	}
-	memcpy(grh, &word0, 4);
-	memcpy(grh + 4, &paylen, 2);
-	grh[6] = v2 ? 17 : 0x1b;	/* next header: UDP, or IBA transport */
-	grh[7] = av->hop_limit;
-	port_gid(port, av->gid_index, grh + 8);
-	memcpy(grh + 24, av->dgid, 16);
+	roce_net_header(ipv4 ? grh + 20 : grh, v2, ipv4, sgid, av->dgid,
+			tclass_flow >> 20, tclass_flow & 0xfffff,
+			av->hop_limit, transport);
 }
 
 static bool group_member(const struct sim_mcast *m, const uint8_t *dgid)
@@ -788,30 +749,55 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
 }
 
 /*
- * A raw packet QP's send: the gathered bytes are an Ethernet frame.  The
- * driver names its destination MAC in the control segment too (bytes 0-1
- * of srcrb_flags, then the immediate), which the adapter uses to loop a
- * frame back to its own ports: two MACs that differ steer a frame wrong.
+ * A raw WQE's bytes, gathered into @buf: 0, or the syndrome.  The driver
+ * names the frame's destination MAC (@dmac: the frame's, or the LSO
+ * headers') in the control segment too (bytes 0-1 of srcrb_flags, then
+ * the immediate), which the adapter uses to loop a frame back to its own
+ * ports: two MACs that differ steer a frame wrong.
  */
-static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
+static uint8_t gather_raw(struct sim_qp *qp, struct sim_wqe *w, uint8_t *buf,
+			  const uint8_t *dmac)
 {
-	static uint8_t frame[RAW_MAX_FRAME];
 	struct dma_seg seg[CX3_MAX_SGE];
-	struct sim_message msg = {};
 	int nseg = 0;
 
-	if (w->length < 14 || w->length > RAW_MAX_FRAME)
-		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if (w->is_inline)
-		memcpy(frame, w->inline_data, w->length);
+		memcpy(buf, w->inline_data, w->length);
 	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
-		 dma_readv(qp->ctx->pid, seg, nseg, frame))
-		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
-	if (memcmp(w->ctrl_mac, frame, 6))
+		 dma_readv(qp->ctx->pid, seg, nseg, buf))
+		return MLX4_CQE_SYNDROME_LOCAL_PROT_ERR;
+	if (memcmp(w->ctrl_mac, dmac, 6))
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: the control segment's MAC %02x:%02x:%02x:%02x:%02x:%02x is not the frame's",
 		       qp->qpn, w->index, w->ctrl_mac[0], w->ctrl_mac[1],
 		       w->ctrl_mac[2], w->ctrl_mac[3], w->ctrl_mac[4],
 		       w->ctrl_mac[5]);
+	return 0;
+}
+
+/* One frame of a raw QP onto the wire. */
+static void send_frame(struct sim_qp *qp, struct sim_wqe *w,
+		       const uint8_t *frame, size_t len)
+{
+	struct sim_message msg = {};
+
+	message(qp, w, NULL, 0, &msg);
+	msg.length = len;
+	msg.inline_data = frame;
+	msg.ethernet = true;
+	raw_transmit(qp, &msg, frame, len);
+}
+
+/* A raw packet QP's send: the gathered bytes are an Ethernet frame. */
+static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
+{
+	static uint8_t frame[RAW_MAX_FRAME];
+	uint8_t syndrome;
+
+	if (w->length < 14 || w->length > RAW_MAX_FRAME)
+		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+	syndrome = gather_raw(qp, w, frame, frame);
+	if (syndrome)
+		return fail(qp, w, syndrome);
 	if (w->ins_vlan) {
 		if (w->length + 4 > RAW_MAX_FRAME)
 			return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
@@ -823,10 +809,7 @@ static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
 	raw_fill_checksums(frame, w->length,
 			   w->flags & MLX4_WQE_CTRL_IP_HDR_CSUM,
 			   w->flags & MLX4_WQE_CTRL_TCP_UDP_CSUM);
-	message(qp, w, NULL, 0, &msg);
-	msg.inline_data = frame;
-	msg.ethernet = true;
-	raw_transmit(qp, &msg, frame, w->length);
+	send_frame(qp, w, frame, w->length);
 	return done(qp, w, w->length);
 }
 
@@ -839,23 +822,16 @@ static enum exec_result exec_raw(struct sim_qp *qp, struct sim_wqe *w)
 static enum exec_result exec_lso(struct sim_qp *qp, struct sim_wqe *w)
 {
 	static uint8_t payload[CX3_MAX_GSO_SIZE], frame[RAW_MAX_FRAME];
-	struct dma_seg seg[CX3_MAX_SGE];
-	struct sim_message msg = {};
 	uint32_t off = 0;
 	uint16_t index = 0;
-	int nseg = 0;
+	uint8_t syndrome;
 
 	if (w->length > sizeof(payload) || !w->mss || w->hdr_len < 14 ||
 	    w->hdr_len + w->mss > RAW_MAX_FRAME)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-	if (w->is_inline)
-		memcpy(payload, w->inline_data, w->length);
-	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
-		 dma_readv(qp->ctx->pid, seg, nseg, payload))
-		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
-	if (memcmp(w->ctrl_mac, w->hdr, 6))
-		breach(qp->ctx, "QP 0x%x WQE 0x%x: the control segment's MAC is not the LSO headers'",
-		       qp->qpn, w->index);
+	syndrome = gather_raw(qp, w, payload, w->hdr);
+	if (syndrome)
+		return fail(qp, w, syndrome);
 	do {
 		uint32_t n = MIN(w->mss, w->length - off);
 		size_t len = raw_lso_segment(w->hdr, w->hdr_len, payload + off,
@@ -864,11 +840,7 @@ static enum exec_result exec_lso(struct sim_qp *qp, struct sim_wqe *w)
 
 		if (!len)
 			return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-		message(qp, w, NULL, 0, &msg);
-		msg.length = len;
-		msg.inline_data = frame;
-		msg.ethernet = true;
-		raw_transmit(qp, &msg, frame, len);
+		send_frame(qp, w, frame, len);
 		off += n;
 	} while (off < w->length);
 	return done(qp, w, w->length);

@@ -77,6 +77,13 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 void resp_finish(struct sim_qp *dst);
 
 /* raw.c: raw Ethernet frames, the switch and flow steering */
+uint32_t inet_sum(uint32_t sum, const uint8_t *p, size_t len);
+uint16_t inet_fold(uint32_t sum);
+bool gid_is_ipv4(const uint8_t gid[16]);
+size_t roce_net_header(uint8_t *h, bool v2, bool ipv4,
+		       const uint8_t sgid[16], const uint8_t dgid[16],
+		       uint8_t tclass, uint32_t flow_label, uint8_t hop_limit,
+		       uint16_t ib_len);
 #define RAW_MAX_FRAME	(14 + 4 + 1500)	/* a tagged frame, no FCS */
 #define CTRL_INS_CVLAN	(1u << 6)	/* control segment byte 6: insert a tag */
 void raw_fill_checksums(uint8_t *frame, size_t len, bool ip, bool l4);
