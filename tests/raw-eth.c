@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/mlx4dv.h>
@@ -198,6 +199,28 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
 	return 14 + 20 + 8 + payload;
 }
 
+/*
+ * One completion of @cq within 10 seconds (a busy machine may keep the
+ * simulator away for a while): 1, or 0 when none came.  The wait is by
+ * the clock: a count of polls ends too soon on a fast machine.
+ */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 10)
+			return 0;
+		usleep(1);
+	}
+}
+
 static int send_frame(struct raw_qp *r, size_t len, bool offload)
 {
 	struct ibv_sge sge = {
@@ -211,30 +234,22 @@ static int send_frame(struct raw_qp *r, size_t len, bool offload)
 			      (offload ? IBV_SEND_IP_CSUM : 0),
 	}, *bad;
 	struct ibv_wc wc;
-	int n, tries = 0;
+	int n;
 
 	if (ibv_post_send(r->qp, &wr, &bad))
 		return -1;
-	while ((n = ibv_poll_cq(r->cq, 1, &wc)) == 0 && ++tries < 2000000)
-		;
+	n = poll_one(r->cq, &wc);
 	return n == 1 && wc.status == IBV_WC_SUCCESS &&
 	       wc.opcode == IBV_WC_SEND ? 0 : -1;
 }
 
-/* The next receive of @r within a second: its slot, or -1. */
+/* The next receive of @r within 10 seconds: its slot, or -1. */
 static int receive(struct raw_qp *r, struct ibv_wc *wc)
 {
-	for (int i = 0; i < 100000; i++) {
-		int n = ibv_poll_cq(r->cq, 1, wc);
-
-		if (n < 0)
-			return -1;
-		if (n == 1)
-			return wc->status == IBV_WC_SUCCESS &&
-			       wc->opcode == IBV_WC_RECV ? (int)wc->wr_id : -1;
-		usleep(10);
-	}
-	return -1;
+	if (poll_one(r->cq, wc) != 1)
+		return -1;
+	return wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV ?
+	       (int)wc->wr_id : -1;
 }
 
 static bool nothing_arrives(struct raw_qp *r)
@@ -323,12 +338,14 @@ static void make_rss_wq(struct rss_wq *w)
 		post_wq_slot(w, i);
 }
 
-/* The WQ index where a frame arrived, or -1 after a second. */
+/* The WQ index where a frame arrived, or -1 after 10 seconds. */
 static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
 {
+	struct timespec start, now;
 	struct ibv_wc wc;
 
-	for (int t = 0; t < 100000; t++) {
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
 		for (int i = 0; i < RSS_WQS; i++) {
 			if (ibv_poll_cq(w[i].cq, 1, &wc) != 1)
 				continue;
@@ -339,9 +356,11 @@ static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
 			post_wq_slot(&w[i], wc.wr_id);
 			return i;
 		}
-		usleep(10);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 10)
+			return -1;
+		usleep(1);
 	}
-	return -1;
 }
 
 static void test_rss(struct raw_qp *tx)
@@ -679,8 +698,7 @@ static void test_vlan_insert(struct raw_qp *rx)
 	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
-	while ((n = ibv_poll_cq(tx.cq, 1, &wc)) == 0)
-		;
+	n = poll_one(tx.cq, &wc);
 	slot = receive(rx, &wc);
 	got = slot >= 0 ? rx->buf + slot * FRAME_MAX : NULL;
 	check(flow && n == 1 && wc.status == IBV_WC_SUCCESS && got &&
