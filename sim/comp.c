@@ -65,6 +65,17 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	       const struct sim_message *msg, uint32_t byte_len,
 	       uint16_t pkey_index)
 {
+	if (comp_recv_after(cq, qpn, wqe_index, msg, byte_len, pkey_index,
+			    NULL, 0))
+		breach(cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
+		       cq->cqn, (unsigned long long)cq->buf);
+}
+
+/* comp_recv(), the data it reports written in the same transfer. */
+int comp_recv_after(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
+		    const struct sim_message *msg, uint32_t byte_len,
+		    uint16_t pkey_index, const struct dma_piece *data, int n)
+{
 	const struct sim_opcode *op = opcode_get(msg->opcode);
 	struct mlx4_cqe cqe;
 	uint32_t rqpn = msg->xrc_srqn ? msg->xrc_srqn : msg->src_qpn;
@@ -93,7 +104,7 @@ void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	cqe.byte_cnt = htobe32(byte_len);
 	cqe.wqe_index = htobe16(wqe_index);
 	cqe.owner_sr_opcode = op->recv_opcode;
-	cq_push(cq, &cqe, msg->solicited);
+	return cq_push_after(cq, &cqe, msg->solicited, data, n);
 }
 
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,

@@ -425,31 +425,47 @@ static void timestamp(struct mlx4_cqe *cqe)
  */
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 {
+	if (cq_push_after(cq, in, solicited, NULL, 0))
+		breach(cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable", cq->cqn,
+		       (unsigned long long)cq->buf);
+}
+
+/*
+ * cq_push(), with the @n pieces the CQE reports (a small receive's data)
+ * written first in the same ordered transfer: one system call for both.
+ * -EFAULT when the transfer failed (nothing counted: the caller may do
+ * it the long way, which says which part failed).  A full CQ writes the
+ * pieces, then fails the CQ, as the long way would.
+ */
+int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
+		  bool solicited, const struct dma_piece *data, int n)
+{
+	struct dma_piece piece[DMA_PIECES_MAX];
 	struct mlx4_cqe cqe = *in;
 	uint64_t addr;
 	bool error;
 
 	if (cq->overrun)
-		return;
+		return 0;
 	if (outstanding(cq) >= cq->nent) {
 		refresh_ci(cq);
 		if (outstanding(cq) >= cq->nent) {
+			if (n && dma_write_ordered(cq->ctx->pid, data, n))
+				return -EFAULT;
 			cq_error(cq);
-			return;
+			return 0;
 		}
 	}
 	if (cq->timestamped)
 		timestamp(&cqe);
 	addr = cqe_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (dma_write_ordered(cq->ctx->pid, (struct dma_piece[]){
-			{ addr, &cqe, sizeof(cqe) - 1 },
-			{ addr + sizeof(cqe) - 1, &cqe.owner_sr_opcode, 1 },
-		}, 2)) {
-		breach(cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable", cq->cqn,
-		       (unsigned long long)cq->buf);
-		return;
-	}
+	memcpy(piece, data, n * sizeof(*piece));
+	piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
+	piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
+					 &cqe.owner_sr_opcode, 1 };
+	if (dma_write_ordered(cq->ctx->pid, piece, n))
+		return -EFAULT;
 	TRACE(trace_cqe(cq, cq->prod, &cqe));
 	cq->prod++;
 	sim.progress++;
@@ -459,4 +475,5 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 	if (cq->arm == CQ_ARMED_NEXT ||
 	    (cq->arm == CQ_ARMED_SOLICITED && (solicited || error)))
 		fire(cq);
+	return 0;
 }

@@ -17,7 +17,7 @@
 
 #include "sim.h"
 
-#define DMA_IOV_MAX	64	/* pieces in one transfer */
+#define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
 static int transfer(pid_t pid, bool write, const struct iovec *local,

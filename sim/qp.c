@@ -11,6 +11,7 @@
 #include <linux/capability.h>
 
 #include "uverbs.h"
+#include "queue.h"
 
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
 {
@@ -837,6 +838,7 @@ static void qp_reset(struct sim_qp *qp)
 	qp->sq.head = 0;
 	qp->rq.head = 0;
 	qp->rq_posted = 0;
+	rq_cache_drop(qp);
 	qp->doorbells = 0;
 	qp->comm_established = false;
 	qp->last.valid = false;		/* a new connection's PSNs */
@@ -1060,6 +1062,7 @@ static void qp_free(struct sim_qp *qp)
 	table_del(&qp->hca->qps, qp->qpn);
 	qp->hca->nqps--;
 	qp_drop_objects(qp);
+	rq_cache_drop(qp);
 	free(qp);
 }
 

@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 
+#include <stdlib.h>
+
 #include "queue.h"
 
 #define SQ_FETCH_BYTES	8192
@@ -136,18 +138,65 @@ static bool rq_doorbell(struct sim_qp *qp, uint32_t db)
 	return false;
 }
 
+/*
+ * Receive WQEs fetched ahead, RQ_BATCH in one transfer, as the adapter
+ * prefetches: once the doorbell record counts them posted they are the
+ * device's, and the driver does not touch them again.
+ */
+struct sim_rq_cache {
+	uint32_t first;			/* the RQ counter of wqe[0] */
+	uint32_t n;
+	uint8_t wqe[RQ_BATCH * CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+};
+
+void rq_cache_drop(struct sim_qp *qp)
+{
+	free(qp->rq_cache);
+	qp->rq_cache = NULL;
+}
+
+/*
+ * The WQE at the head from the WQEs fetched ahead, fetching up to
+ * RQ_BATCH of those known posted, to the end of the ring, when it is not
+ * there; NULL when there is nothing to fetch ahead or no memory for it.
+ */
+static const uint8_t *rq_fetch_ahead(struct sim_qp *qp, uint64_t addr,
+				     size_t stride)
+{
+	struct sim_rq_cache *c = qp->rq_cache;
+	uint32_t head = qp->rq.head, k;
+
+	if (c && head - c->first < c->n)
+		return c->wqe + (head - c->first) * stride;
+	k = MIN((uint16_t)(qp->rq_posted - head),
+		qp->rq.wqe_cnt - (head & (qp->rq.wqe_cnt - 1)));
+	k = MIN(k, RQ_BATCH);
+	if (k < 2 || (!c && !(c = qp->rq_cache = calloc(1, sizeof(*c)))))
+		return NULL;
+	c->n = 0;
+	if (dma_read(qp->ctx->pid, addr, c->wqe, k * stride))
+		return NULL;
+	c->first = head;
+	c->n = k;
+	return c->wqe;
+}
+
 /* The receive WQE at the head, if the driver has posted it. */
 int rq_take(struct sim_qp *qp, struct sim_recv *r)
 {
-	uint8_t wqe[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	uint8_t buf[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	const uint8_t *wqe = buf;
 	size_t stride = 1u << qp->rq.wqe_shift;
 	uint64_t addr = qp->buf + qp->rq.offset +
 		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift);
 	bool known = (uint16_t)qp->rq.head != qp->rq_posted;
+	const uint8_t *ahead = known ? rq_fetch_ahead(qp, addr, stride) : NULL;
 	uint32_t db;
 
-	if (read_recv(qp->ctx->pid, qp->db, known ? NULL : &db, addr, wqe,
-		      stride)) {
+	if (ahead)
+		wqe = ahead;
+	else if (read_recv(qp->ctx->pid, qp->db, known ? NULL : &db, addr, buf,
+			   stride)) {
 		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
 		       qp->qpn);
 		return -EAGAIN;
@@ -176,6 +225,7 @@ uint16_t rq_untaken(struct sim_qp *qp)
 {
 	uint32_t db;
 
+	rq_cache_drop(qp);		/* the queue starts over after this */
 	if (dma_read(qp->ctx->pid, qp->db, &db, sizeof(db)))
 		return 0;
 	if (!rq_doorbell(qp, db)) {

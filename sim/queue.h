@@ -11,6 +11,7 @@
 #include "sim.h"
 
 #define SQ_BATCH	16	/* send WQEs looked at in one transfer */
+#define RQ_BATCH	16	/* receive WQEs fetched in one transfer */
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
 
 /* A receive WQE, taken from its queue. */
@@ -32,5 +33,6 @@ int sq_ready(struct sim_qp *qp);
 int rq_take(struct sim_qp *qp, struct sim_recv *r);
 int srq_take(struct sim_srq *srq, struct sim_recv *r);
 uint16_t rq_untaken(struct sim_qp *qp);
+void rq_cache_drop(struct sim_qp *qp);
 
 #endif

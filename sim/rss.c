@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "queue.h"
 
 #define FIELDS_IPV4	(MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4)
 #define FIELDS_IPV6	(MLX4_IB_RX_HASH_SRC_IPV6 | MLX4_IB_RX_HASH_DST_IPV6)
@@ -168,5 +169,6 @@ void rss_wq_state(struct sim_wq_obj *wq)
 		dev->state = IBV_QPS_RESET;
 		dev->rq.head = 0;
 		dev->rq_posted = 0;
+		rq_cache_drop(dev);
 	}
 }

@@ -338,6 +338,7 @@ struct sim_qp {
 	bool sq_sig_all;
 	struct sim_wq sq, rq;
 	uint16_t rq_posted;		/* doorbell record last read */
+	struct sim_rq_cache *rq_cache;	/* receive WQEs fetched ahead */
 	uint32_t doorbells;		/* rung since RESET */
 	struct ibv_qp_cap cap;		/* as the create reply reported */
 
@@ -614,6 +615,7 @@ struct dma_piece {
 	void *buf;
 	size_t len;
 };
+#define DMA_PIECES_MAX	64	/* in one ordered transfer */
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n);
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n);
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len);
@@ -719,6 +721,8 @@ bool hca_has_eth_port(const struct sim_hca *hca);
 /* cq.c: the device side of a CQ */
 uint32_t hca_comp_vectors(void);
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);
+int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
+		  bool solicited, const struct dma_piece *data, int n);
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 

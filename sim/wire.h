@@ -114,6 +114,9 @@ void flight_passed(const struct sim_qp *src);
 void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	       const struct sim_message *msg, uint32_t byte_len,
 	       uint16_t pkey_index);
+int comp_recv_after(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
+		    const struct sim_message *msg, uint32_t byte_len,
+		    uint16_t pkey_index, const struct dma_piece *data, int n);
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		     uint8_t syndrome);
 

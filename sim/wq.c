@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "uverbs.h"
+#include "queue.h"
 
 #define FLOW_MAX_PRIORITY	0xfff	/* mlx4_ib: 12 bits of rule priority */
 /* The kernel's own "not supported", which uverbs hands on as it is. */
@@ -309,6 +310,7 @@ void wq_release(struct sim_wq_obj *wq)
 {
 	if (wq->dev.state == IBV_QPS_ERR)
 		list_del(&wq->dev.wait_link);	/* in sim.error_qps */
+	rq_cache_drop(&wq->dev);
 	event_forget(wq->uobj.ctx, wq);
 	wq->pd->users--;
 	wq->cq->users--;
