@@ -460,7 +460,8 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		timestamp(&cqe);
 	addr = cqe_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	memcpy(piece, data, n * sizeof(*piece));
+	if (n)
+		memcpy(piece, data, n * sizeof(*piece));
 	piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
 	piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
 					 &cqe.owner_sr_opcode, 1 };
