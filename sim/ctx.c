@@ -615,6 +615,7 @@ void ctx_close(struct sim_ctx *ctx)
 {
 	struct sim_event_file *file, *tmp;
 
+	bf_watch_end(ctx);
 	if (ctx->hca)
 		TRACE(trace_close_file(ctx));
 	release_objects(ctx);

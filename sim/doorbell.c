@@ -11,6 +11,9 @@
  * bits say).  A BlueFlame write carries a WQE, which the driver also
  * leaves in the ring; it is a doorbell too.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "sim.h"
 #include "queue.h"
 
@@ -50,6 +53,124 @@ static void ring(struct sim_ctx *ctx, struct rung *rung, uint32_t qpn,
 	rung->qp[rung->n++] = qp;
 }
 
+/*
+ * The trace's check of BlueFlame copies.  The device runs a send queue
+ * from its ring; a BlueFlame copy must hold the same WQE, and when the
+ * trace is on, each is compared with the ring's.  Hardware takes such a
+ * write whole, but here the device may look while the driver is still
+ * copying (preempted halfway), so a copy unlike the ring's is watched
+ * until it matches; only when its context closes, with every copy done,
+ * is one still unlike the ring's a wrong copy.  One that the next copy
+ * into its buffer overtakes cannot be judged.
+ */
+#define BF_BUFFERS	(SIM_PAGE_SIZE / BF_CHUNK)
+
+struct bf_watch {
+	bool live;
+	uint64_t head;			/* the first 8 bytes, as taken */
+	enum ibv_qp_type type;		/* its QP's, to name the segments */
+	size_t size;			/* the WQE's bytes, at most BF_CHUNK */
+	uint8_t ring[BF_CHUNK];		/* the ring's copy */
+};
+
+/* The copy's bytes in @out: the head as taken, the rest as it is now. */
+static void bf_bytes(struct sim_ctx *ctx, int buffer,
+		     const struct bf_watch *w, uint8_t *out)
+{
+	volatile uint8_t *bf = ctx_page(ctx, SIM_PAGE_BF) + buffer * BF_CHUNK;
+
+	memcpy(out, &w->head, sizeof(w->head));
+	for (size_t i = sizeof(w->head); i < w->size; i++)
+		out[i] = bf[i];
+}
+
+/*
+ * Whether the copy holds the ring's WQE.  The WQE index (bytes 1-2) and
+ * the QPN (bytes 4-6) are the BlueFlame write's own: the ring may or may
+ * not hold them.
+ */
+static bool bf_same(const struct bf_watch *w, const uint8_t *copy)
+{
+	static const int own[] = { 1, 2, 4, 5, 6 };
+	uint8_t a[8], b[8];
+
+	memcpy(a, copy, 8);
+	memcpy(b, w->ring, 8);
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		a[own[i]] = b[own[i]] = 0;
+	return !memcmp(a, b, 8) && !memcmp(copy + 8, w->ring + 8, w->size - 8);
+}
+
+/* Trace the watched copy in @buffer with @verdict; the watch ends. */
+static void bf_watch_done(struct sim_ctx *ctx, int buffer, const char *verdict)
+{
+	struct bf_watch *w = &ctx->bf_watch[buffer];
+	uint8_t copy[BF_CHUNK];
+
+	bf_bytes(ctx, buffer, w, copy);
+	trace_blueflame(ctx, SIM_PAGE_SIZE + buffer * BF_CHUNK, verdict,
+			w->type, copy, w->size);
+	w->live = false;
+}
+
+/* Settle the watched copy in @buffer if it now matches the ring's. */
+static void bf_watch_check(struct sim_ctx *ctx, int buffer)
+{
+	struct bf_watch *w = &ctx->bf_watch[buffer];
+	uint8_t copy[BF_CHUNK];
+
+	if (!w->live)
+		return;
+	bf_bytes(ctx, buffer, w, copy);
+	if (bf_same(w, copy))
+		bf_watch_done(ctx, buffer, "same");
+}
+
+/* A copy with @head was taken from the buffer at @off: watch it. */
+static void bf_watch_start(struct sim_ctx *ctx, int off, uint64_t head)
+{
+	uint32_t ctrl = be32toh((uint32_t)head);
+	struct sim_qp *qp = qp_by_num(ctx->hca,
+				      be32toh((uint32_t)(head >> 32)) >> 8);
+	int buffer = off / BF_CHUNK;
+	struct bf_watch *w;
+
+	if (!ctx->bf_watch) {
+		ctx->bf_watch = calloc(BF_BUFFERS, sizeof(*ctx->bf_watch));
+		if (!ctx->bf_watch)
+			return;
+	}
+	w = &ctx->bf_watch[buffer];
+	if (w->live)
+		bf_watch_done(ctx, buffer, "overtaken");
+	if (!qp || qp->ctx != ctx || !qp->sq.wqe_cnt)
+		return;
+	w->head = head;
+	w->type = qp->type;
+	w->size = MIN((size_t)(((const uint8_t *)&head)[7] & 0x3f) * 16,
+		      MIN((size_t)BF_CHUNK, (size_t)1 << qp->sq.wqe_shift));
+	w->size = MAX(w->size, sizeof(head));
+	/* The ring's WQE of that index (bytes 1-2), handed over this pass. */
+	if (sq_peek(qp, (ctrl >> 8) & 0xffff, w->ring, w->size))
+		return;
+	w->live = true;
+	bf_watch_check(ctx, buffer);
+}
+
+/* Trace the copies still watched: the context's driver is done. */
+void bf_watch_end(struct sim_ctx *ctx)
+{
+	if (!ctx->bf_watch)
+		return;
+	for (int i = 0; i < BF_BUFFERS; i++) {
+		bf_watch_check(ctx, i);
+		if (ctx->bf_watch[i].live)
+			bf_watch_done(ctx, i, "unlike");
+	}
+	free(ctx->bf_watch);
+	ctx->bf_watch = NULL;
+}
+
 /* Take the doorbells of @ctx's pages; which QPs rang goes to @rung. */
 static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 {
@@ -80,15 +201,7 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 		 */
 		if (!head)
 			continue;
-		TRACE(trace_blueflame(ctx, SIM_PAGE_SIZE + off, head, bf + off,
-				      BF_CHUNK));
-		/*
-		 * Hardware takes a BlueFlame write whole; here a driver may
-		 * still be copying.  Cleared, the rest of the buffer shows
-		 * a copy taken early as zeros, not as an older WQE's bytes.
-		 */
-		for (int i = 8; i < BF_CHUNK; i += 8)
-			*(volatile uint64_t *)(bf + off + i) = 0;
+		TRACE(bf_watch_start(ctx, off, head));
 		ring(ctx, rung, be32toh((uint32_t)(head >> 32)) >> 8,
 		     "a BlueFlame write");
 	}
@@ -121,6 +234,9 @@ void ctx_doorbells(struct sim_ctx *ctx)
 	/* A disassociated file's pages reach no device. */
 	if (!ctx->pages || ctx->fatal)
 		return;
+	if (ctx->bf_watch)
+		for (int i = 0; i < BF_BUFFERS; i++)
+			bf_watch_check(ctx, i);
 	take_doorbells(ctx, &rung);
 	if (!rung.n)
 		return;

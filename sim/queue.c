@@ -16,6 +16,7 @@
 #include <errno.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "queue.h"
 
@@ -66,6 +67,25 @@ int sq_fetch(struct sim_qp *qp, uint8_t *raw)
 			break;
 	}
 	return n;
+}
+
+/*
+ * Read @len bytes of the send WQE numbered @index (its low 16 bits, as a
+ * BlueFlame write names it), if it is in the ring within a lap of the
+ * head, before or after it, and its owner bit says it was handed over on
+ * its own lap.  Returns 0, or -1.
+ */
+int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len)
+{
+	int lap = (int)qp->sq.wqe_cnt;
+	int ahead = (int16_t)(index - qp->sq.head);
+	uint32_t n = qp->sq.head + ahead, owner;
+
+	if (len > (1u << qp->sq.wqe_shift) || ahead >= lap || ahead <= -lap ||
+	    dma_read(qp->ctx->pid, wqe_addr(qp, n), raw, len))
+		return -1;
+	memcpy(&owner, raw, sizeof(owner));
+	return !!(be32toh(owner) >> 31) == !!(n & qp->sq.wqe_cnt) ? 0 : -1;
 }
 
 /* How many WQEs from the head the driver has handed over (up to 16). */

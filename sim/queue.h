@@ -29,6 +29,7 @@ struct sim_recv {
 
 int sq_fetch(struct sim_qp *qp, uint8_t *raw);
 int sq_ready(struct sim_qp *qp);
+int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
 
 int rq_take(struct sim_qp *qp, struct sim_recv *r);
 int srq_take(struct sim_srq *srq, struct sim_recv *r);

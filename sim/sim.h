@@ -164,6 +164,7 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
+	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 };
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
@@ -742,6 +743,7 @@ void srq_check_limit(struct sim_srq *srq);
 
 /* doorbell.c */
 void ctx_doorbells(struct sim_ctx *ctx);
+void bf_watch_end(struct sim_ctx *ctx);
 void doorbells_scan(void);
 
 /* req.c: the requester, executing a QP's send queue */
@@ -779,7 +781,8 @@ void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value);
 void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
 		       uint32_t word1);
 void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
-		     uint64_t head, const volatile uint8_t *chunk, size_t room);
+		     const char *verdict, enum ibv_qp_type type,
+		     const uint8_t *wqe, size_t size);
 void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
 		    const uint8_t *wqe);
 void trace_recv_wqe(const struct sim_qp *qp, uint32_t index,

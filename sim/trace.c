@@ -177,23 +177,18 @@ void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
 static void send_wqe_segments(enum ibv_qp_type type, const uint8_t *wqe,
 			      size_t size);
 
-/* @head is the first eight bytes, which the device took from the page. */
+/*
+ * A BlueFlame copy of @size bytes at @offset of the context's pages, and
+ * whether it held the ring's WQE (doorbell.c): "same", "unlike", or
+ * "overtaken" by the next copy before it could be judged.
+ */
 void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
-		     uint64_t head, const volatile uint8_t *chunk, size_t room)
+		     const char *verdict, enum ibv_qp_type type,
+		     const uint8_t *wqe, size_t size)
 {
-	uint8_t wqe[SIM_PAGE_SIZE];
-	struct sim_qp *qp;
-	size_t size;
-
-	memcpy(wqe, &head, sizeof(head));
-	for (size_t i = sizeof(head); i < room; i++)
-		wqe[i] = chunk[i];
-	size = MIN((size_t)(wqe[7] & 0x3f) * 16, room);
-	/* The QPN is in bytes 4-6; its type says what segments follow. */
-	qp = qp_by_num(ctx->hca, be32toh((uint32_t)(head >> 32)) >> 8);
-	fprintf(sim_trace, "p%d bf uar+0x%x wqe=", (int)ctx->pid, offset);
-	send_wqe_segments(qp ? qp->type : IBV_QPT_RC, wqe,
-			  MAX(size, sizeof(head)));
+	fprintf(sim_trace, "p%d bf uar+0x%x %s wqe=", (int)ctx->pid, offset,
+		verdict);
+	send_wqe_segments(type, wqe, size);
 	fputc('\n', sim_trace);
 }
 

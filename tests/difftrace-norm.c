@@ -547,7 +547,7 @@ static void print_cqe(const char *rest)
 static void print_line(const char *line)
 {
 	unsigned int num, word0, word1, index;
-	char verb[16];
+	char verb[16], verdict[16];
 	int used = 0;
 
 	if (sscanf(line, "%15s%n", verb, &used) != 1)
@@ -570,8 +570,9 @@ static void print_line(const char *line)
 		put_name(CQN, word0 & 0xffffff);
 		fprintf(out, ",%08x\n", word1);
 	} else if (!strcmp(verb, "bf") &&
-		   sscanf(line, "uar+0x%x wqe=%n", &num, &used) == 1) {
-		fprintf(out, "uar+0x%x wqe=", num);
+		   sscanf(line, "uar+0x%x %15s wqe=%n", &num, verdict,
+			  &used) == 2) {
+		fprintf(out, "uar+0x%x %s wqe=", num, verdict);
 		print_wqe(line + used);
 		fputc('\n', out);
 	} else if ((!strcmp(verb, "sq") || !strcmp(verb, "rq")) &&
@@ -630,7 +631,8 @@ static char *render(const char *prefix, const char *line)
  * its order, which is the queue's; between streams there is no order the
  * device keeps or a driver could see (two queues run independently, and a
  * CQE is written whenever the device gets to it), so none is compared.
- * ST_BF is a BlueFlame copy unlike the ring's WQE (see bf_differs()).
+ * ST_BF is a BlueFlame copy the simulator found unlike the ring's WQE
+ * (sim/doorbell.c).
  */
 enum stream { ST_CMD, ST_SQ, ST_BF, ST_RQ, ST_SRQ, ST_CQE, ST_ARM, ST_NONE };
 
@@ -709,7 +711,8 @@ static bool wqe_of(const char *line, unsigned int *qpn, unsigned int *index)
 		return true;
 	}
 	/* A BlueFlame copy names them in its control segment. */
-	if (sscanf(line, "bf uar+0x%*x wqe=ctrl:%8x%8x", &owner, &word1) == 2) {
+	if (sscanf(line, "bf uar+0x%*x %*s wqe=ctrl:%8x%8x", &owner,
+		   &word1) == 2) {
 		*qpn = word1 >> 8;
 		*index = (owner >> 8) & 0xffff;
 		return true;
@@ -743,8 +746,10 @@ static enum stream stream_of(const char *line, uint32_t *object)
 
 	if (!strncmp(line, "db uar send=", 12))
 		return ST_NONE;
+	/* Only a copy the simulator found unlike the ring's WQE counts. */
 	if (!strncmp(line, "bf ", 3))
-		return wqe_of(line, object, &index) ? ST_BF : ST_NONE;
+		return strstr(line, " unlike wqe=") &&
+		       wqe_of(line, object, &index) ? ST_BF : ST_NONE;
 	for (size_t i = 0; i < sizeof(queue_lines) / sizeof(queue_lines[0]); i++)
 		if (sscanf(line, queue_lines[i].format, &v) == 1) {
 			/* 24 bits: an arm doorbell has its command above. */
@@ -754,86 +759,6 @@ static enum stream stream_of(const char *line, uint32_t *object)
 	return ST_CMD;
 }
 
-#define BF_WINDOW	256
-
-/* The WQE bytes of a sq or bf line, up to the end of the line. */
-static const char *wqe_bytes(const char *line)
-{
-	const char *p = strstr(line, " wqe=");
-
-	return p ? p + 5 : "";
-}
-
-/*
- * The bytes of a traced WQE, "name:hex,name:hex,...", as one hex string
- * in @out (the segment names and commas gone); at most @cap - 1 digits.
- */
-static void wqe_hex(const char *wqe, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	while ((wqe = strchr(wqe, ':'))) {
-		for (wqe++; isxdigit((unsigned char)*wqe) && n + 1 < cap; wqe++)
-			out[n++] = *wqe;
-	}
-	out[n] = '\0';
-}
-
-/*
- * Whether the BlueFlame copy @bf holds the bytes of the ring's WQE
- * @ring.  The simulator may look at a BlueFlame buffer while the driver
- * is still writing it (a driver preempted in the middle of its copy;
- * hardware takes the write whole): past the first 8 bytes, which the
- * device takes at once, such a copy reads as zeros (the simulator clears
- * a buffer it takes), and its segments may not even decode as the
- * ring's.  So the bytes are compared, and a 4-byte word that is zero in
- * the copy is not.
- */
-static bool bf_matches(const char *bf, const char *ring)
-{
-	static char a[8192], b[8192];
-	size_t n;
-
-	wqe_hex(bf, a, sizeof(a));
-	wqe_hex(ring, b, sizeof(b));
-	n = strlen(a);
-	if (n != strlen(b))
-		return false;
-	for (size_t i = 0; i < n; i += 8) {
-		size_t w = MIN(8, n - i);
-
-		if (strncmp(a + i, "00000000", w) && strncmp(a + i, b + i, w))
-			return false;
-	}
-	return true;
-}
-
-/*
- * A BlueFlame copy the device did see must hold the same bytes as the
- * WQE the device read from the ring, which is near it in the process's
- * lines as traced; one that does not is printed.
- */
-static bool bf_differs(const struct proc *p, size_t j)
-{
-	unsigned int qpn, index, q, x;
-
-	if (!wqe_of(p->lines[j].raw, &qpn, &index))
-		return false;
-	for (size_t d = 1; d < BF_WINDOW; d++) {
-		size_t k[2] = { j + d, j - d };
-
-		for (int w = 0; w < 2; w++) {
-			const char *ring = k[w] < p->n ? p->lines[k[w]].raw : "";
-
-			if (!strncmp(ring, "sq ", 3) && wqe_of(ring, &q, &x) &&
-			    q == qpn && x == index)
-				return !bf_matches(wqe_bytes(p->lines[j].raw),
-						   wqe_bytes(ring));
-		}
-	}
-	return false;
-}
-
 /* Render every line in the order of the trace; drop what is not compared. */
 static void render_all(void)
 {
@@ -841,8 +766,6 @@ static void render_all(void)
 		struct proc *p = &procs[order[i].proc];
 		struct line *l = &p->lines[order[i].line];
 
-		if (l->stream == ST_BF && !bf_differs(p, order[i].line))
-			l->stream = ST_NONE;
 		if (l->stream != ST_NONE)
 			l->text = render(l->stream == ST_BF ?
 					 "BlueFlame copy unlike the ring's: " : "",
