@@ -26,6 +26,7 @@ struct sim_wqe {
 	uint8_t opcode;
 	const struct sim_opcode *op;
 	bool signaled, solicited;
+	bool fenced;			/* waits for the READs and atomics before */
 	uint32_t imm;
 	uint32_t remote_srqn;
 	uint64_t raddr;
@@ -182,6 +183,7 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	w->imm = ctrl->imm;
 	w->signaled = (flags & MLX4_WQE_CTRL_CQ_UPDATE) == MLX4_WQE_CTRL_CQ_UPDATE;
 	w->solicited = flags & MLX4_WQE_CTRL_SOLICIT;
+	w->fenced = ctrl->fence_size & MLX4_WQE_CTRL_FENCE;
 	w->remote_srqn = flags >> 8;
 	w->flags = flags;
 	memcpy(w->ctrl_mac, &ctrl->srcrb_flags, 2);
@@ -868,6 +870,67 @@ static enum exec_result execute(struct sim_qp *qp, struct sim_wqe *w)
 }
 
 /*
+ * The local buffers of RDMA READs and atomics still in flight.  The
+ * adapter runs a QP's WQEs in a pipeline: one after a READ or an atomic
+ * goes out without waiting for its answer unless it is fenced, so if it
+ * gathers from where the answer lands, it sends what was there before.
+ * Here a READ lands before the next WQE runs, so the rule is checked
+ * instead: among WQEs handed over together (the driver posted the later
+ * before the earlier could complete), an unfenced one may not gather
+ * from what an earlier READ or atomic scatters to.
+ */
+static struct in_flight {
+	int n;
+	struct {
+		uint64_t addr, len;
+		uint32_t index;
+	} buf[SQ_BATCH * CX3_MAX_SGE];
+} in_flight;
+
+static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+static bool gathers_local(const struct sim_wqe *w)
+{
+	return !w->is_inline &&
+	       (w->op->kind == OP_SEND || w->op->kind == OP_WRITE);
+}
+
+static void check_fence(struct sim_qp *qp, const struct sim_wqe *w)
+{
+	if (w->fenced) {
+		in_flight.n = 0;
+		return;
+	}
+	if (!gathers_local(w))
+		return;
+	for (int i = 0; i < w->nsge; i++)
+		for (int j = 0; j < in_flight.n; j++)
+			if (overlap(w->sge[i].addr, w->sge[i].len,
+				    in_flight.buf[j].addr, in_flight.buf[j].len)) {
+				breach(qp->ctx, "QP 0x%x WQE 0x%x: gathers from where the RDMA READ or atomic of WQE 0x%x lands, with no fence: the adapter may send the bytes from before it",
+				       qp->qpn, w->index, in_flight.buf[j].index);
+				return;
+			}
+}
+
+/* A READ or an atomic ran: its answer is in flight for the WQEs after. */
+static void note_in_flight(const struct sim_wqe *w)
+{
+	if (w->op->kind != OP_READ && w->op->kind != OP_ATOMIC)
+		return;
+	for (int i = 0; i < w->nsge; i++) {
+		if (in_flight.n == (int)ARRAY_SIZE(in_flight.buf))
+			return;
+		in_flight.buf[in_flight.n].addr = w->sge[i].addr;
+		in_flight.buf[in_flight.n].len = w->sge[i].len;
+		in_flight.buf[in_flight.n++].index = w->index;
+	}
+}
+
+/*
  * Run the send queue until it is empty, blocked for a retry, or the QP
  * leaves RTS.  In ERROR, what the driver posts is flushed.
  */
@@ -885,6 +948,7 @@ void req_run(struct sim_qp *qp)
 	}
 	while (qp_can_send(qp) && !qp->waiting && (n = sq_fetch(qp, raw)) > 0) {
 		sim.work_done = true;
+		in_flight.n = 0;
 		for (int i = 0; i < n && qp_can_send(qp); i++) {
 			w.index = qp->sq.head;
 			TRACE(trace_send_wqe(qp, w.index, raw + i * MAX_STRIDE));
@@ -892,8 +956,10 @@ void req_run(struct sim_qp *qp)
 				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 				return;
 			}
+			check_fence(qp, &w);
 			if (execute(qp, &w) != EXEC_DONE)
 				return;
+			note_in_flight(&w);
 		}
 	}
 }

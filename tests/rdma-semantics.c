@@ -497,6 +497,39 @@ static void read_and_atomics(void)
 	      "RDMA READ brings the remote bytes, byte_len 28 (%s, %u)",
 	      status_str(&wc), wc.byte_len);
 
+	/*
+	 * A READ and, posted with it, a SEND of the buffer the READ fills,
+	 * fenced: the SEND carries the READ's bytes.  (Unfenced, the
+	 * adapter may send the bytes from before: the simulator's strict
+	 * mode says so, and this run would fail.)
+	 */
+	{
+		struct ibv_sge read_sge = { (uintptr_t)p.a.buf + 600, 28,
+					    p.a.mr->lkey },
+			       send_sge = read_sge;
+		struct ibv_send_wr send = {
+			.wr_id = WRID(12), .sg_list = &send_sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE,
+		}, read = {
+			.wr_id = WRID(13), .sg_list = &read_sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ, .next = &send,
+		}, *bad;
+
+		memcpy(p.b.buf + 300, "fenced: sent after it landed", 28);
+		read.wr.rdma.remote_addr = (uintptr_t)p.b.buf + 300;
+		read.wr.rdma.rkey = p.b.mr->rkey;
+		post_recv(&p.b, 2048, 64, 14);
+		check(!ibv_post_send(p.a.qp, &read, &bad),
+		      "a READ and a fenced SEND of its buffer, posted together");
+		poll_one(p.a.cq, &wc);
+		poll_one(p.b.cq, &wc);
+		check(wc.status == IBV_WC_SUCCESS && wc.byte_len == 28 &&
+		      !memcmp(p.b.buf + 2048, "fenced: sent after it landed", 28),
+		      "the fenced SEND carries the bytes the READ brought (%s)",
+		      status_str(&wc));
+	}
+
 	/* ConnectX-3 atomics see the 64-bit target as big-endian. */
 	counter = htobe64(ATOMIC_START);
 	memcpy(p.b.buf + 1024, &counter, 8);

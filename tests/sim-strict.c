@@ -237,6 +237,53 @@ static int stale_window(void)
 	return wc.status == IBV_WC_REM_ACCESS_ERR ? 0 : 1;
 }
 
+/*
+ * An RDMA READ into a buffer, then, posted with it, an RDMA WRITE from
+ * that buffer: with @fence the WRITE waits for the READ's data (no
+ * breach); without, the adapter may send the bytes from before it.
+ */
+static int read_then_write(int fence)
+{
+	static uint8_t buf[64];
+	struct ibv_sge read_sge = { (uintptr_t)buf, 16, 0 },
+		       write_sge = { (uintptr_t)buf, 16, 0 };
+	struct ibv_send_wr write = {
+		.sg_list = &write_sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED | fence,
+	}, read = {
+		.sg_list = &read_sge, .num_sge = 1, .next = &write,
+		.opcode = IBV_WR_RDMA_READ,
+	}, *bad;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int n = 0;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("reg_mr");
+	memcpy(buf + 32, "fresh bytes, 16.", 16);
+	read_sge.lkey = write_sge.lkey = mr->lkey;
+	read.wr.rdma.remote_addr = (uintptr_t)buf + 32;
+	read.wr.rdma.rkey = mr->rkey;
+	write.wr.rdma.remote_addr = (uintptr_t)buf + 48;
+	write.wr.rdma.rkey = mr->rkey;
+	if (ibv_post_send(qp, &read, &bad))
+		die("post_send");
+	for (int i = 0; i < 1000 && !n; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (!n)
+			usleep(1000);
+	}
+	ibv_dereg_mr(mr);
+	if (n != 1 || wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "sim-strict: the WRITE did not complete\n");
+		return 1;
+	}
+	return memcmp(buf + 48, "fresh bytes, 16.", 16) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "none";
@@ -281,6 +328,10 @@ int main(int argc, char **argv)
 		return inline_read(ctrl);
 	} else if (!strcmp(how, "stale-window")) {
 		return stale_window();
+	} else if (!strcmp(how, "read-then-write")) {
+		return read_then_write(0);
+	} else if (!strcmp(how, "read-fence-write")) {
+		return read_then_write(IBV_SEND_FENCE);
 	} else if (!strcmp(how, "foreign-cq-doorbell")) {
 		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
 	} else if (!strcmp(how, "ci-ahead")) {
