@@ -52,6 +52,8 @@ struct sim_wqe {
 	uint8_t inline_data[CX3_MAX_SQ_DESC];
 };
 
+#define GATHER_ZERO_LENGTH	0x80000000u	/* 2 GB */
+
 enum exec_result {
 	EXEC_DONE,
 	EXEC_WAIT,		/* stays at the head for a retry */
@@ -99,6 +101,16 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 		uint32_t word = be32toh(*(const uint32_t *)(wqe + off));
 		bool inline_seg = word & MLX4_INLINE_SEG;
 
+		/*
+		 * The inline bit with no bytes: an empty segment, which is
+		 * how drivers write a gather entry of no length (a byte
+		 * count of 0 would mean 2 GB).  It mixes with anything.
+		 */
+		if (word == MLX4_INLINE_SEG) {
+			off += 16;
+			continue;
+		}
+
 		if (word == 0xffffffff) {
 			breach(qp->ctx, "QP 0x%x WQE 0x%x: stamp 0xffffffff at offset %zu, inside the WQE's %zu bytes",
 			       qp->qpn, w->index, off, end);
@@ -136,10 +148,11 @@ static int parse_data(struct sim_qp *qp, const uint8_t *wqe, size_t off,
 		}
 		const struct mlx4_wqe_data_seg *d = (const void *)(wqe + off);
 
-		w->sge[w->nsge].len = word;
+		/* A ConnectX-3 reads a gather byte count of 0 as 2 GB. */
+		w->sge[w->nsge].len = word ? word : GATHER_ZERO_LENGTH;
 		w->sge[w->nsge].lkey = be32toh(d->lkey);
 		w->sge[w->nsge].addr = be64toh(d->addr);
-		w->length += word;
+		w->length += w->sge[w->nsge].len;
 		w->nsge++;
 		off += 16;
 	}

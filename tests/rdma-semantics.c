@@ -581,6 +581,52 @@ static void read_and_atomics(void)
 	free_pair(&p);
 }
 
+/*
+ * Gather entries of no length: a ConnectX-3 reads a byte count of 0 as
+ * 2 GB, so a driver must write such an entry another way.  A SEND whose
+ * first entry is empty carries the second's bytes; a SEND of one empty
+ * entry is a message of no bytes.
+ */
+static void zero_length_gather(void)
+{
+	struct pair_opts opts = defaults;
+	struct ibv_wc wc;
+	struct pair p;
+
+	opts.send_sge = 2;
+	make_pair(&p, &opts);
+	memcpy(p.a.buf + 64, "after an empty entry", 20);
+	for (int entries = 2; entries >= 1; entries--) {
+		struct ibv_sge sge[2] = {
+			{ (uintptr_t)p.a.buf, 0, p.a.mr->lkey },
+			{ (uintptr_t)p.a.buf + 64, 20, p.a.mr->lkey },
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = WRID(20 + entries), .sg_list = sge,
+			.num_sge = entries, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		post_recv(&p.b, 1024, 64, 22);
+		memset(p.b.buf + 1024, 0xee, 64);
+		if (ibv_post_send(p.a.qp, &wr, &bad))
+			bail("post_send");
+		poll_one(p.a.cq, &wc);
+		check(wc.status == IBV_WC_SUCCESS,
+		      "a SEND of %d gather entries, the first empty: sent (%s)",
+		      entries, status_str(&wc));
+		poll_one(p.b.cq, &wc);
+		check(wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == (entries == 2 ? 20u : 0u) &&
+		      (entries == 2 ?
+		       !memcmp(p.b.buf + 1024, "after an empty entry", 20) :
+		       all_bytes(p.b.buf + 1024, 0xee, 64)),
+		      "... received: %u bytes, as sent (%s)", wc.byte_len,
+		      status_str(&wc));
+	}
+	free_pair(&p);
+}
+
 static void immediate_and_events(void)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
@@ -1706,6 +1752,7 @@ int main(void)
 	receive_too_small();
 	cq_overrun();
 	read_and_atomics();
+	zero_length_gather();
 	immediate_and_events();
 	resize_cq();
 	srq_events();
