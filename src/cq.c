@@ -526,6 +526,15 @@ static uint64_t mlx4_cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 	       (uint64_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
 }
 
+/* The same time in wall-clock nanoseconds (src/clock.c). */
+static uint64_t mlx4_cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct mlx4_cq *cq = to_mcq_ex(ibcq);
+
+	return mlx4_ticks_to_wallclock_ns(cq->ctx, &cq->wallclock,
+					  mlx4_cq_read_completion_ts(ibcq));
+}
+
 enum {
 	MLX4_CQ_SUPPORTED_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN |
 				     IBV_WC_EX_WITH_IMM |
@@ -534,7 +543,10 @@ enum {
 				     IBV_WC_EX_WITH_SLID |
 				     IBV_WC_EX_WITH_SL |
 				     IBV_WC_EX_WITH_DLID_PATH_BITS |
-				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	MLX4_CQ_WITH_TIME = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	/* A timestamped CQE has no room left for these. */
 	MLX4_CQ_NOT_WITH_TIMESTAMP = IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL,
 };
@@ -545,7 +557,7 @@ void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 
 	cq->wc_flags = wc_flags;
-	cq->timestamped = !!(wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+	cq->timestamped = !!(wc_flags & MLX4_CQ_WITH_TIME);
 
 	ibcq->start_poll = mlx4_start_poll;
 	ibcq->next_poll = mlx4_next_poll;
@@ -569,6 +581,11 @@ void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
 		ibcq->read_dlid_path_bits = mlx4_cq_read_dlid_path_bits;
 	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 		ibcq->read_completion_ts = mlx4_cq_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
+		ibcq->read_completion_wallclock_ns =
+			mlx4_cq_read_completion_wallclock_ns;
+		mlx4_clock_anchor_set(cq->ctx, &cq->wallclock);
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -679,6 +696,8 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 		 * which has the adapter write times into the CQEs.
 		 */
 		cmd_attr.cqe = nent - 1;
+		if (attr->wc_flags & MLX4_CQ_WITH_TIME)
+			cmd_attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
 		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
 		ret = ibv_cmd_create_cq_ex(context, &cmd_attr, PABI65(NULL,)
@@ -749,8 +768,10 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 		return NULL;
 	}
 	if ((attr->wc_flags & ~(uint64_t)MLX4_CQ_SUPPORTED_WC_FLAGS) ||
-	    ((attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) &&
-	     (attr->wc_flags & MLX4_CQ_NOT_WITH_TIMESTAMP))) {
+	    ((attr->wc_flags & MLX4_CQ_WITH_TIME) &&
+	     (attr->wc_flags & MLX4_CQ_NOT_WITH_TIMESTAMP)) ||
+	    ((attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) &&
+	     !mlx4_has_wallclock(ctx))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

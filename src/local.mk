@@ -5,6 +5,7 @@
 MLX4_PROVIDER_SOURCES = \
 	src/annotate.h \
 	src/buf.c \
+	src/clock.c \
 	src/cq.c \
 	src/dbrec.c \
 	src/driver.h \

@@ -128,6 +128,7 @@ struct mlx4_context {
 
 	void		       *hca_clock_page;
 	const void	       *hca_core_clock;	/* big-endian 64-bit counter */
+	uint64_t		hca_clock_khz;	/* its rate */
 
 	uint8_t			log_wqs_range_sz;
 	struct mlx4dv_ctx_allocators extern_alloc;
@@ -154,6 +155,16 @@ struct mlx4_buf {
 struct mlx4_qp;
 struct mlx4_srq;
 
+/*
+ * The adapter's clock and the system's real-time clock read together:
+ * a CQE's time in ticks becomes nanoseconds of wall-clock time from the
+ * nearest such pair (mlx4_ticks_to_wallclock_ns).
+ */
+struct mlx4_clock_anchor {
+	uint64_t		ticks;		/* 48 bits, as CQEs carry */
+	uint64_t		ns;		/* CLOCK_REALTIME then */
+};
+
 struct mlx4_cq {
 	struct verbs_cq		verbs_cq;
 
@@ -179,6 +190,7 @@ struct mlx4_cq {
 	struct mlx4_cqe	       *cur_cqe;
 	struct mlx4_qp	       *cur_qp;
 	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
+	struct mlx4_clock_anchor wallclock;	/* for _WALLCLOCK times */
 };
 
 /* ---------------------------------------------------------------------
@@ -409,6 +421,13 @@ int mlx4_query_port(struct ibv_context *context, uint8_t port,
 		    struct ibv_port_attr *attr);
 int mlx4_query_rt_values(struct ibv_context *context,
 			 struct ibv_values_ex *values);
+void mlx4_map_hca_clock(struct mlx4_context *ctx, uint64_t offset);
+int mlx4_has_wallclock(const struct mlx4_context *ctx);
+void mlx4_clock_anchor_set(const struct mlx4_context *ctx,
+			   struct mlx4_clock_anchor *anchor);
+uint64_t mlx4_ticks_to_wallclock_ns(const struct mlx4_context *ctx,
+				    struct mlx4_clock_anchor *anchor,
+				    uint64_t ticks);
 int mlx4_port_link_layer(struct mlx4_context *ctx, uint8_t port);
 struct ibv_pd *mlx4_alloc_pd(struct ibv_context *context);
 int mlx4_dealloc_pd(struct ibv_pd *pd);

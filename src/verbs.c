@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Control verbs that need no queue of their own: device and port
- * queries, the HCA clock, protection domains, XRC domains, memory
+ * queries, protection domains, XRC domains, memory
  * regions and windows, address handles, multicast, steering flows.
  */
 #include <config.h>
@@ -10,36 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "annotate.h"
 #include "mlx4.h"
 
 /* ---------------------------------------------------------------------
- * Device, port, clock
+ * Device, port
  */
 
 struct mlx4_query_device_ex_resp {
 	struct ib_uverbs_ex_query_device_resp	ibv_resp;
 	struct mlx4_uverbs_ex_query_device_resp	drv;
 };
-
-/* The device clock page: read-only, after the UAR and BlueFlame pages. */
-static void map_hca_clock(struct mlx4_context *ctx, uint64_t offset)
-{
-	struct ibv_context *ibctx = &ctx->ibv_ctx.context;
-	int page_size = mlx4_page_size(ibctx);
-	void *page;
-
-	if (ctx->hca_clock_page)
-		return;
-	page = mmap(NULL, page_size, PROT_READ, MAP_SHARED, ibctx->cmd_fd,
-		    (off_t)page_size * MLX4_CLOCK_PAGE_INDEX);
-	if (page == MAP_FAILED)
-		return;		/* no clock: query_rt_values says so */
-	ctx->hca_clock_page = page;
-	ctx->hca_core_clock = (char *)page + (offset & (page_size - 1));
-}
 
 int mlx4_query_device_ex(struct ibv_context *context,
 			 const struct ibv_query_device_ex_input *input,
@@ -82,7 +64,10 @@ int mlx4_query_device_ex(struct ibv_context *context,
 	if ((resp.drv.comp_mask & MLX4_IB_QUERY_DEV_RESP_MASK_CORE_CLOCK_OFFSET) &&
 	    resp.drv.response_length >=
 	    offsetof(struct mlx4_uverbs_ex_query_device_resp, max_inl_recv_sz))
-		map_hca_clock(ctx, resp.drv.hca_core_clock_offset);
+		mlx4_map_hca_clock(ctx, resp.drv.hca_core_clock_offset);
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, hca_core_clock) +
+			 sizeof(attr->hca_core_clock))
+		ctx->hca_clock_khz = attr->hca_core_clock;
 
 	if (resp.drv.response_length >=
 	    offsetof(struct mlx4_uverbs_ex_query_device_resp, reserved))
@@ -104,34 +89,6 @@ int mlx4_query_device_ex(struct ibv_context *context,
 		attr->tso_caps.max_tso = resp.drv.tso_caps.max_tso;
 		attr->tso_caps.supported_qpts = resp.drv.tso_caps.supported_qpts;
 	}
-	return 0;
-}
-
-int mlx4_query_rt_values(struct ibv_context *context,
-			 struct ibv_values_ex *values)
-{
-	struct mlx4_context *ctx = to_mctx(context);
-	const volatile uint32_t *clock = ctx->hca_core_clock;
-	uint32_t hi, lo, again;
-	int tries = 0;
-
-	if (!clock)
-		return EOPNOTSUPP;
-	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
-		return EINVAL;
-	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
-		return 0;
-
-	/* Big-endian 64 bits, high word first: retry if it moved. */
-	do {
-		hi = be32toh(clock[0]);
-		lo = be32toh(clock[1]);
-		again = be32toh(clock[0]);
-	} while (hi != again && ++tries < 8);
-
-	values->raw_clock.tv_sec = 0;
-	values->raw_clock.tv_nsec = (uint64_t)hi << 32 | lo;
-	values->comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
 	return 0;
 }
 

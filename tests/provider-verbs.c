@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -374,6 +375,106 @@ static void test_cq_timestamps(void)
 		      (unsigned long long)(wall1 - wall0));
 	}
 
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Completion times in wall-clock nanoseconds (libmlx4 only: rdma-core's
+ * mlx4 refuses the flag).  Each lies between the real time before the
+ * posts and after the polls (give or take the 10 ms by which the
+ * simulator's clock page may lag), and two of them are as far apart as
+ * their times in ticks say.
+ */
+static void test_cq_wallclock(int project)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_device_attr_ex dattr = {};
+	struct ibv_poll_cq_attr pattr = {};
+	uint64_t ticks[8], ns[8], khz, before, after, slack = 20000000;
+	int n = 0, within = 1, spaced = 1, ret;
+	struct ibv_cq_ex *cq;
+	struct ibv_qp *a, *b;
+	time_t end;
+
+	cq = ibv_create_cq_ex(ctx, &cattr);
+	if (!project) {
+		CHECK(!cq && errno == EOPNOTSUPP,
+		      "rdma-core's mlx4: wall-clock times refused: %s",
+		      cq ? "created" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		return;
+	}
+	CHECK(cq != NULL, "ibv_create_cq_ex with wall-clock times: %s",
+	      strerror(errno));
+	if (!cq)
+		return;
+	cattr.wc_flags |= IBV_WC_EX_WITH_SL;
+	{
+		struct ibv_cq_ex *refused = ibv_create_cq_ex(ctx, &cattr);
+
+		CHECK(!refused && errno == EOPNOTSUPP,
+		      "wall-clock times with SL: %s",
+		      refused ? "created" : strerror(errno));
+		if (refused)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(refused));
+	}
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
+	khz = dattr.hca_core_clock;
+
+	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	before = realtime_ns();
+	for (int i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (int i = 0; i < 4; i++) {
+		post_send(a, 20 + i, 4 + i, 0);
+		usleep(2000);	/* completions some ticks apart */
+	}
+	end = time(NULL) + 5;
+	while (n < 8 && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		if (ret)
+			break;
+		do {
+			ticks[n] = ibv_wc_read_completion_ts(cq);
+			ns[n] = ibv_wc_read_completion_wallclock_ns(cq);
+			n++;
+		} while (n < 8 && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	after = realtime_ns();
+	CHECK(n == 8, "%d completions", n);
+	for (int i = 0; i < n; i++) {
+		int64_t dns = (int64_t)(ns[i] - ns[0]);
+		int64_t dticks = (int64_t)(ticks[i] - ticks[0]);
+
+		within &= ns[i] + slack >= before && ns[i] <= after + slack;
+		if (khz && llabs(dns - dticks * 1000000 / (int64_t)khz) > 1000)
+			spaced = 0;
+	}
+	CHECK(within, "wall-clock times within the run: first %llu, run %llu..%llu",
+	      (unsigned long long)ns[0], (unsigned long long)before,
+	      (unsigned long long)after);
+	CHECK(spaced && khz, "wall-clock times as far apart as the ticks (%llu kHz)",
+	      (unsigned long long)khz);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
@@ -813,8 +914,10 @@ static void test_device_ex(void)
 	      "UD checksum offload offered");
 }
 
-int main(void)
+/* Usage: provider-verbs [project|system] (which provider runs it). */
+int main(int argc, char **argv)
 {
+	int project = argc < 2 || strcmp(argv[1], "system");
 	struct ibv_port_attr port;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -834,6 +937,7 @@ int main(void)
 	test_resize();
 	test_cq_ex();
 	test_cq_timestamps();
+	test_cq_wallclock(project);
 	test_reset();
 	test_srq();
 	test_refusals();

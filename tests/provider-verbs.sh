@@ -10,7 +10,7 @@ prog=tests/provider-verbs
 
 passed=0 failed=0
 run() {
-	out=$("$sim" run --provider="$1" -- "${2:-$prog}" 2>&1)
+	out=$("$sim" run --provider="$1" -- "${2:-$prog}" "$1" 2>&1)
 	status=$?
 	echo "$out" | sed "s/^/$1: /"
 	p=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
