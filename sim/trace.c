@@ -215,7 +215,9 @@ static void middle_segments(enum ibv_qp_type type, uint8_t opcode,
 
 /*
  * Data segments: a byte count with bit 31 set starts an inline segment,
- * padded to 16 bytes; anything else is a 16-byte gather entry.
+ * padded to 16 bytes; anything else is a 16-byte gather entry.  An empty
+ * inline segment (a gather entry of no length) shows its first word
+ * only: the device reads nothing of the other twelve bytes.
  */
 static void data_segments(const uint8_t *p, size_t off, size_t size,
 			  bool *first)
@@ -226,7 +228,9 @@ static void data_segments(const uint8_t *p, size_t off, size_t size,
 
 		if (word != 0xffffffff && (word & MLX4_INLINE_SEG)) {
 			len = ((4 + (word & ~MLX4_INLINE_SEG)) + 15) & ~15u;
-			segment("inl", p + off, MIN(len, size - off), first);
+			segment("inl", p + off, MIN(word == MLX4_INLINE_SEG ?
+						    4 : len, size - off),
+				first);
 		} else {
 			segment("data", p + off, MIN(len, size - off), first);
 		}
