@@ -22,6 +22,15 @@
  *                          (a send's completion)
  *       poll_cq_batch      polls for 16 receive CQEs, all waiting: the
  *                          figure is per CQE
+ *   and the same work through the extended verbs (libmlx4 only; bench/
+ *   run.sh compares them with the distribution's calls above):
+ *       wr_send, wr_send_inline, wr_rdma_write, wr_send_ud
+ *                          ibv_wr_start, the request and its data,
+ *                          ibv_wr_complete: one WQE
+ *       lazy_poll_empty, lazy_poll_one, lazy_poll_batch
+ *                          ibv_start_poll (ibv_next_poll), reading
+ *                          wr_id, status, opcode and byte_len of each
+ *                          CQE, ibv_end_poll
  */
 #include <config.h>
 
@@ -89,7 +98,106 @@ NOINLINE int bench_poll_cq_batch(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 	return ibv_poll_cq(cq, ne, wc);
 }
 
+/*
+ * One WQE through the ibv_wr_* calls: the kinds of request of the
+ * post_send phases.  @ah non-NULL: a UD SEND to @remote_qpn.
+ */
+NOINLINE int bench_wr_send(struct ibv_qp_ex *qpx, const struct ibv_sge *sge)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, sge->lkey, sge->addr, sge->length);
+	return ibv_wr_complete(qpx);
+}
+
+NOINLINE int bench_wr_send_inline(struct ibv_qp_ex *qpx,
+				  const struct ibv_sge *sge)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, (void *)(uintptr_t)sge->addr, sge->length);
+	return ibv_wr_complete(qpx);
+}
+
+NOINLINE int bench_wr_rdma_write(struct ibv_qp_ex *qpx,
+				 const struct ibv_sge *sge, uint32_t rkey,
+				 uint64_t raddr)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qpx, rkey, raddr);
+	ibv_wr_set_sge(qpx, sge->lkey, sge->addr, sge->length);
+	return ibv_wr_complete(qpx);
+}
+
+NOINLINE int bench_wr_send_ud(struct ibv_qp_ex *qpx, const struct ibv_sge *sge,
+			      struct ibv_ah *ah, uint32_t remote_qpn,
+			      uint32_t qkey)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, remote_qpn, qkey);
+	ibv_wr_set_sge(qpx, sge->lkey, sge->addr, sge->length);
+	return ibv_wr_complete(qpx);
+}
+
+/* What a lazy poll reads of each CQE: what poll_cq's users look at. */
+struct lazy_wc {
+	uint64_t wr_id;
+	int status;
+	int opcode;
+	uint32_t byte_len;
+};
+
+static inline void lazy_read(struct ibv_cq_ex *cq, struct lazy_wc *wc)
+{
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+}
+
+/* Up to @ne CQEs by ibv_start_poll/ibv_next_poll; how many. */
+static inline int lazy_poll(struct ibv_cq_ex *cq, int ne, struct lazy_wc *wc)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int n = 0;
+
+	if (ibv_start_poll(cq, &attr))
+		return 0;
+	do
+		lazy_read(cq, &wc[n++]);
+	while (n < ne && !ibv_next_poll(cq));
+	ibv_end_poll(cq);
+	return n;
+}
+
+NOINLINE int bench_lazy_poll_empty(struct ibv_cq_ex *cq, struct lazy_wc *wc)
+{
+	return lazy_poll(cq, 1, wc);
+}
+
+NOINLINE int bench_lazy_poll_one(struct ibv_cq_ex *cq, struct lazy_wc *wc)
+{
+	return lazy_poll(cq, 1, wc);
+}
+
+NOINLINE int bench_lazy_poll_batch(struct ibv_cq_ex *cq, int ne,
+				   struct lazy_wc *wc)
+{
+	return lazy_poll(cq, ne, wc);
+}
+
 struct bench {
+	int extended;			/* the wr_ and lazy_ phases */
+	struct ibv_cq_ex *send_cqx, *recv_cqx, *idle_cqx;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
@@ -124,11 +232,36 @@ static struct ibv_qp *create_qp(struct bench *b, enum ibv_qp_type type)
 		},
 		.qp_type = type,
 	};
-	struct ibv_qp *qp = ibv_create_qp(b->pd, &attr);
+	struct ibv_qp_init_attr_ex ex = {
+		.send_cq = attr.send_cq, .recv_cq = attr.recv_cq,
+		.cap = attr.cap, .qp_type = type, .pd = b->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  (type == IBV_QPT_RC ? IBV_QP_EX_WITH_RDMA_WRITE : 0),
+	};
+	struct ibv_qp *qp = b->extended ? ibv_create_qp_ex(b->ctx, &ex) :
+					  ibv_create_qp(b->pd, &attr);
 
 	if (!qp)
-		die("ibv_create_qp");
+		die(b->extended ? "ibv_create_qp_ex with send_ops_flags" :
+				  "ibv_create_qp");
 	return qp;
+}
+
+/* A CQ of @cqe entries; an extended one for the extended phases. */
+static struct ibv_cq *create_cq(struct bench *b, int cqe,
+				struct ibv_cq_ex **cqx)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+
+	*cqx = NULL;
+	if (!b->extended)
+		return ibv_create_cq(b->ctx, cqe, NULL, NULL, 0);
+	*cqx = ibv_create_cq_ex(b->ctx, &attr);
+	return *cqx ? ibv_cq_ex_to_cq(*cqx) : NULL;
 }
 
 static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t lid)
@@ -209,9 +342,9 @@ static void setup(struct bench *b)
 		die("ibv_alloc_pd");
 	b->mr = ibv_reg_mr(b->pd, b->buf, 2 * MSG + GRH,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	b->send_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
-	b->recv_cq = ibv_create_cq(b->ctx, 2 * BATCH, NULL, NULL, 0);
-	b->idle_cq = ibv_create_cq(b->ctx, 16, NULL, NULL, 0);
+	b->send_cq = create_cq(b, 2 * BATCH, &b->send_cqx);
+	b->recv_cq = create_cq(b, 2 * BATCH, &b->recv_cqx);
+	b->idle_cq = create_cq(b, 16, &b->idle_cqx);
 	if (!b->mr || !b->send_cq || !b->recv_cq || !b->idle_cq)
 		die("ibv_reg_mr / ibv_create_cq");
 
@@ -318,6 +451,25 @@ static struct ibv_send_wr send_wr(struct bench *b, enum send_kind kind)
 	return wr;
 }
 
+/* The measured request of @kind, through the ibv_wr_* calls. */
+static int post_by_wr(struct bench *b, enum send_kind kind, struct ibv_qp *qp)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+
+	switch (kind) {
+	case SEND_INLINE:
+		return bench_wr_send_inline(qpx, &b->sge);
+	case WRITE:
+		return bench_wr_rdma_write(qpx, &b->sge, b->mr->rkey,
+					   (uintptr_t)b->buf + MSG);
+	case UD_SEND:
+		return bench_wr_send_ud(qpx, &b->sge, b->ah, b->ud_b->qp_num,
+					BENCH_QKEY);
+	default:
+		return bench_wr_send(qpx, &b->sge);
+	}
+}
+
 static void post_sends(struct bench *b, enum send_kind kind, int n,
 		       int measured)
 {
@@ -330,6 +482,8 @@ static void post_sends(struct bench *b, enum send_kind kind, int n,
 
 		if (!measured)
 			ret = ibv_post_send(qp, &wr, &bad);
+		else if (b->extended)
+			ret = post_by_wr(b, kind, qp);
 		else if (kind == SEND_INLINE)
 			ret = bench_post_send_inline(qp, &wr, &bad);
 		else if (kind == WRITE)
@@ -389,9 +543,17 @@ static long round_of_polls_one(struct bench *b)
 
 	completions_waiting(b, b->send_cq);
 	for (i = 0; i < BATCH; ) {
-		int r = bench_poll_cq_one(b->send_cq, 1, &wc);
+		struct lazy_wc lwc;
+		int r, status;
 
-		if (r < 0 || (r == 1 && wc.status))
+		if (b->extended) {
+			r = bench_lazy_poll_one(b->send_cqx, &lwc);
+			status = lwc.status;
+		} else {
+			r = bench_poll_cq_one(b->send_cq, 1, &wc);
+			status = wc.status;
+		}
+		if (r < 0 || (r == 1 && status))
 			die("poll_cq_one");
 		i += r;
 		calls++;
@@ -407,13 +569,22 @@ static long round_of_polls_batch(struct bench *b)
 
 	completions_waiting(b, b->recv_cq);
 	for (i = 0; i < BATCH; ) {
-		int r = bench_poll_cq_batch(b->recv_cq, POLL_BATCH, wc);
+		struct lazy_wc lwc[POLL_BATCH];
+		int r;
 
-		if (r < 0)
-			die("poll_cq_batch");
-		for (j = 0; j < r; j++)
-			if (wc[j].status || wc[j].byte_len != MSG)
-				die("poll_cq_batch: a wrong completion");
+		if (b->extended) {
+			r = bench_lazy_poll_batch(b->recv_cqx, POLL_BATCH, lwc);
+			for (j = 0; j < r; j++)
+				if (lwc[j].status || lwc[j].byte_len != MSG)
+					die("lazy_poll_batch: a wrong completion");
+		} else {
+			r = bench_poll_cq_batch(b->recv_cq, POLL_BATCH, wc);
+			if (r < 0)
+				die("poll_cq_batch");
+			for (j = 0; j < r; j++)
+				if (wc[j].status || wc[j].byte_len != MSG)
+					die("poll_cq_batch: a wrong completion");
+		}
 		i += r;
 	}
 	return BATCH;
@@ -424,9 +595,13 @@ static long round_of_polls_empty(struct bench *b)
 	struct ibv_wc wc;
 	int i;
 
-	for (i = 0; i < BATCH; i++)
-		if (bench_poll_cq_empty(b->idle_cq, 1, &wc))
+	for (i = 0; i < BATCH; i++) {
+		struct lazy_wc lwc;
+
+		if (b->extended ? bench_lazy_poll_empty(b->idle_cqx, &lwc) :
+				  bench_poll_cq_empty(b->idle_cq, 1, &wc))
 			die("poll of an idle CQ found a completion");
+	}
 	return BATCH;
 }
 
@@ -441,6 +616,10 @@ static long run_round(struct bench *b, const char *op)
 		{ "post_send_inline", SEND_INLINE },
 		{ "post_send_write", WRITE },
 		{ "post_send_ud", UD_SEND },
+		{ "wr_send", SEND },
+		{ "wr_send_inline", SEND_INLINE },
+		{ "wr_rdma_write", WRITE },
+		{ "wr_send_ud", UD_SEND },
 	};
 	size_t i;
 
@@ -449,11 +628,11 @@ static long run_round(struct bench *b, const char *op)
 			return round_of_sends(b, sends[i].kind);
 	if (!strcmp(op, "post_recv"))
 		return round_of_recvs(b);
-	if (!strcmp(op, "poll_cq_one"))
+	if (!strcmp(op, "poll_cq_one") || !strcmp(op, "lazy_poll_one"))
 		return round_of_polls_one(b);
-	if (!strcmp(op, "poll_cq_batch"))
+	if (!strcmp(op, "poll_cq_batch") || !strcmp(op, "lazy_poll_batch"))
 		return round_of_polls_batch(b);
-	if (!strcmp(op, "poll_cq_empty"))
+	if (!strcmp(op, "poll_cq_empty") || !strcmp(op, "lazy_poll_empty"))
 		return round_of_polls_empty(b);
 	return -1;
 }
@@ -469,6 +648,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mlx4-bench: iterations: a multiple of %d\n", BATCH);
 		return 2;
 	}
+	b.extended = !strncmp(op, "wr_", 3) || !strncmp(op, "lazy_", 5);
 	setup(&b);
 
 	for (done = 0; done < iters; done += BATCH) {
@@ -477,7 +657,9 @@ int main(int argc, char **argv)
 		if (units < 0) {
 			fprintf(stderr, "usage: mlx4-bench post_recv|post_send|"
 				"post_send_inline|post_send_write|post_send_ud|"
-				"poll_cq_empty|poll_cq_one|poll_cq_batch "
+				"poll_cq_empty|poll_cq_one|poll_cq_batch|"
+				"wr_send|wr_send_inline|wr_rdma_write|wr_send_ud|"
+				"lazy_poll_empty|lazy_poll_one|lazy_poll_batch "
 				"[ITERATIONS]\n");
 			return 2;
 		}
