@@ -20,7 +20,7 @@
 #include "mlx4dv.h"
 
 #include "device.h"
-#include "checks.h"
+#include "tap.h"
 
 static int is_pow2(uint32_t n)
 {
@@ -136,10 +136,8 @@ int main(void)
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 32, NULL, NULL, 0) : NULL;
 	srq = cq ? ibv_create_srq(pd, &sattr) : NULL;
-	if (!srq) {
-		printf("FAIL set-up: %s\n0 passed, 1 failed\n", strerror(errno));
-		return 1;
-	}
+	if (!srq)
+		bail("set-up");
 	qattr.send_cq = qattr.recv_cq = cq;
 	qp = ibv_create_qp(pd, &qattr);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
@@ -215,6 +213,5 @@ out:
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return tap_finish();
 }

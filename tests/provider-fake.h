@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "mlx4.h"
+#include "tap.h"
 
 struct fake_env {
 	struct mlx4_device	dev;
@@ -40,21 +41,8 @@ struct mlx4_qp *fake_qp(struct fake_env *env, enum ibv_qp_type type,
 void fake_qp_free(struct mlx4_qp *qp);
 
 /* ---------------------------------------------------------------------
- * Checks: count, report, never stop at the first failure.
+ * Checks: TAP (tap.h), a line each; never stop at the first failure.
  */
-
-extern int tests_passed, tests_failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		tests_passed++;						\
-	} else {							\
-		tests_failed++;						\
-		printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	}								\
-} while (0)
 
 #define CHECK_EQ(actual, expected) do {					\
 	unsigned long long a_ = (unsigned long long)(actual);		\
@@ -64,13 +52,11 @@ extern int tests_passed, tests_failed;
 
 /*
  * Compare @len bytes at @actual with @hex, two hex digits per byte,
- * blanks ignored; '..' skips a byte.  Prints both on mismatch.
+ * blanks ignored; '..' skips a byte.  A mismatch shows both.
  */
 #define CHECK_BYTES(actual, hex) \
-	check_bytes(__FILE__, __LINE__, #actual, actual, hex)
-void check_bytes(const char *file, int line, const char *what,
-		 const void *actual, const char *hex);
-
-int tests_report(void);
+	check(bytes_match(actual, hex), "%s:%d: the bytes of %s", \
+	      __FILE__, __LINE__, #actual)
+int bytes_match(const void *actual, const char *hex);
 
 #endif

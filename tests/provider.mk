@@ -19,18 +19,21 @@ tests/abi/layout-check.c: $(ABI_LAYOUT_TABLES) \
 		$(ABI_LAYOUT_TABLES) > $@.tmp && mv $@.tmp $@
 
 # The library exports the MLX4_1.0 direct verbs and nothing else.
-TESTS += tests/provider-symbols.sh
-EXTRA_DIST += tests/provider-symbols.sh
+TESTS += tests/provider-symbols.tap
+EXTRA_DIST += tests/provider-symbols.tap
 
-# Unit tests link the provider's sources with a device-less context.
+# Unit tests link the provider's sources with a device-less context.  Like
+# every test here they speak TAP: so do the programs that make check runs
+# without a script (the unit tests, layout-check).
+LOG_DRIVER = $(TAP_LOG_DRIVER)
 MLX4_UNIT_SOURCES = $(MLX4_PROVIDER_SOURCES) \
-	tests/provider-fake.c tests/provider-fake.h
+	tests/provider-fake.c tests/provider-fake.h tests/tap.h
 MLX4_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 MLX4_UNIT_LIBS = -libverbs -lpthread
 
 check_PROGRAMS += tests/unit-post tests/unit-poll
-TESTS += tests/unit-post tests/unit-poll tests/provider-memcheck.sh
-EXTRA_DIST += tests/provider-memcheck.sh
+TESTS += tests/unit-post tests/unit-poll tests/provider-memcheck.tap
+EXTRA_DIST += tests/provider-memcheck.tap
 
 tests_unit_post_SOURCES = tests/unit-post.c $(MLX4_UNIT_SOURCES)
 tests_unit_post_CPPFLAGS = $(MLX4_UNIT_CPPFLAGS)
@@ -45,13 +48,15 @@ tests_unit_poll_LDADD = $(MLX4_UNIT_LIBS)
 # completions outstanding, extended polling, RESET, SRQs, refused
 # requests, the HCA clock), on the simulator with both providers.
 check_PROGRAMS += tests/provider-verbs tests/provider-dv
-tests_provider_verbs_SOURCES = tests/provider-verbs.c tests/checks.h tests/device.h
+tests_provider_verbs_SOURCES = tests/provider-verbs.c tests/tap.h tests/device.h
 tests_provider_verbs_LDADD = -libverbs
 # The direct verbs: this tree's library only.
-tests_provider_dv_SOURCES = tests/provider-dv.c tests/checks.h tests/device.h
+tests_provider_dv_SOURCES = tests/provider-dv.c tests/tap.h tests/device.h
 tests_provider_dv_LDADD = src/libmlx4.la -libverbs
-TESTS += tests/provider-verbs.sh
-EXTRA_DIST += tests/provider-verbs.sh
+TESTS += tests/provider-verbs-project.tap tests/provider-verbs-system.tap \
+	tests/provider-dv.tap
+EXTRA_DIST += tests/provider-verbs-project.tap tests/provider-verbs-system.tap \
+	tests/provider-verbs.sh tests/provider-dv.tap
 
 # Benchmark: instructions per data-path call, ours and the distribution's,
 # on the simulator under callgrind ("make bench", or bench/run.sh).

@@ -28,11 +28,11 @@ SIM_TESTS = \
 	tests/pingpong-system.tap \
 	tests/pingpong-cqe32-system.tap \
 	tests/perftest-system.tap \
-	tests/semantics-system.tap \
+	tests/rdma-semantics-system.tap \
 	tests/wr-api-system.tap \
-	tests/control-system.tap \
-	tests/strict.tap \
-	tests/hostile.tap \
+	tests/verbs-control-system.tap \
+	tests/sim-strict.tap \
+	tests/sim-hostile.tap \
 	tests/lifecycle.tap \
 	tests/dv-library.tap \
 	tests/cleanup.tap \
@@ -40,9 +40,9 @@ SIM_TESTS = \
 	tests/pingpong-project.tap \
 	tests/pingpong-cqe32-project.tap \
 	tests/perftest-project.tap \
-	tests/semantics-project.tap \
+	tests/rdma-semantics-project.tap \
 	tests/wr-api-project.tap \
-	tests/control-project.tap \
+	tests/verbs-control-project.tap \
 	tests/interop.tap \
 	tests/fabric.tap \
 	tests/roce-project.tap \
@@ -50,7 +50,7 @@ SIM_TESTS = \
 TESTS += $(SIM_TESTS)
 
 EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
-	tests/perftest.sh tests/semantics.sh tests/control.sh tests/wr-api.sh \
+	tests/perftest.sh tests/rdma-semantics.sh tests/verbs-control.sh tests/wr-api.sh \
 	tests/roce.sh
 
 # What mlx4_ib refuses and how it lays out the queues it hands the
@@ -120,11 +120,11 @@ tests_sim_fuzz_SOURCES = tests/sim-fuzz.c
 tests_sim_fuzz_LDADD = -libverbs -lmlx4
 FUZZ_SECONDS = 4
 AM_TESTS_ENVIRONMENT += FUZZ_SECONDS='$(FUZZ_SECONDS)'; export FUZZ_SECONDS;
-TESTS += tests/fuzz.tap
-EXTRA_DIST += tests/fuzz.tap
+TESTS += tests/sim-fuzz.tap
+EXTRA_DIST += tests/sim-fuzz.tap
 
 fuzz:
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/fuzz.tap \
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/sim-fuzz.tap \
 		FUZZ_SECONDS='$(FUZZ_SECONDS)'
 	@cat tests/fuzz.log
 .PHONY: fuzz

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TAP output for the test programs that run on a device: one line per
+ * TAP output for the test programs, on a device or not: one line per
  * check, the plan at the end (tap_finish), "Bail out!" when set-up fails.
  */
 #ifndef TESTS_TAP_H
@@ -32,6 +32,30 @@ static inline __attribute__((noreturn)) void bail(const char *what)
 {
 	printf("Bail out! %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+/*
+ * A check that, failing, also names its condition and where it is:
+ * CHECK(cond, "what it checks, or saw: %d", value).
+ */
+#define CHECK(cond, ...) \
+	check_at(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+
+static inline __attribute__((format(printf, 5, 6)))
+void check_at(int ok, const char *file, int line, const char *cond,
+	      const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		printf("# %s:%d: %s\n", file, line, cond);
+	fflush(stdout);
+	tap_failures += !ok;
 }
 
 /* The plan, and the exit status. */

@@ -757,5 +757,5 @@ int main(void)
 	test_clean();
 	test_poll_ex();
 	test_timestamps();
-	return tests_report();
+	return tap_finish();
 }

@@ -1692,5 +1692,5 @@ int main(void)
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
-	return tests_report();
+	return tap_finish();
 }

@@ -22,15 +22,20 @@ cat <<'HEAD'
 
 static int checked, failed;
 
+/* One TAP line per row of the table. */
 static void check(const char *what, size_t offset, size_t size,
 		  size_t want_offset, size_t want_size)
 {
+	int ok = offset == want_offset && size == want_size;
+
 	checked++;
-	if (offset == want_offset && size == want_size)
-		return;
-	failed++;
-	printf("FAIL %s: offset %zu size %zu, libibverbs has offset %zu size %zu\n",
-	       what, offset, size, want_offset, want_size);
+	failed += !ok;
+	printf("%sok %d - %s: offset %zu size %zu", ok ? "" : "not ",
+	       checked, what, offset, size);
+	if (!ok)
+		printf(", libibverbs has offset %zu size %zu", want_offset,
+		       want_size);
+	putchar('\n');
 }
 
 #define MEMBER(s, m, off, sz)						\
@@ -66,10 +71,10 @@ awk -F '\t' '
 cat <<'TAIL'
 
 	if (checked != rows) {
-		printf("FAIL checked %d of %d rows\n", checked, rows);
+		printf("Bail out! checked %d of %d rows\n", checked, rows);
 		return 1;
 	}
-	printf("%d passed, %d failed\n", checked - failed, failed);
+	printf("1..%d\n", checked);
 	return failed ? 1 : 0;
 }
 TAIL

@@ -52,8 +52,8 @@ while (@ARGV) {
 # mutant must fail a test on the simulator, as the hardware would.
 my @suite = (
 	'kernel-rules-project.tap',	# 0.5
-	'semantics-project.tap',	# 1
-	'control-project.tap',		# 1
+	'rdma-semantics-project.tap',	# 1
+	'verbs-control-project.tap',		# 1
 	'raw-eth-project.tap',		# 3
 	'dv-library.tap',		# 0.5
 	'interop.tap',			# 4
