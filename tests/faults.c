@@ -26,6 +26,7 @@
 
 #include "tap.h"
 #include "device.h"
+#include "qp-connect.h"
 #include "../sim/protocol.h"
 
 #define BUF_SIZE	8192
@@ -136,55 +137,20 @@ static void make_side(struct conn *c, struct side *s)
 static void to_rts(struct conn *c, struct side *s, uint32_t dest_qpn,
 		   const struct params *p, uint32_t sq_psn, uint32_t rq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-		.qkey = QKEY,
+	const struct qp_path path = {
+		.remote_qpn = dest_qpn, .dlid = c->lid,
+		.rq_psn = rq_psn, .sq_psn = sq_psn, .qkey = QKEY,
+		.access = c->type == IBV_QPT_UC ? IBV_ACCESS_REMOTE_WRITE :
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 1, .min_rnr_timer = p->min_rnr_timer,
+		.timeout = p->timeout, .retry_cnt = p->retry_cnt,
+		.rnr_retry = p->rnr_retry,
 	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	const char *step;
 
-	mask |= c->type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	if (c->type == IBV_QPT_UC)
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(s->qp, &a, mask))
-		bail("modify_qp INIT");
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	mask = IBV_QP_STATE;
-	if (c->type != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = rq_psn;
-		a.ah_attr.dlid = c->lid;
-		a.ah_attr.port_num = 1;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			IBV_QP_RQ_PSN;
-		if (c->type == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 1;
-			a.min_rnr_timer = p->min_rnr_timer;
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		}
-	}
-	if (ibv_modify_qp(s->qp, &a, mask))
-		bail("modify_qp RTR");
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (c->type == IBV_QPT_RC) {
-		a.timeout = p->timeout;
-		a.retry_cnt = p->retry_cnt;
-		a.rnr_retry = p->rnr_retry;
-		a.max_rd_atomic = 1;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if (ibv_modify_qp(s->qp, &a, mask))
-		bail("modify_qp RTS");
+	if (qp_connect(s->qp, &path, &step))
+		bail(step);
 }
 
 static void conn_open(struct conn *c, const struct params *p)

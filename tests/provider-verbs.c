@@ -23,6 +23,7 @@
 #include <infiniband/verbs.h>
 
 #include "device.h"
+#include "qp-connect.h"
 #include "tap.h"
 
 enum { MSG = 64, NBUF = 64 };
@@ -57,36 +58,15 @@ static struct ibv_qp *rc_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
 
 static int to_rts(struct ibv_qp *qp, uint32_t dest)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	const struct qp_path path = {
+		.remote_qpn = dest, .dlid = lid,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.rd_atomic = 1, .min_rnr_timer = 12,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	};
+	const char *step;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qp_connect(qp, &path, &step);
 }
 
 static int post_recv(struct ibv_qp *qp, uint64_t id, int slot)
@@ -757,20 +737,13 @@ static struct ibv_qp *ud_qp(struct ibv_cq *cq)
 		.qp_type = IBV_QPT_UD,
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qkey = 0x11111111 };
+	const struct qp_path path = { .qkey = 0x1a2b3c4d };
+	const char *step;
 
 	if (!qp)
 		die("ibv_create_qp UD");
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		die("UD to INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("UD to RTR");
-	a.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("UD to RTS");
+	if (qp_connect(qp, &path, &step))
+		die(step);
 	return qp;
 }
 
@@ -806,7 +779,7 @@ static void test_mcast(void)
 	swr.send_flags = IBV_SEND_SIGNALED;
 	swr.wr.ud.ah = ah;
 	swr.wr.ud.remote_qpn = 0xffffff;
-	swr.wr.ud.remote_qkey = 0x11111111;
+	swr.wr.ud.remote_qkey = 0x1a2b3c4d;
 	CHECK(!ibv_post_send(a, &swr, &sbad), "post_send to the group");
 	n = poll_n(cq, 2, wc);
 	for (i = 0; i < n; i++) {

@@ -48,7 +48,8 @@ tests_unit_poll_LDADD = $(MLX4_UNIT_LIBS)
 # completions outstanding, extended polling, RESET, SRQs, refused
 # requests, the HCA clock), on the simulator with both providers.
 check_PROGRAMS += tests/provider-verbs tests/provider-dv
-tests_provider_verbs_SOURCES = tests/provider-verbs.c tests/tap.h tests/device.h
+tests_provider_verbs_SOURCES = tests/provider-verbs.c tests/tap.h tests/device.h \
+	tests/qp-connect.h
 tests_provider_verbs_LDADD = -libverbs
 # The direct verbs: this tree's library only.
 tests_provider_dv_SOURCES = tests/provider-dv.c tests/tap.h tests/device.h

@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "device.h"
+#include "qp-connect.h"
 #include "tap.h"
 
 #define BUF_SIZE	4096
@@ -145,6 +146,15 @@ struct pair_opts {
 	struct ibv_cq *cq;		/* both ends' CQ, instead of their own */
 };
 
+/* @qp to INIT, its remote access @access. */
+static void init_end(struct ibv_qp *qp, unsigned int access)
+{
+	const struct qp_path path = { .access = access };
+
+	if (qp_to_init(qp, &path))
+		bail("modify to INIT");
+}
+
 static void make_end(struct end *e, const struct pair_opts *o)
 {
 	struct ibv_qp_init_attr init = {
@@ -152,14 +162,6 @@ static void make_end(struct end *e, const struct pair_opts *o)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
 	if (o->cq) {
 		e->cq = o->cq;
 	} else if (o->ex_wc_flags) {
@@ -183,9 +185,8 @@ static void make_end(struct end *e, const struct pair_opts *o)
 	e->qp = ibv_create_qp(pd, &init);
 	if (!e->qp)
 		bail("ibv_create_qp");
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		bail("modify to INIT");
+	init_end(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		 IBV_ACCESS_REMOTE_ATOMIC);
 	e->buf = aligned_alloc(4096, BUF_SIZE);
 	if (!e->buf)
 		bail("aligned_alloc");
@@ -200,30 +201,35 @@ static void make_end(struct end *e, const struct pair_opts *o)
 static void connect_end(struct end *e, uint32_t remote_qpn,
 			const struct pair_opts *o)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = remote_qpn,
-		.rq_psn = TEST_PSN,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = o->min_rnr_timer,
-		.ah_attr = { .dlid = lid, .port_num = 1 },
+	const struct qp_path path = {
+		.remote_qpn = remote_qpn, .dlid = lid,
+		.rq_psn = TEST_PSN, .sq_psn = TEST_PSN,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 4, .min_rnr_timer = o->min_rnr_timer,
+		.timeout = 10, .retry_cnt = 2, .rnr_retry = o->rnr_retry,
 	};
 
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	if (qp_to_rtr(e->qp, &path))
 		bail("modify to RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 10;
-	attr.retry_cnt = 2;
-	attr.rnr_retry = o->rnr_retry;
-	attr.sq_psn = TEST_PSN;
-	attr.max_rd_atomic = 4;
-	if (ibv_modify_qp(e->qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
+	if (qp_to_rts(e->qp, &path))
 		bail("modify to RTS");
+}
+
+/*
+ * A pair whose end b has a new QP: end a goes back through RESET, and
+ * both are brought up with @access.
+ */
+static void reconnect_pair(struct pair *p, unsigned int access,
+			   const struct pair_opts *o)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	ibv_modify_qp(p->a.qp, &a, IBV_QP_STATE);
+	init_end(p->a.qp, access);
+	init_end(p->b.qp, access);
+	connect_end(&p->a, p->b.qp->qp_num, o);
+	connect_end(&p->b, p->a.qp->qp_num, o);
 }
 
 static void make_pair(struct pair *p, const struct pair_opts *o)
@@ -755,20 +761,7 @@ static void srq_events(void)
 	/* b's QP gives way to one that receives through the SRQ. */
 	ibv_destroy_qp(p.b.qp);
 	p.b.qp = qp;
-	{
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-		ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-		    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			bail("modify to INIT");
-		connect_end(&p.a, qp->qp_num, &defaults);
-		connect_end(&p.b, p.a.qp->qp_num, &defaults);
-	}
+	reconnect_pair(&p, 0, &defaults);
 	for (int i = 0; i < 5; i++) {
 		struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * i, 64,
 				       p.b.mr->lkey };
@@ -1052,20 +1045,7 @@ static void srq_stale_entries(void)
 	p.b.qp = ibv_create_qp(pd, &qinit);
 	if (!p.b.qp)
 		bail("ibv_create_qp with an SRQ");
-	{
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-		ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-		    ibv_modify_qp(p.b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			bail("modify to INIT");
-		connect_end(&p.a, p.b.qp->qp_num, &defaults);
-		connect_end(&p.b, p.a.qp->qp_num, &defaults);
-	}
+	reconnect_pair(&p, 0, &defaults);
 	for (int i = 0; i < 3; i++) {
 		struct ibv_sge sge[2] = {
 			{ (uintptr_t)p.b.buf + 512 * i, 32, p.b.mr->lkey },
@@ -1178,7 +1158,6 @@ static void reused_record(void)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 	struct pair_opts o = defaults;
 	struct ibv_wc wc;
 	struct pair p;
@@ -1193,17 +1172,7 @@ static void reused_record(void)
 	p.b.qp = ibv_create_qp(pd, &init);
 	if (!p.b.qp)
 		bail("ibv_create_qp");
-	ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(p.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    ibv_modify_qp(p.b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		bail("modify to INIT");
-	connect_end(&p.a, p.b.qp->qp_num, &o);
-	connect_end(&p.b, p.a.qp->qp_num, &o);
+	reconnect_pair(&p, IBV_ACCESS_REMOTE_WRITE, &o);
 	post_send(&p.a, IBV_WR_SEND, 0, 16, 0, 0, 4710);
 	poll_one(p.a.cq, &wc);
 	check(wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == WRID(4710),
@@ -1220,22 +1189,12 @@ static void attach_srq(struct pair *p, struct ibv_srq *srq)
 		.qp_type = IBV_QPT_RC, .send_cq = p->b.cq, .recv_cq = p->b.cq,
 		.srq = srq, .cap = { .max_send_wr = 8, .max_send_sge = 1 },
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
 	ibv_destroy_qp(p->b.qp);
 	p->b.qp = ibv_create_qp(pd, &qinit);
 	if (!p->b.qp)
 		bail("ibv_create_qp with an SRQ");
-	ibv_modify_qp(p->a.qp, &a, IBV_QP_STATE);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	if (ibv_modify_qp(p->a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    ibv_modify_qp(p->b.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		bail("modify to INIT");
-	connect_end(&p->a, p->b.qp->qp_num, &defaults);
-	connect_end(&p->b, p->a.qp->qp_num, &defaults);
+	reconnect_pair(p, 0, &defaults);
 }
 
 /*
@@ -1608,21 +1567,14 @@ static struct ibv_qp *ud_qp(struct ibv_cq *cq)
 			 .max_send_sge = 2, .max_recv_sge = 1,
 			 .max_inline_data = 128 },
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = TEST_QKEY,
-	};
+	const struct qp_path path = { .qkey = TEST_QKEY, .sq_psn = TEST_PSN };
 	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	const char *step;
 
-	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_QKEY))
+	if (!qp)
 		bail("UD QP");
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		bail("UD QP to RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = TEST_PSN;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		bail("UD QP to RTS");
+	if (qp_connect(qp, &path, &step))
+		bail(step);
 	return qp;
 }
 

@@ -14,6 +14,8 @@
 #include <infiniband/verbs.h>
 #include <infiniband/mlx4dv.h>
 
+#include "qp-connect.h"
+
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
@@ -36,11 +38,14 @@ static void setup(void)
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = 128 },
 	};
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				    .qp_access_flags = IBV_ACCESS_REMOTE_READ |
-						       IBV_ACCESS_REMOTE_WRITE };
+	struct qp_path path = {
+		.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+		.rd_atomic = 1, .min_rnr_timer = 1,
+		.timeout = 8, .retry_cnt = 1, .rnr_retry = 1,
+	};
 	struct ibv_port_attr port;
 	struct mlx4dv_obj obj;
+	const char *step;
 
 	if (!list || !list[0] || !(ctx = ibv_open_device(list[0])))
 		die("open device");
@@ -51,29 +56,13 @@ static void setup(void)
 		die("PD, CQ");
 	init.send_cq = init.recv_cq = cq;
 	qp = ibv_create_qp(pd, &init);
-	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (!qp)
 		die("QP");
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_1024;
-	attr.dest_qp_num = qp->qp_num;
-	attr.ah_attr.dlid = port.lid;
-	attr.ah_attr.port_num = 1;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 8;
-	attr.retry_cnt = 1;
-	attr.rnr_retry = 1;
-	attr.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	/* Connected to itself. */
+	path.remote_qpn = qp->qp_num;
+	path.dlid = port.lid;
+	if (qp_connect(qp, &path, &step))
+		die(step);
 	obj.qp.in = qp;
 	obj.qp.out = &dvqp;
 	obj.cq.in = cq;

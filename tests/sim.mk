@@ -14,13 +14,16 @@ AM_TESTS_ENVIRONMENT = \
 
 check_PROGRAMS += tests/rdma-semantics tests/verbs-control tests/sim-strict \
 	tests/sim-hostile tests/wr-api
-tests_wr_api_SOURCES = tests/wr-api.c tests/tap.h tests/device.h
+tests_wr_api_SOURCES = tests/wr-api.c tests/tap.h tests/device.h \
+	tests/qp-connect.h
 tests_wr_api_LDADD = -libverbs
-tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h tests/device.h
+tests_rdma_semantics_SOURCES = tests/rdma-semantics.c tests/tap.h tests/device.h \
+	tests/qp-connect.h
 tests_rdma_semantics_LDADD = -libverbs
 tests_verbs_control_SOURCES = tests/verbs-control.c tests/tap.h tests/device.h
 tests_verbs_control_LDADD = -libverbs
 # sim-strict reaches under the distribution's provider through its mlx4dv.
+tests_sim_strict_SOURCES = tests/sim-strict.c tests/qp-connect.h
 tests_sim_strict_LDADD = -libverbs -lmlx4
 
 SIM_TESTS = \
@@ -106,7 +109,8 @@ tests_dv_probe_LDADD = -lmlx4 -libverbs
 # Faults on demand (mlx4sim fault): RC retransmission, RNR, duplicates,
 # losses of UD and UC, port, QP and device failures, with both providers.
 check_PROGRAMS += tests/faults
-tests_faults_SOURCES = tests/faults.c tests/tap.h tests/device.h
+tests_faults_SOURCES = tests/faults.c tests/tap.h tests/device.h \
+	tests/qp-connect.h
 tests_faults_LDADD = -libverbs -lpthread
 TESTS += tests/faults-system.tap tests/faults-project.tap \
 	tests/faults-pingpong.tap

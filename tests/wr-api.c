@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "device.h"
+#include "qp-connect.h"
 #include "tap.h"
 
 #define BUF_SIZE	4096
@@ -92,53 +93,21 @@ static void free_end(struct end *e)
 }
 
 /* RESET to RTS; @remote_qpn 0 for UD. */
-static void bring_up_type(struct end *e, uint32_t remote_qpn, int uc)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-		.qkey = TEST_QKEY,
-	};
-	int ud = !remote_qpn;
-
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | (ud ? IBV_QP_QKEY :
-					 IBV_QP_ACCESS_FLAGS)))
-		bail("modify to INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.rq_psn = TEST_PSN;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(e->qp, &a, ud ? IBV_QP_STATE :
-			  uc ? IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN :
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		bail("modify to RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 10;
-	a.retry_cnt = 2;
-	a.rnr_retry = 7;
-	a.sq_psn = TEST_PSN;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(e->qp, &a, ud || uc ? IBV_QP_STATE | IBV_QP_SQ_PSN :
-			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		bail("modify to RTS");
-}
-
+/* @e's QP to RTS, connected to @remote_qpn (RC, UC) or not (UD). */
 static void bring_up(struct end *e, uint32_t remote_qpn)
 {
-	bring_up_type(e, remote_qpn, 0);
+	const struct qp_path path = {
+		.remote_qpn = remote_qpn, .dlid = lid,
+		.rq_psn = TEST_PSN, .sq_psn = TEST_PSN, .qkey = TEST_QKEY,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 4, .min_rnr_timer = 1,
+		.timeout = 10, .retry_cnt = 2, .rnr_retry = 7,
+	};
+	const char *step;
+
+	if (qp_connect(e->qp, &path, &step))
+		bail(step);
 }
 
 static uint64_t now_ms(void)
@@ -552,8 +521,8 @@ static void uc(void)
 
 	make_end(&a, IBV_QPT_UC, ops);
 	make_end(&b, IBV_QPT_UC, ops);
-	bring_up_type(&a, b.qp->qp_num, 1);
-	bring_up_type(&b, a.qp->qp_num, 1);
+	bring_up(&a, b.qp->qp_num);
+	bring_up(&b, a.qp->qp_num);
 	post_recv(&b, 0, 100, WRID(400));
 	post_recv(&b, 0, 0, WRID(401));
 	fill(a.buf, 200, 13);
