@@ -14,18 +14,24 @@
 
 static int tap_count, tap_failures;
 
+/* One TAP line: "ok N - " or "not ok N - ", then @fmt. */
+static inline void tap_line(int ok, const char *fmt, va_list ap)
+{
+	printf("%sok %d - ", ok ? "" : "not ", ++tap_count);
+	vprintf(fmt, ap);
+	putchar('\n');
+	tap_failures += !ok;
+}
+
 static inline __attribute__((format(printf, 2, 3)))
 void check(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_count);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_line(ok, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 	fflush(stdout);
-	tap_failures += !ok;
 }
 
 static inline __attribute__((noreturn)) void bail(const char *what)
@@ -47,15 +53,12 @@ void check_at(int ok, const char *file, int line, const char *cond,
 {
 	va_list ap;
 
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_count);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_line(ok, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 	if (!ok)
 		printf("# %s:%d: %s\n", file, line, cond);
 	fflush(stdout);
-	tap_failures += !ok;
 }
 
 /* The plan, and the exit status. */
