@@ -698,7 +698,7 @@ int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
 {
 	int ret;
 
-	mlx4_lock_init(&cq->lock);
+	mlx4_lock_init(&cq->lock, 0);
 	cq->ctx = ctx;
 	cq->cqe_size = ctx->cqe_size;
 	cq->cqe_shift = ctx->cqe_size == 64 ? 6 : 5;

@@ -255,9 +255,9 @@ static int mlx4_map_uar(struct mlx4_context *ctx, int page_size,
 		}
 	}
 	ctx->bf_offset = 0;
-	mlx4_lock_init(&ctx->bf_lock);
+	mlx4_lock_init(&ctx->bf_lock, 0);
 #if !MLX4_MMIO_STORE64
-	mlx4_lock_init(&ctx->uar_lock);
+	mlx4_lock_init(&ctx->uar_lock, 0);
 #endif
 	return 0;
 }

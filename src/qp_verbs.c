@@ -147,8 +147,8 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 	if (ret)
 		return ret;
 
-	mlx4_lock_init(&qp->sq.lock);
-	mlx4_lock_init(&qp->rq.lock);
+	mlx4_lock_init(&qp->sq.lock, 0);
+	mlx4_lock_init(&qp->rq.lock, 0);
 
 	ret = mlx4_calc_sq_size(qp, attr->qp_type, &attr->cap);
 	if (ret)

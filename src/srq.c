@@ -159,7 +159,7 @@ int mlx4_srq_alloc_queue(struct mlx4_srq *srq, struct mlx4_context *ctx,
 {
 	int ret;
 
-	mlx4_lock_init(&srq->lock);
+	mlx4_lock_init(&srq->lock, 0);
 	ret = calc_srq_size(srq, ctx, attr);
 	if (ret)
 		return ret;

@@ -77,7 +77,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	}
 	qp = &rwq->qp;
 	qp->ctx = ctx;
-	mlx4_lock_init(&qp->rq.lock);
+	mlx4_lock_init(&qp->rq.lock, 0);
 
 	ret = alloc_wq_queues(qp, attr, mlx4_page_size(context));
 	if (ret)
