@@ -7,6 +7,7 @@ MLX4_PROVIDER_SOURCES = \
 	src/buf.c \
 	src/cq.c \
 	src/dbrec.c \
+	src/domain.c \
 	src/driver.h \
 	src/lock.h \
 	src/mlx4.c \

@@ -128,6 +128,9 @@ static const struct verbs_context_ops mlx4_ctx_ops = {
 
 	.alloc_pd		= mlx4_alloc_pd,
 	.dealloc_pd		= mlx4_dealloc_pd,
+	.alloc_td		= mlx4_alloc_td,
+	.dealloc_td		= mlx4_dealloc_td,
+	.alloc_parent_domain	= mlx4_alloc_parent_domain,
 	.open_xrcd		= mlx4_open_xrcd,
 	.close_xrcd		= mlx4_close_xrcd,
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Control verbs that need no queue of their own: device and port
- * queries, the HCA clock, protection domains, XRC domains, memory
- * regions and windows, address handles, multicast, steering flows.
+ * queries, the HCA clock, protection domains (parent domains: domain.c),
+ * XRC domains, memory regions and windows, address handles, multicast,
+ * steering flows.
  */
 #include <config.h>
 
@@ -206,8 +207,14 @@ struct ibv_pd *mlx4_alloc_pd(struct ibv_context *context)
 
 int mlx4_dealloc_pd(struct ibv_pd *pd)
 {
+	struct mlx4_pd *mpd = to_mpd(pd);
 	int ret;
 
+	if (mlx4_is_parent_domain(mpd))
+		return mlx4_dealloc_parent_domain(mpd);
+	/* Its parent domains would be left standing for nothing. */
+	if (__atomic_load_n(&mpd->users, __ATOMIC_RELAXED))
+		return EBUSY;
 	ret = ibv_cmd_dealloc_pd(pd);
 	if (ret)
 		return ret;
@@ -348,7 +355,7 @@ int mlx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	if (info->length) {
 		if (!info->mr)
 			return EINVAL;
-		if (info->mr->pd != mw->pd)
+		if (!mlx4_same_protection_domain(info->mr->pd, mw->pd))
 			return EPERM;
 	}
 
