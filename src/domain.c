@@ -181,9 +181,3 @@ void mlx4_release_parent_domain(struct mlx4_pd *domain)
 	if (domain)
 		release(&domain->users);
 }
-
-/* Do @a and @b, PDs or parent domains, protect with the same PD? */
-int mlx4_same_protection_domain(struct ibv_pd *a, struct ibv_pd *b)
-{
-	return a == b || to_mpd(a)->pdn == to_mpd(b)->pdn;
-}

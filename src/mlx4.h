@@ -450,7 +450,6 @@ int mlx4_hold_cq_parent_domain(struct ibv_context *context,
 			       struct mlx4_pd **domain);
 struct mlx4_pd *mlx4_hold_parent_domain(struct ibv_pd *pd);
 void mlx4_release_parent_domain(struct mlx4_pd *domain);
-int mlx4_same_protection_domain(struct ibv_pd *a, struct ibv_pd *b);
 
 static inline int mlx4_is_parent_domain(const struct mlx4_pd *pd)
 {

@@ -355,7 +355,7 @@ int mlx4_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	if (info->length) {
 		if (!info->mr)
 			return EINVAL;
-		if (!mlx4_same_protection_domain(info->mr->pd, mw->pd))
+		if (info->mr->pd != mw->pd)
 			return EPERM;
 	}
 
