@@ -7,13 +7,14 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "mlx4.h"
 
 int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size)
 {
-	size_t length = (size + page_size - 1) & ~((size_t)page_size - 1);
+	size_t length = mlx4_page_align(size, page_size);
 	void *mem;
 	int ret;
 
@@ -29,17 +30,76 @@ int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size)
 
 	buf->buf = mem;
 	buf->length = length;
+	buf->domain = NULL;
 	return 0;
 }
 
+/* Memory of ours, or of a parent domain's allocator: back where it came from. */
 void mlx4_free_buf(struct mlx4_buf *buf)
 {
+	struct mlx4_pd *domain = buf->domain;
+
 	if (!buf->buf)
 		return;
 	ibv_dofork_range(buf->buf, buf->length);
-	free(buf->buf);
+	if (domain)
+		domain->free(&domain->ibv_pd, domain->pd_context, buf->buf,
+			     buf->resource_type);
+	else
+		free(buf->buf);
 	buf->buf = NULL;
 	buf->length = 0;
+	buf->domain = NULL;
+}
+
+/*
+ * @length bytes at @alignment from the allocator of the parent domain
+ * @domain (NULL: none), for a @resource_type (MLX4DV_RES_TYPE_*).  With
+ * no allocator, or one that answers IBV_ALLOCATOR_USE_DEFAULT, buf->buf
+ * stays NULL and the caller allocates as it would otherwise.  The device
+ * cannot use memory misaligned for it: EINVAL, the memory given back.
+ */
+int mlx4_alloc_domain_mem(struct mlx4_pd *domain, struct mlx4_buf *buf,
+			  size_t length, size_t alignment,
+			  uint64_t resource_type)
+{
+	void *mem;
+	int ret;
+
+	buf->buf = NULL;
+	if (!domain || !domain->alloc)
+		return 0;
+	mem = domain->alloc(&domain->ibv_pd, domain->pd_context, length,
+			    alignment, resource_type);
+	if (mem == IBV_ALLOCATOR_USE_DEFAULT)
+		return 0;
+	if (!mem)
+		return ENOMEM;
+	ret = (uintptr_t)mem & (alignment - 1) ? EINVAL :
+	      ibv_dontfork_range(mem, length);
+	if (ret) {
+		domain->free(&domain->ibv_pd, domain->pd_context, mem,
+			     resource_type);
+		return ret;
+	}
+	buf->buf = mem;
+	buf->length = length;
+	buf->domain = domain;
+	buf->resource_type = resource_type;
+	return 0;
+}
+
+/* A queue buffer: from @domain's allocator if it gives one, else ours. */
+int mlx4_alloc_queue_buf(struct mlx4_pd *domain, struct mlx4_buf *buf,
+			 size_t size, int page_size, uint64_t resource_type)
+{
+	int ret;
+
+	ret = mlx4_alloc_domain_mem(domain, buf, mlx4_page_align(size, page_size),
+				    page_size, resource_type);
+	if (ret || buf->buf)
+		return ret;
+	return mlx4_alloc_buf(buf, size, page_size);
 }
 
 /*
@@ -61,6 +121,7 @@ int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
 	}
 	buf->buf = mem;
 	buf->length = size;
+	buf->domain = NULL;
 	return 0;
 }
 

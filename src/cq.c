@@ -698,6 +698,8 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 		cmd_attr.cqe = nent - 1;
 		if (attr->wc_flags & MLX4_CQ_WITH_TIME)
 			cmd_attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+		/* The parent domain is ours alone; uverbs knows no such CQ attribute. */
+		cmd_attr.comp_mask &= ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_PD;
 		cmd.drv.buf_addr = (uintptr_t)cq->buf.buf;
 		cmd.drv.db_addr = (uintptr_t)cq->set_ci_db;
 		ret = ibv_cmd_create_cq_ex(context, &cmd_attr, PABI65(NULL,)
@@ -712,26 +714,37 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 	return 0;
 }
 
-/* The ring of @nent entries and its doorbell record, ready to poll. */
+/* A ring of @nent entries, from the CQ's parent domain if it gives one. */
+static int alloc_cq_buf(struct mlx4_cq *cq, struct mlx4_buf *buf,
+			uint32_t nent)
+{
+	return mlx4_alloc_queue_buf(cq->domain, buf,
+				    (size_t)nent * cq->cqe_size,
+				    mlx4_page_size(&cq->ctx->ibv_ctx.context),
+				    MLX4DV_RES_TYPE_CQ);
+}
+
+/*
+ * The ring of @nent entries and its doorbell record, ready to poll; from
+ * the allocator of cq->domain, the CQ's parent domain, if it has one.
+ */
 int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
 {
 	int ret;
 
-	mlx4_lock_init(&cq->lock);
 	cq->ctx = ctx;
 	cq->cqe_size = ctx->cqe_size;
 	cq->cqe_shift = ctx->cqe_size == 64 ? 6 : 5;
 
-	ret = mlx4_alloc_buf(&cq->buf, (size_t)nent * cq->cqe_size,
-			     mlx4_page_size(&ctx->ibv_ctx.context));
+	ret = alloc_cq_buf(cq, &cq->buf, nent);
 	if (ret)
 		return ret;
 	mlx4_cq_init_buf(cq->buf.buf, nent, cq->cqe_size, 0);
 
-	cq->set_ci_db = mlx4_alloc_db(ctx);
-	if (!cq->set_ci_db) {
+	ret = mlx4_alloc_queue_db(ctx, cq->domain, &cq->dbr, &cq->set_ci_db);
+	if (ret) {
 		mlx4_free_buf(&cq->buf);
-		return ENOMEM;
+		return ret;
 	}
 	cq->arm_db = cq->set_ci_db + 1;
 
@@ -745,9 +758,26 @@ int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
 
 void mlx4_cq_free_ring(struct mlx4_cq *cq)
 {
-	mlx4_free_db(cq->ctx, cq->set_ci_db);
+	mlx4_free_queue_db(cq->ctx, cq->set_ci_db, &cq->dbr);
 	cq->set_ci_db = cq->arm_db = NULL;
 	mlx4_free_buf(&cq->buf);
+}
+
+enum {
+	MLX4_CREATE_CQ_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS |
+				   IBV_CQ_INIT_ATTR_MASK_PD,
+};
+
+/*
+ * One thread at a time polls the CQ, by the application's word: it
+ * was created single-threaded, or on a parent domain with a TD.
+ */
+static int cq_single_threaded(const struct ibv_cq_init_attr_ex *attr,
+			      const struct mlx4_pd *domain)
+{
+	return ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		(attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+	       mlx4_domain_single_threaded(domain);
 }
 
 static struct mlx4_cq *create_cq(struct ibv_context *context,
@@ -758,7 +788,7 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 	struct mlx4_cq *cq;
 	int nent, ret;
 
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+	if (attr->comp_mask & ~(uint32_t)MLX4_CREATE_CQ_COMP_MASK) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -785,11 +815,15 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
+	ret = mlx4_hold_cq_parent_domain(context, attr, &cq->domain);
+	if (ret)
+		goto err_free;
+	mlx4_lock_init(&cq->lock, cq_single_threaded(attr, cq->domain));
 
 	nent = mlx4_roundup_pow2(attr->cqe + 1);
 	ret = mlx4_cq_alloc_ring(cq, ctx, nent);
 	if (ret)
-		goto err_free;
+		goto err_domain;
 
 	ret = create_cq_cmd(cq, context, attr, nent, extended);
 	if (ret)
@@ -800,6 +834,8 @@ static struct mlx4_cq *create_cq(struct ibv_context *context,
 
 err_ring:
 	mlx4_cq_free_ring(cq);
+err_domain:
+	mlx4_release_parent_domain(cq->domain);
 err_free:
 	free(cq);
 	errno = ret;
@@ -857,6 +893,7 @@ int mlx4_destroy_cq(struct ibv_cq *ibcq)
 		return ret;
 
 	mlx4_cq_free_ring(cq);
+	mlx4_release_parent_domain(cq->domain);
 	free(cq);
 	return 0;
 }
@@ -963,8 +1000,7 @@ int mlx4_resize_cq(struct ibv_cq *ibcq, int cqe)
 		goto out;
 	}
 
-	ret = mlx4_alloc_buf(&new_buf, (size_t)nent * cq->cqe_size,
-			     mlx4_page_size(ibcq->context));
+	ret = alloc_cq_buf(cq, &new_buf, nent);
 	if (ret)
 		goto out;
 	/* After the RESIZE CQE the consumer goes on at the next index. */

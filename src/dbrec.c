@@ -10,6 +10,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,4 +127,36 @@ void mlx4_free_db_pages(struct mlx4_context *ctx)
 		mlx4_free_buf(&page->buf);
 		free(page);
 	}
+}
+
+/*
+ * The doorbell record of a queue created on the parent domain @domain
+ * (or NULL): from the domain's allocator if it gives one, kept in @dbr
+ * to give it back, else from the context's pages.
+ */
+int mlx4_alloc_queue_db(struct mlx4_context *ctx, struct mlx4_pd *domain,
+			struct mlx4_buf *dbr, __be32 **db)
+{
+	int ret;
+
+	ret = mlx4_alloc_domain_mem(domain, dbr, MLX4_DB_SIZE, MLX4_DB_SIZE,
+				    MLX4DV_RES_TYPE_DBR);
+	if (ret)
+		return ret;
+	if (dbr->buf) {
+		*db = dbr->buf;
+		memset(*db, 0, MLX4_DB_SIZE);
+		return 0;
+	}
+	*db = mlx4_alloc_db(ctx);
+	return *db ? 0 : ENOMEM;
+}
+
+void mlx4_free_queue_db(struct mlx4_context *ctx, __be32 *db,
+			struct mlx4_buf *dbr)
+{
+	if (dbr->buf)
+		mlx4_free_buf(dbr);
+	else
+		mlx4_free_db(ctx, db);
 }

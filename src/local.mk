@@ -8,6 +8,7 @@ MLX4_PROVIDER_SOURCES = \
 	src/clock.c \
 	src/cq.c \
 	src/dbrec.c \
+	src/domain.c \
 	src/driver.h \
 	src/lock.h \
 	src/mlx4.c \

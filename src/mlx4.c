@@ -128,6 +128,9 @@ static const struct verbs_context_ops mlx4_ctx_ops = {
 
 	.alloc_pd		= mlx4_alloc_pd,
 	.dealloc_pd		= mlx4_dealloc_pd,
+	.alloc_td		= mlx4_alloc_td,
+	.dealloc_td		= mlx4_dealloc_td,
+	.alloc_parent_domain	= mlx4_alloc_parent_domain,
 	.open_xrcd		= mlx4_open_xrcd,
 	.close_xrcd		= mlx4_close_xrcd,
 
@@ -255,9 +258,9 @@ static int mlx4_map_uar(struct mlx4_context *ctx, int page_size,
 		}
 	}
 	ctx->bf_offset = 0;
-	mlx4_lock_init(&ctx->bf_lock);
+	mlx4_lock_init(&ctx->bf_lock, 0);
 #if !MLX4_MMIO_STORE64
-	mlx4_lock_init(&ctx->uar_lock);
+	mlx4_lock_init(&ctx->uar_lock, 0);
 #endif
 	return 0;
 }

@@ -134,9 +134,35 @@ struct mlx4_context {
 	struct mlx4dv_ctx_allocators extern_alloc;
 };
 
+/*
+ * A thread domain: the application's promise that one thread at a time
+ * uses what is created under it.  Nothing of it reaches the kernel.
+ */
+struct mlx4_td {
+	struct ibv_td		ibv_td;
+	unsigned int		users;		/* parent domains on it */
+};
+
+/*
+ * A protection domain, or a parent domain (domain.c): a PD of the
+ * application's own making around a PD of the kernel's, with the same
+ * handle and number, so it stands for that PD everywhere.
+ */
 struct mlx4_pd {
 	struct ibv_pd		ibv_pd;
 	uint32_t		pdn;
+	/* A PD's parent domains; a parent domain's queues. */
+	unsigned int		users;
+
+	/* A parent domain's: its PD (NULL in a PD), TD, allocators. */
+	struct mlx4_pd	       *protection_domain;
+	struct mlx4_td	       *td;
+	void		     *(*alloc)(struct ibv_pd *pd, void *pd_context,
+				       size_t size, size_t alignment,
+				       uint64_t resource_type);
+	void		      (*free)(struct ibv_pd *pd, void *pd_context,
+				      void *ptr, uint64_t resource_type);
+	void		       *pd_context;
 };
 
 /* ---------------------------------------------------------------------
@@ -146,6 +172,9 @@ struct mlx4_pd {
 struct mlx4_buf {
 	void		       *buf;
 	size_t			length;
+	/* The parent domain whose allocator gave it, or NULL: ours. */
+	struct mlx4_pd	       *domain;
+	uint64_t		resource_type;	/* MLX4DV_RES_TYPE_* */
 };
 
 /* ---------------------------------------------------------------------
@@ -191,6 +220,9 @@ struct mlx4_cq {
 	struct mlx4_qp	       *cur_qp;
 	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
 	struct mlx4_clock_anchor wallclock;	/* for _WALLCLOCK times */
+
+	struct mlx4_pd	       *domain;		/* its parent domain, held */
+	struct mlx4_buf		dbr;		/* set_ci_db if the domain's */
 };
 
 /* ---------------------------------------------------------------------
@@ -284,6 +316,8 @@ struct mlx4_qp {
 	struct mlx4_buf		buf;
 	uint32_t		inl_recv_sz;
 	struct mlx4_wr_batch   *wrb;		/* ibv_wr_* state, if asked */
+	struct mlx4_pd	       *domain;		/* its parent domain, held */
+	struct mlx4_buf		dbr;		/* db if the domain's */
 };
 
 struct mlx4_srq {
@@ -302,6 +336,8 @@ struct mlx4_srq {
 	int			max;		/* WQEs in the buffer */
 	uint32_t		srqn;
 	uint8_t			is_xrc;
+	struct mlx4_pd	       *domain;		/* its parent domain, held */
+	struct mlx4_buf		dbr;		/* db if the domain's */
 };
 
 struct mlx4_ah {
@@ -337,6 +373,11 @@ static inline struct mlx4_context *to_mctx(struct ibv_context *ibctx)
 static inline struct mlx4_pd *to_mpd(struct ibv_pd *ibpd)
 {
 	return container_of(ibpd, struct mlx4_pd, ibv_pd);
+}
+
+static inline struct mlx4_td *to_mtd(struct ibv_td *ibtd)
+{
+	return container_of(ibtd, struct mlx4_td, ibv_td);
 }
 
 static inline struct mlx4_cq *to_mcq(struct ibv_cq *ibcq)
@@ -383,9 +424,19 @@ static inline int mlx4_ilog2(unsigned int n)
  * Shared by the files that implement the objects
  */
 
+static inline size_t mlx4_page_align(size_t size, int page_size)
+{
+	return (size + page_size - 1) & ~((size_t)page_size - 1);
+}
+
 /* buf.c */
 int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size);
 void mlx4_free_buf(struct mlx4_buf *buf);
+int mlx4_alloc_domain_mem(struct mlx4_pd *domain, struct mlx4_buf *buf,
+			  size_t length, size_t alignment,
+			  uint64_t resource_type);
+int mlx4_alloc_queue_buf(struct mlx4_pd *domain, struct mlx4_buf *buf,
+			 size_t size, int page_size, uint64_t resource_type);
 int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
 			  size_t size);
 void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf);
@@ -394,6 +445,34 @@ void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf);
 __be32 *mlx4_alloc_db(struct mlx4_context *ctx);
 void mlx4_free_db(struct mlx4_context *ctx, __be32 *db);
 void mlx4_free_db_pages(struct mlx4_context *ctx);
+int mlx4_alloc_queue_db(struct mlx4_context *ctx, struct mlx4_pd *domain,
+			struct mlx4_buf *dbr, __be32 **db);
+void mlx4_free_queue_db(struct mlx4_context *ctx, __be32 *db,
+			struct mlx4_buf *dbr);
+
+/* domain.c */
+struct ibv_td *mlx4_alloc_td(struct ibv_context *context,
+			     struct ibv_td_init_attr *attr);
+int mlx4_dealloc_td(struct ibv_td *td);
+struct ibv_pd *mlx4_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr);
+int mlx4_dealloc_parent_domain(struct mlx4_pd *domain);
+int mlx4_hold_cq_parent_domain(struct ibv_context *context,
+			       const struct ibv_cq_init_attr_ex *attr,
+			       struct mlx4_pd **domain);
+struct mlx4_pd *mlx4_hold_parent_domain(struct ibv_pd *pd);
+void mlx4_release_parent_domain(struct mlx4_pd *domain);
+
+static inline int mlx4_is_parent_domain(const struct mlx4_pd *pd)
+{
+	return pd->protection_domain != NULL;
+}
+
+/* Queues created on a parent domain with a thread domain take no lock. */
+static inline int mlx4_domain_single_threaded(const struct mlx4_pd *domain)
+{
+	return domain && domain->td;
+}
 
 /* mlx4.c */
 int mlx4_table_init(struct mlx4_table *table);
@@ -509,7 +588,8 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr);
 void mlx4_qp_free_queues(struct mlx4_qp *qp);
 int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 		  struct ibv_qp_cap *cap);
-int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size);
+int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size,
+		      uint64_t resource_type);
 void mlx4_free_qp_buf(struct mlx4_qp *qp);
 void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 		       uint32_t inl_recv_sz);

@@ -474,6 +474,26 @@ void mlx4dv_set_data_seg(struct mlx4_wqe_data_seg *seg, uint32_t length,
 }
 
 /* ---------------------------------------------------------------------
+ * Parent domain allocators
+ *
+ * The resource_type argument of the alloc and free callbacks of a
+ * parent domain (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS): which memory
+ * of a queue created on it is asked for.  A QP's, WQ's, SRQ's or CQ's
+ * buffer comes in whole pages, page-aligned; a doorbell record (of a
+ * receive queue, SRQ or CQ) is 8 bytes, 8-aligned, on a page the kernel
+ * pins while the queue lives.  alloc may return IBV_ALLOCATOR_USE_DEFAULT
+ * to leave a request to the provider, or NULL to fail the creation with
+ * ENOMEM; memory not aligned as asked fails it with EINVAL.  Like the
+ * provider's own, the memory is excluded from fork() (ibv_dontfork_range)
+ * while the queue has it.
+ */
+#define MLX4DV_RES_TYPE_QP	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 1)
+#define MLX4DV_RES_TYPE_RWQ	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 2)
+#define MLX4DV_RES_TYPE_DBR	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 3)
+#define MLX4DV_RES_TYPE_SRQ	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 4)
+#define MLX4DV_RES_TYPE_CQ	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 5)
+
+/* ---------------------------------------------------------------------
  * Context
  */
 

@@ -52,15 +52,35 @@ void mlx4_calc_rq_size(struct mlx4_qp *qp, struct ibv_qp_cap *cap,
 }
 
 /*
- * The buffer of both queues, laid out as the device finds them: the
- * queue with the larger stride first, the send queue first on a tie.
+ * Without a parent domain's allocator: the context's, if the application
+ * gave one (mlx4dv_set_context_attr), else ours.
  */
-int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size)
+static int alloc_default_qp_buf(struct mlx4_qp *qp, size_t size, int page_size)
 {
 	struct mlx4_context *ctx = qp->ctx;
+	int ret;
+
+	if (!ctx->extern_alloc.alloc)
+		return mlx4_alloc_buf(&qp->buf, size, page_size);
+	ret = mlx4_alloc_buf_extern(ctx, &qp->buf, size);
+	if (!ret)
+		qp->buf_is_extern = 1;
+	return ret;
+}
+
+/*
+ * The buffer of both queues, laid out as the device finds them: the
+ * queue with the larger stride first, the send queue first on a tie.
+ * It comes from the allocator of qp->domain, the parent domain, if that
+ * gives one; @resource_type tells it a QP's from a WQ's.
+ */
+int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size,
+		      uint64_t resource_type)
+{
 	size_t sq_size = (size_t)qp->sq.wqe_cnt << qp->sq.wqe_shift;
 	size_t rq_size = (size_t)qp->rq.wqe_cnt << qp->rq.wqe_shift;
 	size_t size = sq_size + rq_size;
+	int ret = ENOMEM;
 
 	qp->sq.wrid = malloc(qp->sq.wqe_cnt * sizeof(uint64_t));
 	if (!qp->sq.wrid)
@@ -71,13 +91,13 @@ int mlx4_alloc_qp_buf(struct mlx4_qp *qp, int page_size)
 			goto err_wrid;
 	}
 
-	if (ctx->extern_alloc.alloc) {
-		if (mlx4_alloc_buf_extern(ctx, &qp->buf, size))
-			goto err_wrid;
-		qp->buf_is_extern = 1;
-	} else if (mlx4_alloc_buf(&qp->buf, size, page_size)) {
+	ret = mlx4_alloc_domain_mem(qp->domain, &qp->buf,
+				    mlx4_page_align(size, page_size),
+				    page_size, resource_type);
+	if (!ret && !qp->buf.buf)
+		ret = alloc_default_qp_buf(qp, size, page_size);
+	if (ret)
 		goto err_wrid;
-	}
 	memset(qp->buf.buf, 0, size);
 
 	/* The queue with the larger stride goes first. */
@@ -99,7 +119,7 @@ err_wrid:
 	free(qp->rq.wrid);
 	free(qp->sq.wrid);
 	qp->rq.wrid = qp->sq.wrid = NULL;
-	return ENOMEM;
+	return ret;
 }
 
 void mlx4_free_qp_buf(struct mlx4_qp *qp)
@@ -136,10 +156,13 @@ static int check_qp_caps(struct mlx4_context *ctx, struct ibv_qp_cap *cap,
  * Size both work queues for @attr and allocate them: all that comes
  * before asking the kernel.  @attr's receive caps become what the
  * kernel is told (at least one WQE and one SGE, or none without RQ).
+ * qp->domain, the parent domain if any, says where the memory comes
+ * from and whether the queues are locked.
  */
 int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 {
 	struct mlx4_context *ctx = qp->ctx;
+	int single_threaded = mlx4_domain_single_threaded(qp->domain);
 	int has_rq = qp_has_rq(attr);
 	int ret;
 
@@ -147,8 +170,8 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 	if (ret)
 		return ret;
 
-	mlx4_lock_init(&qp->sq.lock);
-	mlx4_lock_init(&qp->rq.lock);
+	mlx4_lock_init(&qp->sq.lock, single_threaded);
+	mlx4_lock_init(&qp->rq.lock, single_threaded);
 
 	ret = mlx4_calc_sq_size(qp, attr->qp_type, &attr->cap);
 	if (ret)
@@ -171,16 +194,17 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 		attr->cap.max_recv_sge = 0;
 	}
 
-	ret = mlx4_alloc_qp_buf(qp, mlx4_page_size(&ctx->ibv_ctx.context));
+	ret = mlx4_alloc_qp_buf(qp, mlx4_page_size(&ctx->ibv_ctx.context),
+				MLX4DV_RES_TYPE_QP);
 	if (ret)
 		return ret;
 	mlx4_init_sq_ownership(qp);
 
 	if (has_rq) {
-		qp->db = mlx4_alloc_db(ctx);
-		if (!qp->db) {
+		ret = mlx4_alloc_queue_db(ctx, qp->domain, &qp->dbr, &qp->db);
+		if (ret) {
 			mlx4_free_qp_buf(qp);
-			return ENOMEM;
+			return ret;
 		}
 	}
 	return 0;
@@ -188,7 +212,7 @@ int mlx4_qp_alloc_queues(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
 
 void mlx4_qp_free_queues(struct mlx4_qp *qp)
 {
-	mlx4_free_db(qp->ctx, qp->db);
+	mlx4_free_queue_db(qp->ctx, qp->db, &qp->dbr);
 	qp->db = NULL;
 	mlx4_free_qp_buf(qp);
 }
@@ -209,7 +233,14 @@ int mlx4_qp_ready(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr,
 	qp->sdb = (char *)ctx->uar + MLX4_SEND_DOORBELL;
 	qp->sq_signal_bits = attr->sq_sig_all ?
 			     htobe32(MLX4_WQE_CTRL_CQ_UPDATE) : 0;
-	qp->bf_max_size = ctx->bf_page ? ctx->bf_buf_size / 16 : 0;
+	/*
+	 * The context's one BlueFlame register is shared by all its QPs
+	 * under a lock: a thread domain's QPs, which take none, ring the
+	 * doorbell instead.
+	 */
+	qp->bf_max_size = ctx->bf_page &&
+			  !mlx4_domain_single_threaded(qp->domain) ?
+			  ctx->bf_buf_size / 16 : 0;
 	if (qp->verbs_qp.qp.send_cq)
 		qp->sq.cq = to_mcq(qp->verbs_qp.qp.send_cq);
 	if (qp->verbs_qp.qp.recv_cq)
@@ -429,6 +460,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	}
 	qp->ctx = ctx;
 	qp->inl_recv_sz = inl_recv_sz;
+	qp->domain = mlx4_hold_parent_domain(attr.pd);
 	/*
 	 * LSO (raw packet QPs): each WQE keeps room for the LSO segment,
 	 * a 4-byte word and the packet headers, to the next 16 bytes.
@@ -436,9 +468,8 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	if (attr.comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) {
 		if (attr.qp_type != IBV_QPT_RAW_PACKET ||
 		    attr.max_tso_header > MLX4_MAX_TSO_HEADER) {
-			free(qp);
-			errno = EINVAL;
-			return NULL;
+			ret = EINVAL;
+			goto err_free;
 		}
 		qp->max_tso_header = attr.max_tso_header;
 		qp->tso_room = (sizeof(struct mlx4_wqe_lso_seg) +
@@ -470,6 +501,7 @@ err_destroy:
 err_queues:
 	mlx4_qp_free_queues(qp);
 err_free:
+	mlx4_release_parent_domain(qp->domain);
 	free(qp);
 	errno = ret;
 	return NULL;
@@ -635,6 +667,7 @@ int mlx4_destroy_qp(struct ibv_qp *ibqp)
 		mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 		mlx4_qp_free_queues(qp);
 	}
+	mlx4_release_parent_domain(qp->domain);
 	free(qp->wrb);
 	free(qp);
 	return 0;

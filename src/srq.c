@@ -101,16 +101,18 @@ static int srq_init_buf(struct mlx4_srq *srq, int page_size)
 				sizeof(struct mlx4_wqe_srq_next_seg)) /
 			       sizeof(struct mlx4_wqe_data_seg);
 	unsigned int j;
-	int i;
+	int i, ret;
 
 	srq->wrid = calloc(srq->max, sizeof(uint64_t));
 	if (!srq->wrid)
 		return ENOMEM;
 
-	if (mlx4_alloc_buf(&srq->buf, size, page_size)) {
+	ret = mlx4_alloc_queue_buf(srq->domain, &srq->buf, size, page_size,
+				   MLX4DV_RES_TYPE_SRQ);
+	if (ret) {
 		free(srq->wrid);
 		srq->wrid = NULL;
-		return ENOMEM;
+		return ret;
 	}
 	memset(srq->buf.buf, 0, size);
 	srq->wqe_base = srq->buf.buf;
@@ -153,13 +155,18 @@ static int calc_srq_size(struct mlx4_srq *srq, struct mlx4_context *ctx,
 	return 0;
 }
 
-/* Buffer, free list and doorbell record for @attr's sizes. */
+/*
+ * Buffer, free list and doorbell record for @attr's sizes, from the
+ * allocator of srq->domain, the parent domain, if it has one.  The lock
+ * stays even under a thread domain: the QPs that share an SRQ and the
+ * CQs whose polls give its WQEs back need not be of one thread.
+ */
 int mlx4_srq_alloc_queue(struct mlx4_srq *srq, struct mlx4_context *ctx,
 			 struct ibv_srq_attr *attr)
 {
 	int ret;
 
-	mlx4_lock_init(&srq->lock);
+	mlx4_lock_init(&srq->lock, 0);
 	ret = calc_srq_size(srq, ctx, attr);
 	if (ret)
 		return ret;
@@ -168,19 +175,19 @@ int mlx4_srq_alloc_queue(struct mlx4_srq *srq, struct mlx4_context *ctx,
 	if (ret)
 		return ret;
 
-	srq->db = mlx4_alloc_db(ctx);
-	if (!srq->db) {
+	ret = mlx4_alloc_queue_db(ctx, srq->domain, &srq->dbr, &srq->db);
+	if (ret) {
 		mlx4_free_buf(&srq->buf);
 		free(srq->wrid);
 		srq->wrid = NULL;
-		return ENOMEM;
+		return ret;
 	}
 	return 0;
 }
 
 void mlx4_srq_free_queue(struct mlx4_srq *srq, struct mlx4_context *ctx)
 {
-	mlx4_free_db(ctx, srq->db);
+	mlx4_free_queue_db(ctx, srq->db, &srq->dbr);
 	srq->db = NULL;
 	mlx4_free_buf(&srq->buf);
 	free(srq->wrid);
@@ -252,6 +259,7 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 		return NULL;
 	}
 	srq->is_xrc = attr->srq_type == IBV_SRQT_XRC;
+	srq->domain = mlx4_hold_parent_domain(attr->pd);
 
 	ret = mlx4_srq_alloc_queue(srq, ctx, &attr->attr);
 	if (ret)
@@ -281,6 +289,7 @@ static struct ibv_srq *create_srq(struct ibv_context *context,
 err_queue:
 	mlx4_srq_free_queue(srq, ctx);
 err_free:
+	mlx4_release_parent_domain(srq->domain);
 	free(srq);
 	errno = ret;
 	return NULL;
@@ -387,6 +396,7 @@ int mlx4_destroy_srq(struct ibv_srq *ibsrq)
 	}
 
 	mlx4_srq_free_queue(srq, ctx);
+	mlx4_release_parent_domain(srq->domain);
 	free(srq);
 	return 0;
 }

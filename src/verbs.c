@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Control verbs that need no queue of their own: device and port
- * queries, protection domains, XRC domains, memory
- * regions and windows, address handles, multicast, steering flows.
+ * queries, protection domains (parent domains: domain.c), XRC domains,
+ * memory regions and windows, address handles, multicast, steering
+ * flows.
  */
 #include <config.h>
 
@@ -163,8 +164,14 @@ struct ibv_pd *mlx4_alloc_pd(struct ibv_context *context)
 
 int mlx4_dealloc_pd(struct ibv_pd *pd)
 {
+	struct mlx4_pd *mpd = to_mpd(pd);
 	int ret;
 
+	if (mlx4_is_parent_domain(mpd))
+		return mlx4_dealloc_parent_domain(mpd);
+	/* Its parent domains would be left standing for nothing. */
+	if (__atomic_load_n(&mpd->users, __ATOMIC_RELAXED))
+		return EBUSY;
 	ret = ibv_cmd_dealloc_pd(pd);
 	if (ret)
 		return ret;

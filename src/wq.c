@@ -43,7 +43,7 @@ static int alloc_wq_queues(struct mlx4_qp *qp, struct ibv_wq_init_attr *attr,
 	qp->sq.wqe_cnt = 1;
 	qp->sq.wqe_shift = MLX4_MIN_SQ_STRIDE;
 	qp->sq.mask = 0;
-	ret = mlx4_alloc_qp_buf(qp, page_size);
+	ret = mlx4_alloc_qp_buf(qp, page_size, MLX4DV_RES_TYPE_RWQ);
 	if (ret)
 		return ret;
 	mlx4_init_sq_ownership(qp);
@@ -77,17 +77,16 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	}
 	qp = &rwq->qp;
 	qp->ctx = ctx;
-	mlx4_lock_init(&qp->rq.lock);
+	qp->domain = mlx4_hold_parent_domain(attr->pd);
+	mlx4_lock_init(&qp->rq.lock, mlx4_domain_single_threaded(qp->domain));
 
 	ret = alloc_wq_queues(qp, attr, mlx4_page_size(context));
 	if (ret)
 		goto err_free;
 
-	qp->db = mlx4_alloc_db(ctx);
-	if (!qp->db) {
-		ret = ENOMEM;
+	ret = mlx4_alloc_queue_db(ctx, qp->domain, &qp->dbr, &qp->db);
+	if (ret)
 		goto err_buf;
-	}
 
 	cmd.drv.buf_addr = (uintptr_t)qp->buf.buf;
 	cmd.drv.db_addr = (uintptr_t)qp->db;
@@ -118,10 +117,11 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	return &rwq->wq;
 
 err_db:
-	mlx4_free_db(ctx, qp->db);
+	mlx4_free_queue_db(ctx, qp->db, &qp->dbr);
 err_buf:
 	mlx4_free_qp_buf(qp);
 err_free:
+	mlx4_release_parent_domain(qp->domain);
 	free(rwq);
 	errno = ret;
 	return NULL;
@@ -160,8 +160,9 @@ int mlx4_destroy_wq(struct ibv_wq *ibwq)
 
 	mlx4_qp_clean_cqs(qp, NULL, ibwq->cq);
 	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
-	mlx4_free_db(qp->ctx, qp->db);
+	mlx4_free_queue_db(qp->ctx, qp->db, &qp->dbr);
 	mlx4_free_qp_buf(qp);
+	mlx4_release_parent_domain(qp->domain);
 	free(rwq);
 	return 0;
 }

@@ -82,6 +82,7 @@ struct mlx4_cq *fake_cq(struct fake_env *env, int nent, uint32_t cqn)
 
 	if (!cq || mlx4_cq_alloc_ring(cq, env->ctx, nent))
 		abort();
+	mlx4_lock_init(&cq->lock, 0);
 	cq->cqn = cqn;
 	cq->verbs_cq.cq.context = &env->ctx->ibv_ctx.context;
 	cq->verbs_cq.cq.cqe = nent - 1;
@@ -131,6 +132,7 @@ struct mlx4_qp *fake_qp(struct fake_env *env, enum ibv_qp_type type,
 		.cap = *cap,
 		.srq = srq ? &srq->verbs_srq.srq : NULL,
 		.sq_sig_all = sq_sig_all,
+		.pd = env->qp_pd,
 	};
 	struct mlx4_qp *qp = calloc(1, sizeof(*qp));
 	struct ibv_qp *ibqp = &qp->verbs_qp.qp;
@@ -138,7 +140,10 @@ struct mlx4_qp *fake_qp(struct fake_env *env, enum ibv_qp_type type,
 	if (!qp)
 		abort();
 	qp->ctx = env->ctx;
+	/* As create_qp does: the parent domain, if any, is held. */
+	qp->domain = mlx4_hold_parent_domain(attr.pd);
 	if (mlx4_qp_alloc_queues(qp, &attr)) {
+		mlx4_release_parent_domain(qp->domain);
 		free(qp);
 		return NULL;
 	}
@@ -163,6 +168,7 @@ void fake_qp_free(struct mlx4_qp *qp)
 	mlx4_qp_clean_cqs(qp, qp->verbs_qp.qp.send_cq, qp->verbs_qp.qp.recv_cq);
 	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 	mlx4_qp_free_queues(qp);
+	mlx4_release_parent_domain(qp->domain);
 	free(qp);
 }
 

@@ -20,6 +20,7 @@ struct fake_env {
 	uint8_t		       *uar;
 	uint8_t		       *bf;
 	struct mlx4_pd		pd;
+	struct ibv_pd	       *qp_pd;	/* fake_qp()'s PD or parent domain */
 };
 
 /* cqe_size 32 or 64; bf_reg_size 0 for no BlueFlame. */

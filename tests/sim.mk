@@ -56,6 +56,15 @@ EXTRA_DIST += $(SIM_TESTS) tests/lib.sh tests/devinfo.sh tests/pingpong.sh \
 	tests/perftest.sh tests/rdma-semantics.sh tests/verbs-control.sh tests/wr-api.sh \
 	tests/roce.sh
 
+# Thread and parent domains, single-threaded CQs: ours has them, the
+# distribution's refuses the domains.
+check_PROGRAMS += tests/domains
+tests_domains_SOURCES = tests/domains.c tests/tap.h tests/device.h
+tests_domains_LDADD = -libverbs -lmlx4
+TESTS += tests/domains-project.tap tests/domains-system.tap
+EXTRA_DIST += tests/domains-project.tap tests/domains-system.tap \
+	tests/domains.sh
+
 # What mlx4_ib refuses and how it lays out the queues it hands the
 # device, with both providers.
 check_PROGRAMS += tests/raw-eth

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider-fake.h"
 
@@ -740,6 +741,124 @@ static void test_timestamps(void)
 	fake_env_cleanup(&env);
 }
 
+/*
+ * The kernel's part of creating and destroying a CQ, doubled, so that
+ * mlx4_create_cq_ex() runs whole: it answers yes and keeps the comp_mask
+ * it was passed.
+ */
+static uint32_t kernel_cq_comp_mask;
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 PABI65(struct verbs_create_cq_prov_attr *prov_attr,)
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags)
+{
+	(void)cmd;
+	(void)cmd_size;
+	(void)resp;
+	(void)resp_size;
+	(void)cmd_flags;
+	PABI65((void)prov_attr;)
+	kernel_cq_comp_mask = cq_attr->comp_mask;
+	cq->cq.context = context;
+	return 0;
+}
+
+int ibv_cmd_destroy_cq(struct ibv_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
+/*
+ * With its lock word held, as by another thread, a CQ one thread polls
+ * still gives its completions, by ibv_poll_cq and by start_poll: a
+ * lock taken would spin until the alarm ends the test.
+ */
+static void poll_with_lock_held(struct fake_env *env, struct ibv_cq_ex *ex)
+{
+	struct mlx4_cq *cq = to_mcq_ex(ex);
+	struct mlx4_qp *qp = fake_qp(env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL,
+				     0x31, 0);
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_wc wc;
+
+	qp->sq.head = 2;
+	qp->sq.wrid[0] = 0x610;
+	qp->sq.wrid[1] = 0x611;
+	put_cqe(cq, 0, "00000031 00000000 00000000 00000000"
+		       "00000000 00000000 00000000 0000004a");
+	put_cqe(cq, 1, "00000031 00000000 00000000 00000000"
+		       "00000000 00000000 00010000 0000004a");
+	alarm(10);
+	cq->lock.locked = 1;
+	CHECK(poll(cq, 1, &wc) == 1 && wc.wr_id == 0x610,
+	      "ibv_poll_cq with the lock word held");
+	cq->lock.locked = 1;
+	CHECK(ex->start_poll(ex, &pattr) == 0 && ex->wr_id == 0x611,
+	      "start_poll with the lock word held");
+	ex->end_poll(ex);
+	alarm(0);
+	fake_qp_free(qp);
+}
+
+/*
+ * CQs created single-threaded, or on a parent domain with a thread
+ * domain, take no lock; others do.  The parent domain stays the
+ * provider's: the kernel is not told of it.
+ */
+static void test_single_threaded_cqs(void)
+{
+	struct ibv_td_init_attr td_attr = {};
+	struct ibv_cq_init_attr_ex plain = { .cqe = 7 };
+	struct ibv_cq_init_attr_ex flagged = {
+		.cqe = 7, .comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+	struct ibv_cq_init_attr_ex on_td = {
+		.cqe = 7, .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_parent_domain_init_attr pd_attr = {};
+	struct ibv_context *ibctx;
+	struct ibv_cq_ex *cq[3];
+	struct fake_env env;
+	struct ibv_td *td;
+	int i;
+
+	fake_env_init(&env, 32, 0);
+	ibctx = &env.ctx->ibv_ctx.context;
+	td = mlx4_alloc_td(ibctx, &td_attr);
+	pd_attr.pd = &env.pd.ibv_pd;
+	pd_attr.td = td;
+	on_td.parent_domain = mlx4_alloc_parent_domain(ibctx, &pd_attr);
+
+	cq[0] = mlx4_create_cq_ex(ibctx, &plain);
+	cq[1] = mlx4_create_cq_ex(ibctx, &flagged);
+	kernel_cq_comp_mask = ~0U;
+	cq[2] = mlx4_create_cq_ex(ibctx, &on_td);
+	CHECK(cq[0] && cq[1] && cq[2], "CQs created");
+	if (!cq[0] || !cq[1] || !cq[2])
+		return;
+	CHECK_EQ(kernel_cq_comp_mask, 0);
+	CHECK(!to_mcq_ex(cq[0])->lock.single_threaded &&
+	      to_mcq_ex(cq[1])->lock.single_threaded &&
+	      to_mcq_ex(cq[2])->lock.single_threaded,
+	      "locked: the plain CQ only");
+	CHECK_EQ(mlx4_dealloc_pd(on_td.parent_domain), EBUSY);
+
+	poll_with_lock_held(&env, cq[1]);
+	poll_with_lock_held(&env, cq[2]);
+
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(mlx4_destroy_cq(ibv_cq_ex_to_cq(cq[i])), 0);
+	CHECK_EQ(mlx4_dealloc_pd(on_td.parent_domain), 0);
+	CHECK_EQ(mlx4_dealloc_td(td), 0);
+	fake_env_cleanup(&env);
+}
+
 int main(void)
 {
 	test_sends(32);
@@ -757,5 +876,6 @@ int main(void)
 	test_clean();
 	test_poll_ex();
 	test_timestamps();
+	test_single_threaded_cqs();
 	return tap_finish();
 }

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider-fake.h"
 
@@ -1536,6 +1537,135 @@ static void test_extern_buf_dontfork(void)
 	memset(&env.ctx->extern_alloc, 0, sizeof(env.ctx->extern_alloc));
 }
 
+/* A parent domain's allocator: one grant per call, in a small ledger. */
+static struct {
+	void *ptr[4];
+	size_t size[4];
+	uint64_t type[4];
+	int allocs, frees;
+} ledger;
+
+static void *ledger_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			  size_t alignment, uint64_t type)
+{
+	void *p;
+
+	CHECK(pd_context == &ledger, "alloc: the parent domain's pd_context");
+	CHECK(pd && to_mpd(pd)->protection_domain == &env.pd,
+	      "alloc: the parent domain");
+	if (ledger.allocs == 4 || posix_memalign(&p, alignment, size))
+		return NULL;
+	ledger.ptr[ledger.allocs] = p;
+	ledger.size[ledger.allocs] = size;
+	ledger.type[ledger.allocs++] = type;
+	return p;
+}
+
+static void ledger_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+			uint64_t type)
+{
+	int i;
+
+	(void)pd;
+	CHECK(pd_context == &ledger, "free: the parent domain's pd_context");
+	for (i = 0; i < ledger.allocs; i++)
+		if (ledger.ptr[i] == ptr && ledger.type[i] == type)
+			break;
+	CHECK(i < ledger.allocs, "free of %p, type %#llx: not given", ptr,
+	      (unsigned long long)type);
+	ledger.frees++;
+	free(ptr);
+}
+
+/* A parent domain on env's PD with @td and the ledger's allocators. */
+static struct ibv_pd *ledger_domain(struct ibv_td *td)
+{
+	struct ibv_parent_domain_init_attr attr = {
+		.pd = &env.pd.ibv_pd, .td = td,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = ledger_alloc, .free = ledger_free,
+		.pd_context = &ledger,
+	};
+
+	memset(&ledger, 0, sizeof(ledger));
+	return mlx4_alloc_parent_domain(&env.ctx->ibv_ctx.context, &attr);
+}
+
+/*
+ * A QP on a parent domain with a thread domain takes no lock: with its
+ * queues' lock words held, as by another thread, posts still go through
+ * (a lock taken would spin until the alarm ends the test).  It never
+ * uses the context's BlueFlame register, whose lock all QPs share.  Its
+ * memory comes from the domain's allocator, kept from fork() like ours.
+ */
+static void test_thread_domain_qp(void)
+{
+	struct ibv_td_init_attr td_attr = {};
+	struct ibv_td *td = mlx4_alloc_td(&env.ctx->ibv_ctx.context, &td_attr);
+	struct ibv_pd *domain = ledger_domain(td);
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1, .max_inline_data = 32,
+	};
+	uint8_t payload[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct ibv_sge sge = { (uintptr_t)payload, 8, 0x77 };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x51, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 0x52, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct mlx4_qp *qp;
+	void *buf;
+	size_t len;
+
+	CHECK(td && domain, "TD and parent domain without a kernel");
+	memset(&dontfork, 0, sizeof(dontfork));
+	env.qp_pd = domain;
+	qp = fake_qp(&env, IBV_QPT_RC, &cap, cq, cq, NULL, 0x710, 0);
+	env.qp_pd = NULL;
+	buf = qp->buf.buf;
+	len = qp->buf.length;
+
+	CHECK(ledger.allocs == 2 && buf == ledger.ptr[0] &&
+	      ledger.type[0] == MLX4DV_RES_TYPE_QP && len == ledger.size[0] &&
+	      len % 4096 == 0 && (void *)qp->db == ledger.ptr[1] &&
+	      ledger.type[1] == MLX4DV_RES_TYPE_DBR && ledger.size[1] == 8,
+	      "QP buffer (%zu bytes) and doorbell record from the allocator",
+	      len);
+	CHECK(dontfork.base == ledger.ptr[1] && dontfork.calls == 2,
+	      "both kept from fork()");
+	CHECK(qp->sq.lock.single_threaded && qp->rq.lock.single_threaded &&
+	      !qp->bf_max_size, "unlocked queues, no BlueFlame");
+	CHECK(mlx4_dealloc_pd(domain) == EBUSY && mlx4_dealloc_td(td) == EBUSY,
+	      "the QP holds its parent domain, which holds the TD");
+
+	qp->sq.lock.locked = 1;
+	qp->rq.lock.locked = 1;
+	alarm(10);
+	clear_doorbells();
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00071000");
+	wr.send_flags |= IBV_SEND_INLINE;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 1), "0000000a 00000002 0000000c 00000000"
+				     "80000008 01020304 05060708");
+	CHECK_BYTES(env.bf, "00000000 00000000");	/* rung by the UAR */
+	qp->rq.lock.locked = 1;
+	CHECK_EQ(mlx4_post_recv(&qp->verbs_qp.qp, &rwr, &bad), 0);
+	CHECK_BYTES(qp->db, "00000001");
+	alarm(0);
+
+	memset(&dofork, 0, sizeof(dofork));
+	fake_qp_free(qp);
+	CHECK(ledger.frees == 2 && dofork.calls == 2 && dofork.base == buf,
+	      "the QP's memory went back to the allocator, back to fork()");
+	CHECK(!mlx4_dealloc_pd(domain) && !mlx4_dealloc_td(td),
+	      "parent domain, then TD, freed");
+}
+
 /*
  * The ibv_wr_* calls build the WQEs ibv_post_send builds: two QPs alike,
  * one fed a list, the other the same requests as one wr_* batch; the
@@ -1689,6 +1819,7 @@ int main(void)
 	test_roce_ah();
 	test_wr_api_same_wqes();
 	test_wr_api_xrc();
+	test_thread_domain_qp();
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
