@@ -108,7 +108,7 @@ struct params {
 	uint32_t a_sq_psn, b_rq_psn;
 };
 
-#define QKEY	0x11111111
+#define QKEY	0x1a2b3c4d	/* reads differently byte-swapped */
 
 static void make_side(struct conn *c, struct side *s)
 {

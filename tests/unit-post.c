@@ -642,14 +642,14 @@ static void test_ud_send(void)
 	CHECK(ah != NULL, "create_ah");
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = 0xabcde;
-	wr.wr.ud.remote_qkey = 0x11111111;
+	wr.wr.ud.remote_qkey = 0x1a2b3c4d;
 
 	CHECK_EQ(post1(qp, &wr), 0);
 	CHECK_BYTES(send_wqe(qp, 0),
 		    "0000000b 00000005 0000000c 01020304"
 		    "01000077 00831234 00020040 51234567"
 		    "fe800000 00000000 00000000 00000001"
-		    "000abcde 11111111 00000000 00000000"
+		    "000abcde 1a2b3c4d 00000000 00000000"
 		    "00000010 00000055 00000000 00002000");
 
 	/* No address handle: refused before anything is written. */
@@ -1420,7 +1420,7 @@ static void test_roce_ah(void)
 	struct ibv_sge sge = { 0x2000, 16, 0x55 };
 	struct ibv_send_wr wr = {
 		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-		.wr.ud = { .remote_qpn = 0xabcde, .remote_qkey = 0x11111111 },
+		.wr.ud = { .remote_qpn = 0xabcde, .remote_qkey = 0x1a2b3c4d },
 	};
 	struct mlx4_qp *qp;
 	struct ibv_ah *ah;
@@ -1438,7 +1438,7 @@ static void test_roce_ah(void)
 		CHECK_BYTES(send_wqe(qp, 0) + 16,
 			    "22000077 00800000 00010040 a1234567"
 			    "00000000 00000000 0000ffff c0a80102"
-			    "000abcde 11111111 a123 021122334457");
+			    "000abcde 1a2b3c4d a123 021122334457");
 		mlx4_destroy_ah(ah);
 	}
 
@@ -1453,7 +1453,7 @@ static void test_roce_ah(void)
 		CHECK_BYTES(send_wqe(qp, 1) + 16,
 			    "02000077 00800000 00010040 41234567"
 			    "00000000 00000000 0000ffff c0a80103"
-			    "000abcde 11111111 0000 021122334458");
+			    "000abcde 1a2b3c4d 0000 021122334458");
 		mlx4_destroy_ah(ah);
 	}
 
@@ -1477,7 +1477,7 @@ static void test_roce_ah(void)
 		CHECK_BYTES(send_wqe(qp, 2) + 16,
 			    "22000077 00800000 00010040 e1234567"
 			    "fe800000 00000000 00259000 05010203"
-			    "000abcde 11111111 e005 022590010203");
+			    "000abcde 1a2b3c4d e005 022590010203");
 		mlx4_destroy_ah(ah);
 	}
 
