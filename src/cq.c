@@ -605,7 +605,7 @@ static inline void write_cq_doorbell(struct mlx4_context *ctx, uint64_t value)
 #if MLX4_MMIO_STORE64
 	mmio_write64_raw(db, value);
 #else
-	mlx4_lock(&ctx->uar_lock);
+	mlx4_lock_shared(&ctx->uar_lock);
 	mmio_write64_raw(db, value);
 	mmio_flush_writes();
 	mlx4_unlock(&ctx->uar_lock);

@@ -61,6 +61,24 @@ static inline int mlx4_trylock(struct mlx4_lock *lock)
 	       !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * The context's own locks (its BlueFlame buffers, the UAR of a 32-bit
+ * CPU's two-half doorbells) serve every queue and are always taken:
+ * on x86 their locked exchange is also the barrier before the
+ * write-combining stores (mmio.h), which no mode test may skip.
+ */
+static inline void mlx4_lock_shared(struct mlx4_lock *lock)
+{
+	if (__builtin_expect(__atomic_exchange_n(&lock->locked, 1,
+						 __ATOMIC_ACQUIRE), 0))
+		mlx4_lock_contended(lock);
+}
+
+static inline int mlx4_trylock_shared(struct mlx4_lock *lock)
+{
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+}
+
 static inline void mlx4_unlock(struct mlx4_lock *lock)
 {
 	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);

@@ -816,7 +816,7 @@ void ring_send_doorbell(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 {
 	struct mlx4_context *ctx = qp->ctx;
 
-	if (use_bf && likely(mlx4_trylock(&ctx->bf_lock))) {
+	if (use_bf && likely(mlx4_trylock_shared(&ctx->bf_lock))) {
 		head.owner_opcode |= htobe32((ind & 0xffff) << 8);
 		head.size_fence |= qp->doorbell_qpn;
 		hand_over_wqe(ctrl, head);

@@ -77,4 +77,5 @@ bench: all
 # tools are missing is skipped, naming the package.
 TESTS += tests/cross.tap
 EXTRA_DIST += tests/cross.tap tests/cross/check-barriers.pl \
-	tests/cross/probe.c tests/cross/s390-kernel.c
+	tests/cross/probe.c tests/cross/s390-kernel.c \
+	tests/cross/verbs-init-cq.c
