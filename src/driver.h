@@ -8,7 +8,7 @@
  * and function names; the layouts are those of rdma-core 34 to 56
  * (symbol version IBVERBS_PRIVATE_34) or of rdma-core 65
  * (IBVERBS_PRIVATE_65), as configure found (MLX4_PABI_VERSION), and are
- * checked member by member against measured offsets by tests/abi.
+ * checked member by member against measured offsets by tests/unit/abi.
  *
  * Public types (struct ibv_context, verbs_context, ibv_cq_ex, ...) come
  * from <infiniband/verbs.h>; the kernel command payloads from

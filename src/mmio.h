@@ -25,7 +25,7 @@
  * kernel grants them: HWCAP_S390_PCI_MIO) or the s390_pci_mmio_write
  * system call.
  *
- * tests/cross checks the disassembly of each CPU's build: the stores
+ * tests/unit/cross checks the disassembly of each CPU's build: the stores
  * marked "cross.sh: ... store" below, wherever they are inlined, must
  * have the barriers these rules ask for around them.
  */

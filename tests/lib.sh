@@ -5,7 +5,7 @@
 # finish.  Each case prints one TAP line; a failing case shows the logs
 # of the programs it ran as TAP comments.
 
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 MLX4SIM=$top_builddir/sim/mlx4sim
 TESTS_BIN=$top_builddir/tests

@@ -44,33 +44,35 @@ while (@ARGV) {
 	else { push @only, $a }
 }
 
-# The tests, in fail-fast order: each a TAP script of tests/ run on the
+# The tests, in fail-fast order: each a TAP script under tests/ run on the
 # simulator with our provider, or a unit test program.  Seconds each on an
 # idle machine are in the comments; the order puts the sharpest per second
 # first.  The unit tests run only for mutants whose record says that the
 # simulator cannot tell (a "unit:" line), and then first: any other
 # mutant must fail a test on the simulator, as the hardware would.
 my @suite = (
-	'kernel-rules-project.tap',	# 0.5
-	'rdma-semantics-project.tap',	# 1
-	'verbs-control-project.tap',		# 1
-	'raw-eth-project.tap',		# 3
-	'dv-library.tap',		# 0.5
-	'interop.tap',			# 4
-	'devinfo-project.tap',		# 4
-	'fabric.tap',			# 9
-	'pingpong-cqe32-project.tap',	# 12
-	'pingpong-project.tap',		# 16
-	'cleanup.tap',			# 21
-	'roce-project.tap',		# 25
-	'difftrace.tap',		# 93
-	'perftest-project.tap',		# 79
+	'verbs/kernel-rules-project.tap',       # 0.5
+	'verbs/rdma-semantics-project.tap',     # 1
+	'verbs/verbs-control-project.tap',      # 1
+	'verbs/raw-eth-project.tap',            # 3
+	'verbs/dv-library.tap',                 # 0.5
+	'verbs/interop.tap',                    # 4
+	'verbs/devinfo-project.tap',            # 4
+	'sim/fabric.tap',                       # 9
+	'verbs/pingpong-cqe32-project.tap',     # 12
+	'verbs/pingpong-project.tap',           # 16
+	'sim/cleanup.tap',                      # 21
+	'verbs/roce-project.tap',               # 25
+	'verbs/difftrace.tap',                  # 93
+	'verbs/perftest-project.tap',           # 79
 );
-my @unit = ('unit-post', 'unit-poll');
+my @unit = ('unit/unit-post', 'unit/unit-poll');
 if ($only_tests) {
 	my %t = map { $_ => 1 } split /,/, $only_tests;
-	@suite = grep { $t{$_} } @suite;
-	@unit = grep { $t{$_} } @unit;
+	# A test is named with its directory under tests/ or without.
+	my $asked = sub { $t{$_[0]} || $t{$_[0] =~ s{.*/}{}r} };
+	@suite = grep { $asked->($_) } @suite;
+	@unit = grep { $asked->($_) } @unit;
 }
 
 # ---------------------------------------------------------------------
@@ -252,7 +254,7 @@ sub end_session {
 # The first failing case ends it: a killed mutant costs seconds.
 sub run_test {
 	my ($t, $limit, $tag) = @_;
-	my $log = "$logdir/$tag-$t.log";
+	my $log = "$logdir/$tag-" . ($t =~ s{.*/}{}r) . ".log";
 	unlink $log;
 	$limit = 1 if $limit < 1;
 	local $ENV{top_builddir} = $tree;

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# The simulator itself: the device's rules in strict mode, hostile and
+# fuzzing clients, the device files and sysfs, the daemon's life and a
+# subnet of several adapters; the suite's programs under sanitizers.
+
+# Strict mode: each breach of the hardware protocol, made on purpose
+# (through the distribution's provider's mlx4dv), is caught and named.
+check_PROGRAMS += tests/sim/sim-strict
+tests_sim_sim_strict_SOURCES = tests/sim/sim-strict.c tests/qp-connect.h
+tests_sim_sim_strict_LDADD = -libverbs -lmlx4
+TESTS += tests/sim/sim-strict.tap
+EXTRA_DIST += tests/sim/sim-strict.tap
+
+# Clients that lie in their requests and pages harm no other client.
+check_PROGRAMS += tests/sim/sim-hostile
+TESTS += tests/sim/sim-hostile.tap
+EXTRA_DIST += tests/sim/sim-hostile.tap
+
+# The daemon against a fuzzer, with honest clients on the same subnet.
+# `make fuzz FUZZ_SECONDS=600` runs it long (MLX4SIM_FUZZ_SEED=N replays).
+check_PROGRAMS += tests/sim/sim-fuzz
+tests_sim_sim_fuzz_SOURCES = tests/sim/sim-fuzz.c
+tests_sim_sim_fuzz_LDADD = -libverbs -lmlx4
+FUZZ_SECONDS = 4
+AM_TESTS_ENVIRONMENT += FUZZ_SECONDS='$(FUZZ_SECONDS)'; export FUZZ_SECONDS;
+TESTS += tests/sim/sim-fuzz.tap
+EXTRA_DIST += tests/sim/sim-fuzz.tap
+
+fuzz:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS=tests/sim/sim-fuzz.tap \
+		FUZZ_SECONDS='$(FUZZ_SECONDS)'
+	@cat tests/sim/sim-fuzz.log
+.PHONY: fuzz
+
+# The file system calls on the device files and sysfs, as a real host
+# answers them.
+check_PROGRAMS += tests/sim/device-files
+tests_sim_device_files_SOURCES = tests/sim/device-files.c tests/tap.h
+TESTS += tests/sim/device-files.tap
+EXTRA_DIST += tests/sim/device-files.tap
+
+# An ASan-built program finds the device: the preload library is called
+# before the C library has set up the environment.  Built by the script
+# (skipped where $(CC) cannot build with ASan).
+AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC;
+TESTS += tests/sim/device-files-asan.tap
+EXTRA_DIST += tests/sim/device-files-asan.tap tests/sim/device-files-asan.c
+
+# The daemon dies under a program blocked on its events: the device is
+# gone.
+check_PROGRAMS += tests/sim/device-files-gone
+tests_sim_device_files_gone_SOURCES = tests/sim/device-files-gone.c tests/tap.h
+tests_sim_device_files_gone_LDADD = -libverbs -lpthread
+TESTS += tests/sim/device-files-gone.tap
+EXTRA_DIST += tests/sim/device-files-gone.tap
+
+# How mlx4sim run and stop report the simulator's end, what a process
+# leaves behind when it exits, and a subnet of several adapters.
+TESTS += tests/sim/lifecycle.tap tests/sim/cleanup.tap tests/sim/fabric.tap
+EXTRA_DIST += tests/sim/lifecycle.tap tests/sim/cleanup.tap tests/sim/fabric.tap
+
+# The suite's programs under ASan+UBSan, TSan and (the daemon) MSan, built
+# by the script from these lists; skipped where the compilers cannot.
+AM_TESTS_ENVIRONMENT += \
+	SAN_PROVIDER_SOURCES='$(MLX4_PROVIDER_SOURCES)'; \
+	SAN_DAEMON_SOURCES='$(sim_mlx4simd_SOURCES)'; \
+	PABI='$(PABI)'; export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES PABI;
+TESTS += tests/sim/sanitizers.tap
+EXTRA_DIST += tests/sim/sanitizers.tap tests/sim/msan-epoll.c

@@ -1,0 +1,1316 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Faults injected with `mlx4sim fault` (the command is $MLX4SIM), and what
+ * each end of a connection sees: RC retransmits what was lost, within
+ * retry_cnt and the ACK timeout, and fails with RETRY_EXC_ERR or
+ * RNR_RETRY_EXC_ERR when they run out; duplicates are answered and not
+ * executed again; UD and UC lose silently; port, QP and device failures
+ * arrive as async events.  Every case asserts that its fault fired (the
+ * daemon's counts, or a retransmission's delay), so that a simulator that
+ * ignored the fault fails it.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "../device.h"
+#include "../qp-connect.h"
+#include "../../sim/protocol.h"
+
+#define BUF_SIZE	8192
+#define SEND_OFF	0
+#define RECV_OFF	2048
+#define ATOMIC_OFF	4096
+#define RESULT_OFF	4104
+#define MSG_LEN		200
+#define QUIET_MS	30	/* how long "nothing more arrives" is watched */
+
+static const char *mlx4sim;
+
+/* ------------------------------------------------------------------ */
+/* The fault command                                                   */
+/* ------------------------------------------------------------------ */
+
+static __attribute__((format(printf, 1, 2))) int fault(const char *fmt, ...)
+{
+	char args[256], cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "'%s' fault %s", mlx4sim, args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* One of the counts `mlx4sim fault status` prints. */
+static long long fault_count(const char *name)
+{
+	char cmd[512], key[32];
+	long long v, found = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' fault status", mlx4sim);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	pclose(f);
+	return found;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------ */
+/* Two QPs of one context, connected through port 1                    */
+/* ------------------------------------------------------------------ */
+
+struct side {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+struct conn {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	enum ibv_qp_type type;
+	struct side a, b;		/* a requests, b responds */
+	uint16_t lid;
+};
+
+struct params {
+	enum ibv_qp_type type;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint32_t a_sq_psn, b_rq_psn;
+};
+
+#define QKEY	0x1a2b3c4d	/* reads differently byte-swapped */
+
+static void make_side(struct conn *c, struct side *s)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = c->type,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!s->buf)
+		bail("aligned_alloc");
+	memset(s->buf, 0, BUF_SIZE);
+	s->mr = ibv_reg_mr(c->pd, s->buf, BUF_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	s->cq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
+	if (!s->mr || !s->cq)
+		bail("reg_mr/create_cq");
+	init.send_cq = init.recv_cq = s->cq;
+	s->qp = ibv_create_qp(c->pd, &init);
+	if (!s->qp)
+		bail("create_qp");
+}
+
+static void to_rts(struct conn *c, struct side *s, uint32_t dest_qpn,
+		   const struct params *p, uint32_t sq_psn, uint32_t rq_psn)
+{
+	const struct qp_path path = {
+		.remote_qpn = dest_qpn, .dlid = c->lid,
+		.rq_psn = rq_psn, .sq_psn = sq_psn, .qkey = QKEY,
+		.access = c->type == IBV_QPT_UC ? IBV_ACCESS_REMOTE_WRITE :
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 1, .min_rnr_timer = p->min_rnr_timer,
+		.timeout = p->timeout, .retry_cnt = p->retry_cnt,
+		.rnr_retry = p->rnr_retry,
+	};
+	const char *step;
+
+	if (qp_connect(s->qp, &path, &step))
+		bail(step);
+}
+
+static void conn_open(struct conn *c, const struct params *p)
+{
+	struct ibv_port_attr port;
+
+	memset(c, 0, sizeof(*c));
+	c->type = p->type;
+	c->ctx = open_first_device("faults");
+	c->pd = ibv_alloc_pd(c->ctx);
+	if (!c->pd || ibv_query_port(c->ctx, 1, &port))
+		bail("alloc_pd/query_port");
+	c->lid = port.lid;
+	make_side(c, &c->a);
+	make_side(c, &c->b);
+	to_rts(c, &c->a, c->b.qp->qp_num, p, p->a_sq_psn, 0);
+	to_rts(c, &c->b, c->a.qp->qp_num, p, 0, p->b_rq_psn);
+}
+
+static void side_close(struct side *s)
+{
+	ibv_destroy_qp(s->qp);
+	ibv_destroy_cq(s->cq);
+	ibv_dereg_mr(s->mr);
+	free(s->buf);
+}
+
+static void conn_close(struct conn *c)
+{
+	side_close(&c->a);
+	side_close(&c->b);
+	ibv_dealloc_pd(c->pd);
+	ibv_close_device(c->ctx);
+}
+
+static void post_recv(struct side *s, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		(uintptr_t)s->buf + RECV_OFF + (wr_id % 4) * 512, 512,
+		s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(s->qp, &wr, &bad))
+		bail("post_recv");
+}
+
+/* A message of MSG_LEN bytes, each the byte @fill. */
+static void post_send(struct conn *c, uint64_t wr_id, uint8_t fill)
+{
+	struct ibv_sge sge = { (uintptr_t)c->a.buf + SEND_OFF + (wr_id % 4) * 256,
+			       MSG_LEN, c->a.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah_attr ah = { .dlid = c->lid, .port_num = 1 };
+	struct ibv_ah *av = NULL;
+
+	memset(c->a.buf + SEND_OFF + (wr_id % 4) * 256, fill, MSG_LEN);
+	if (c->type == IBV_QPT_UD) {
+		av = ibv_create_ah(c->pd, &ah);
+		if (!av)
+			bail("create_ah");
+		wr.wr.ud.ah = av;
+		wr.wr.ud.remote_qpn = c->b.qp->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+	}
+	if (ibv_post_send(c->a.qp, &wr, &bad))
+		bail("post_send");
+	/* The device took the AV with the WQE: the AH may go. */
+	if (av)
+		ibv_destroy_ah(av);
+}
+
+static void post_rdma(struct conn *c, enum ibv_wr_opcode op, uint64_t add)
+{
+	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	struct ibv_sge sge = { (uintptr_t)c->a.buf + (atomic ? RESULT_OFF : RECV_OFF),
+			       atomic ? 8 : MSG_LEN, c->a.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (atomic) {
+		wr.wr.atomic.remote_addr = (uintptr_t)c->b.buf + ATOMIC_OFF;
+		wr.wr.atomic.rkey = c->b.mr->rkey;
+		wr.wr.atomic.compare_add = add;
+	} else {
+		wr.wr.rdma.remote_addr = (uintptr_t)c->b.buf + SEND_OFF;
+		wr.wr.rdma.rkey = c->b.mr->rkey;
+	}
+	if (ibv_post_send(c->a.qp, &wr, &bad))
+		bail("post_send");
+}
+
+/* The next completion within @ms: 1, or 0 when none came. */
+static int poll_one(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
+{
+	double end = now_ms() + ms;
+
+	do {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			bail("poll_cq");
+		if (n)
+			return 1;
+	} while (now_ms() < end);
+	return 0;
+}
+
+/* How many completions arrive on @cq within @ms; the first in @first. */
+static int drain(struct ibv_cq *cq, int ms, struct ibv_wc *first)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (poll_one(cq, ms, &wc))
+		if (!n++ && first)
+			*first = wc;
+	return n;
+}
+
+static bool filled(const uint8_t *p, uint8_t fill, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != fill)
+			return false;
+	return true;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr init;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? (enum ibv_qp_state)-1 :
+	       a.qp_state;
+}
+
+/* The next async event within @ms; -1 when none. */
+static int next_event(struct ibv_context *ctx, int ms,
+		      struct ibv_async_event *ev)
+{
+	struct pollfd p = { ctx->async_fd, POLLIN, 0 };
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(ctx, ev)) {
+		fcntl(ctx->async_fd, F_SETFL, flags);
+		return -1;
+	}
+	fcntl(ctx->async_fd, F_SETFL, flags);
+	ibv_ack_async_event(ev);
+	return 0;
+}
+
+/* ACK timeout of a QP with this timeout attribute, in ms. */
+static double ack_timeout_ms(uint8_t timeout)
+{
+	return 4.096e-3 * (1u << timeout);
+}
+
+static const struct params rc_params = {
+	.type = IBV_QPT_RC, .timeout = 14, .retry_cnt = 3, .rnr_retry = 3,
+	.min_rnr_timer = 1,
+};
+
+/* ------------------------------------------------------------------ */
+/* RC: what was lost is sent again                                     */
+/* ------------------------------------------------------------------ */
+
+/* A request or its ACK lost once: one completion each end, data intact. */
+static void rc_lost_once(bool lose_ack)
+{
+	const char *what = lose_ack ? "RC SEND whose ACK is lost" :
+				      "RC SEND lost once";
+	struct ibv_wc wc, rwc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n, rn;
+
+	conn_open(&c, &rc_params);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("dropped");
+	check(fault("drop --next 1 --qpn 0x%x",
+		    (lose_ack ? c.b.qp : c.a.qp)->qp_num) == 0,
+	      "%s: fault drop --next 1 accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 0x5a);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 10,
+	      "%s: requester completes it (status %s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(took >= ack_timeout_ms(rc_params.timeout) * 0.9,
+	      "%s: after the ACK timeout, %.1f ms (retransmitted; timeout %.1f ms)",
+	      what, took, ack_timeout_ms(rc_params.timeout));
+	rn = drain(c.b.cq, QUIET_MS, &rwc);
+	check(rn == 1 && rwc.status == IBV_WC_SUCCESS && rwc.wr_id == 1 &&
+	      rwc.byte_len == MSG_LEN &&
+	      filled(c.b.buf + RECV_OFF + 512, 0x5a, MSG_LEN),
+	      "%s: responder receives it once, data intact (%d completions)",
+	      what, rn);
+	check(drain(c.a.cq, QUIET_MS, NULL) == 0,
+	      "%s: requester completes it once", what);
+	check(fault_count("dropped") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* Faults stack, and the first that matches a packet decides. */
+static void rc_rules_in_order(void)
+{
+	const char *what = "RC SEND under three faults";
+	struct params p = rc_params;
+	long long dropped, duplicated;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	p.timeout = 10;			/* 4.2 ms */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	dropped = fault_count("dropped");
+	duplicated = fault_count("duplicated");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0 &&
+	      fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0 &&
+	      fault("duplicate --next 5 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: drop, drop, duplicate accepted", what);
+	post_send(&c, 10, 0x5b);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: completes after two retransmissions (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(drain(c.b.cq, QUIET_MS, NULL) == 1,
+	      "%s: the responder receives it once", what);
+	check(fault_count("dropped") == dropped + 2 &&
+	      fault_count("duplicated") == duplicated + 1,
+	      "%s: dropped twice, then duplicated, in the order given (%lld, %lld)",
+	      what, fault_count("dropped") - dropped,
+	      fault_count("duplicated") - duplicated);
+	check(fault("clear") == 0 && fault_count("rules") == 0,
+	      "%s: fault clear removes the rest", what);
+	conn_close(&c);
+}
+
+/* A READ or an atomic whose answer is lost: answered from the records. */
+static void rc_lost_answer(enum ibv_wr_opcode op)
+{
+	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	const char *what = atomic ? "RC fetch-add whose answer is lost" :
+				    "RC READ whose answer is lost";
+	uint64_t *target, *result;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n;
+
+	conn_open(&c, &rc_params);
+	memset(c.b.buf + SEND_OFF, 0xc3, MSG_LEN);
+	target = (uint64_t *)(c.b.buf + ATOMIC_OFF);
+	result = (uint64_t *)(c.a.buf + RESULT_OFF);
+	*target = htobe64(1000);	/* the device's atomics are big-endian */
+	before = fault_count("dropped");
+	check(fault("drop --next 1 --qpn 0x%x", c.b.qp->qp_num) == 0,
+	      "%s: fault accepted", what);
+	t0 = now_ms();
+	post_rdma(&c, op, 5);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: requester completes it (status %s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(took >= ack_timeout_ms(rc_params.timeout) * 0.9,
+	      "%s: after the ACK timeout, %.1f ms", what, took);
+	if (atomic) {
+		check(be64toh(*target) == 1005,
+		      "%s: executed once at the responder (target %" PRIu64 ", 1005 expected)",
+		      what, be64toh(*target));
+		check(be64toh(*result) == 1000,
+		      "%s: requester gets the value before it (%" PRIu64 ")",
+		      what, be64toh(*result));
+	} else {
+		check(filled(c.a.buf + RECV_OFF, 0xc3, MSG_LEN),
+		      "%s: the data read is intact", what);
+	}
+	check(drain(c.a.cq, QUIET_MS, NULL) == 0 && drain(c.b.cq, 1, NULL) == 0,
+	      "%s: nothing else completes on either end", what);
+	check(fault_count("dropped") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* Every request lost: RETRY_EXC_ERR after retry_cnt retries, then flushes. */
+static void rc_retry_exceeded(void)
+{
+	const char *what = "RC SEND always lost";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took, least;
+	int n;
+
+	p.timeout = 10;			/* 4.2 ms */
+	p.retry_cnt = 2;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	before = fault_count("dropped");
+	check(fault("drop --rate 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault drop --rate 1 accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 1);
+	post_send(&c, 11, 2);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.wr_id == 10 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "%s: the first fails with RETRY_EXC_ERR (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	least = ack_timeout_ms(p.timeout) * (p.retry_cnt + 1);
+	check(took >= least * 0.9,
+	      "%s: after 1 + retry_cnt timeouts: %.1f ms (%.1f ms expected)",
+	      what, took, least);
+	n = poll_one(c.a.cq, 1000, &wc);
+	check(n == 1 && wc.wr_id == 11 && wc.status == IBV_WC_WR_FLUSH_ERR,
+	      "%s: the next is flushed (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(qp_state(c.a.qp) == IBV_QPS_ERR,
+	      "%s: the requester's QP is in ERROR", what);
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0 && qp_state(c.b.qp) == IBV_QPS_RTS,
+	      "%s: the responder saw nothing and stays in RTS", what);
+	check(fault_count("dropped") == before + p.retry_cnt + 1,
+	      "%s: 1 + retry_cnt packets lost (%lld)", what,
+	      fault_count("dropped") - before);
+	check(fault("clear") == 0, "%s: fault clear", what);
+	conn_close(&c);
+}
+
+/* The requester's PSN ahead of the responder's: sequence NAKs, not timeouts. */
+static void rc_psn_ahead(void)
+{
+	const char *what = "RC PSN ahead of the responder's";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	double t0, took;
+	int n;
+
+	p.a_sq_psn = 100;
+	p.timeout = 16;			/* 268 ms, which the NAKs must not wait */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	t0 = now_ms();
+	post_send(&c, 10, 1);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "%s: RETRY_EXC_ERR after retry_cnt sequence NAKs (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(took < ack_timeout_ms(p.timeout),
+	      "%s: NAKed at once, not timed out (%.1f ms)", what, took);
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0,
+	      "%s: the responder executes nothing", what);
+	conn_close(&c);
+}
+
+/* The requester's PSN behind: a duplicate, acknowledged, not executed. */
+static void rc_psn_behind(void)
+{
+	const char *what = "RC SEND with a PSN already received";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	p.b_rq_psn = 50;
+	p.a_sq_psn = 40;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_send(&c, 10, 1);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: acknowledged (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0,
+	      "%s: not executed again at the responder", what);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* RNR                                                                 */
+/* ------------------------------------------------------------------ */
+
+static void rnr_exceeded(void)
+{
+	const char *what = "RC SEND to withheld receives, rnr_retry 2";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	int n;
+
+	p.rnr_retry = 2;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	before = fault_count("rnr");
+	check(fault("rnr --qpn 0x%x", c.b.qp->qp_num) == 0,
+	      "%s: fault rnr accepted", what);
+	post_send(&c, 10, 1);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
+	      "%s: RNR_RETRY_EXC_ERR (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(fault_count("rnr") == before + p.rnr_retry + 1,
+	      "%s: 1 + rnr_retry RNR NAKs (%lld)", what,
+	      fault_count("rnr") - before);
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0 && qp_state(c.b.qp) == IBV_QPS_RTS,
+	      "%s: the responder completes nothing and stays in RTS", what);
+	check(fault("clear") == 0, "%s: fault clear", what);
+	conn_close(&c);
+}
+
+static void rnr_forever(void)
+{
+	const char *what = "RC SEND to withheld receives, rnr_retry 7";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	int n;
+
+	p.rnr_retry = 7;
+	p.min_rnr_timer = 12;		/* 0.64 ms between tries */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	before = fault_count("rnr");
+	check(fault("rnr --qpn 0x%x", c.b.qp->qp_num) == 0,
+	      "%s: fault rnr accepted", what);
+	post_send(&c, 10, 0x77);
+	check(drain(c.a.cq, 100, NULL) == 0 && drain(c.b.cq, 1, NULL) == 0,
+	      "%s: nothing completes while receives are withheld", what);
+	check(fault_count("rnr") > before + 7,
+	      "%s: retried beyond 7 times (%lld RNR NAKs)", what,
+	      fault_count("rnr") - before);
+	check(fault("clear") == 0, "%s: fault clear", what);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: completes once the receives are back (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	n = poll_one(c.b.cq, 1000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      filled(c.b.buf + RECV_OFF + 512, 0x77, MSG_LEN),
+	      "%s: the responder receives it, data intact", what);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Duplicates                                                          */
+/* ------------------------------------------------------------------ */
+
+static void rc_duplicated(void)
+{
+	const char *what = "RC SEND and fetch-add duplicated";
+	uint64_t *target;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	int n, rn;
+
+	conn_open(&c, &rc_params);
+	target = (uint64_t *)(c.b.buf + ATOMIC_OFF);
+	*target = htobe64(7);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("duplicated");
+	check(fault("duplicate --next 2 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault duplicate --next 2 accepted", what);
+	post_send(&c, 10, 0x42);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: the SEND completes (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	rn = drain(c.b.cq, QUIET_MS, NULL);
+	check(rn == 1, "%s: the responder receives the SEND once (%d)", what, rn);
+	post_rdma(&c, IBV_WR_ATOMIC_FETCH_AND_ADD, 3);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      be64toh(*(uint64_t *)(c.a.buf + RESULT_OFF)) == 7,
+	      "%s: the fetch-add completes with the value before it", what);
+	check(be64toh(*target) == 10,
+	      "%s: the atomic is executed once (target %" PRIu64 ", 10 expected)",
+	      what, be64toh(*target));
+	check(drain(c.a.cq, QUIET_MS, NULL) == 0,
+	      "%s: each completes once at the requester", what);
+	check(fault_count("duplicated") == before + 2,
+	      "%s: the fault fired twice", what);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Delays and reordering                                               */
+/* ------------------------------------------------------------------ */
+
+/* Held back less than the ACK timeout: completes late, not retransmitted. */
+static void rc_delayed(bool answer)
+{
+	const char *what = answer ? "RC SEND whose ACK is delayed 20 ms" :
+				    "RC SEND delayed 20 ms";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n, rn;
+
+	p.timeout = 16;			/* 268 ms: far from 20, even on a busy machine */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("delayed");
+	check(fault("delay 20 --next 1 --qpn 0x%x",
+		    (answer ? c.b.qp : c.a.qp)->qp_num) == 0,
+	      "%s: fault delay accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 0x3c);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: requester completes it (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(took >= 19 && took < ack_timeout_ms(p.timeout),
+	      "%s: after the delay, before the ACK timeout: %.1f ms", what, took);
+	rn = drain(c.b.cq, QUIET_MS, &wc);
+	check(rn == 1 && filled(c.b.buf + RECV_OFF + 512, 0x3c, MSG_LEN),
+	      "%s: responder receives it once, intact (%d)", what, rn);
+	check(fault_count("delayed") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/*
+ * A QP connected to itself, whose delayed WRITE the responder refuses:
+ * the WQE completes with the NAK's error before the QP's error flushes
+ * the rest, as without the delay.
+ */
+static void rc_self_delayed_error(void)
+{
+	const char *what = "RC WRITE to itself with a bad rkey, delayed";
+	struct ibv_port_attr port;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	memset(&c, 0, sizeof(c));
+	c.type = IBV_QPT_RC;
+	c.ctx = open_first_device("faults");
+	c.pd = ibv_alloc_pd(c.ctx);
+	if (!c.pd || ibv_query_port(c.ctx, 1, &port))
+		bail("alloc_pd/query_port");
+	c.lid = port.lid;
+	make_side(&c, &c.a);
+	make_side(&c, &c.b);
+	to_rts(&c, &c.a, c.a.qp->qp_num, &rc_params, 0, 0);
+	check(fault("delay 5 --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay accepted", what);
+	{
+		struct ibv_sge sge = { (uintptr_t)c.a.buf, 64, c.a.mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)c.a.buf + 4096,
+				     c.a.mr->rkey ^ 0x100 },
+		}, *bad;
+
+		if (ibv_post_send(c.a.qp, &wr, &bad))
+			bail("post_send");
+	}
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.wr_id == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "%s: REM_ACCESS_ERR, not flushed (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(qp_state(c.a.qp) == IBV_QPS_ERR, "%s: the QP is in ERROR", what);
+	conn_close(&c);
+}
+
+/* Held back beyond the ACK timeout: retransmitted, then a duplicate. */
+static void rc_delayed_past_timeout(void)
+{
+	const char *what = "RC SEND delayed past the ACK timeout";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	double t0, took;
+	int n, rn;
+
+	p.timeout = 12;			/* 16.8 ms */
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("delayed");
+	check(fault("delay 300 --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay 300 accepted", what);
+	t0 = now_ms();
+	post_send(&c, 10, 0x3d);
+	n = poll_one(c.a.cq, 5000, &wc);
+	took = now_ms() - t0;
+	check(n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      took >= ack_timeout_ms(p.timeout) * 0.9 && took < 250,
+	      "%s: the retransmission completes it after the ACK timeout (%s, %.1f ms)",
+	      what, n ? ibv_wc_status_str(wc.status) : "none", took);
+	usleep(350000);		/* the original arrives, a duplicate */
+	rn = drain(c.b.cq, QUIET_MS, &wc);
+	check(rn == 1 && filled(c.b.buf + RECV_OFF + 512, 0x3d, MSG_LEN),
+	      "%s: the responder executes it once (%d receives)", what, rn);
+	check(drain(c.a.cq, 1, NULL) == 0,
+	      "%s: the requester completes it once", what);
+	check(fault_count("delayed") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* A datagram overtaken by the next one: they arrive in the other order. */
+static void ud_reordered(void)
+{
+	const char *what = "UD SEND reordered";
+	struct params p = rc_params;
+	struct ibv_wc wc[2];
+	struct conn c;
+	long long before;
+	int n = 0;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("reordered");
+	check(fault("reorder --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault reorder accepted", what);
+	post_send(&c, 10, 0x11);
+	post_send(&c, 11, 0x22);
+	while (n < 2 && poll_one(c.b.cq, 2000, &wc[n]))
+		n++;
+	check(n == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 2 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x22, MSG_LEN) &&
+	      filled(c.b.buf + RECV_OFF + 1024 + 40, 0x11, MSG_LEN),
+	      "%s: the receiver gets the second, then the first", what);
+	check(drain(c.a.cq, QUIET_MS, NULL) == 2,
+	      "%s: the sender completes both", what);
+	check(fault_count("reordered") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* A flood held back: the switch's buffers fill, the rest is lost. */
+static void ud_delay_flood(void)
+{
+	const char *what = "UD flood delayed 1 s";
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long dropped, delayed;
+	int sent = 0, done = 0;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	dropped = fault_count("dropped");
+	delayed = fault_count("delayed");
+	check(fault("delay 1000 --rate 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault delay --rate 1 accepted", what);
+	while (done < 4200) {
+		if (sent - done < 8 && sent < 4200)
+			post_send(&c, sent++, 0x44);
+		if (ibv_poll_cq(c.a.cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS)
+				break;
+			done++;
+		}
+	}
+	check(done == 4200, "%s: the sender completes all 4200", what);
+	check(fault_count("delayed") == delayed + 4200 &&
+	      fault_count("dropped") == dropped + 4200 - 4096,
+	      "%s: 4096 held back, the rest lost (%lld, %lld)", what,
+	      fault_count("delayed") - delayed,
+	      fault_count("dropped") - dropped);
+	check(fault("clear") == 0, "%s: fault clear", what);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* UD and UC lose silently                                             */
+/* ------------------------------------------------------------------ */
+
+static void unreliable_lost(enum ibv_qp_type type)
+{
+	const char *what = type == IBV_QPT_UD ? "UD SEND lost" : "UC SEND lost";
+	struct params p = rc_params;
+	uint32_t grh = type == IBV_QPT_UD ? 40 : 0;
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	int n, ok = 0;
+
+	p.type = type;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	before = fault_count("dropped");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault accepted", what);
+	post_send(&c, 10, 0x11);
+	post_send(&c, 11, 0x22);
+	for (int i = 0; i < 2; i++)
+		ok += poll_one(c.a.cq, 5000, &wc) == 1 &&
+		      wc.status == IBV_WC_SUCCESS;
+	check(ok == 2, "%s: the sender completes both", what);
+	n = drain(c.b.cq, QUIET_MS, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&
+	      wc.byte_len == MSG_LEN + grh &&
+	      filled(c.b.buf + RECV_OFF + 512 + grh, 0x22, MSG_LEN),
+	      "%s: the receiver gets only the second (%d completions)", what, n);
+	check(fault_count("dropped") == before + 1,
+	      "%s: the fault fired once", what);
+	conn_close(&c);
+}
+
+/* A datagram to a multicast group that the one member's QP joined. */
+static void post_mcast(struct conn *c, const union ibv_gid *mgid,
+		       uint64_t wr_id, uint8_t fill)
+{
+	struct ibv_ah_attr attr = {
+		.dlid = 0xc001, .port_num = 1, .is_global = 1,
+		.grh = { .dgid = *mgid, .sgid_index = 0, .hop_limit = 1 },
+	};
+	struct ibv_sge sge = { (uintptr_t)c->a.buf + SEND_OFF, MSG_LEN,
+			       c->a.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah *ah = ibv_create_ah(c->pd, &attr);
+	struct ibv_wc wc;
+
+	if (!ah)
+		bail("create_ah");
+	memset(c->a.buf + SEND_OFF, fill, MSG_LEN);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = QKEY;
+	if (ibv_post_send(c->a.qp, &wr, &bad))
+		bail("post_send");
+	/* Sent is done for a datagram: the buffer is free again after. */
+	if (!poll_one(c->a.cq, 5000, &wc) || wc.status != IBV_WC_SUCCESS)
+		bail("multicast send");
+	ibv_destroy_ah(ah);
+}
+
+static void ud_multicast(void)
+{
+	const char *what = "UD multicast";
+	union ibv_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x42 } };
+	struct params p = rc_params;
+	struct ibv_wc wc;
+	struct conn c;
+	long long dropped, duplicated;
+	int n;
+
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	if (ibv_attach_mcast(c.b.qp, &mgid, 0xc001))
+		bail("attach_mcast");
+	for (int i = 1; i <= 3; i++)
+		post_recv(&c.b, i);
+	dropped = fault_count("dropped");
+	duplicated = fault_count("duplicated");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault drop accepted", what);
+	post_mcast(&c, &mgid, 10, 0x11);
+	post_mcast(&c, &mgid, 11, 0x22);
+	n = drain(c.b.cq, QUIET_MS, &wc);
+	check(n == 1 && wc.wr_id == 1 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x22, MSG_LEN),
+	      "%s lost: the member gets only the second (%d)", what, n);
+	check(fault("duplicate --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault duplicate accepted", what);
+	post_mcast(&c, &mgid, 12, 0x33);
+	n = drain(c.b.cq, QUIET_MS, NULL);
+	check(n == 2, "%s duplicated: the member gets it twice (%d)", what, n);
+	check(fault_count("dropped") == dropped + 1 &&
+	      fault_count("duplicated") == duplicated + 1,
+	      "%s: each fault fired once", what);
+	ibv_detach_mcast(c.b.qp, &mgid, 0xc001);
+	conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events: ports, QPs, the device                                      */
+/* ------------------------------------------------------------------ */
+
+static bool sysfs_state(const char *want)
+{
+	char path[512], text[64] = "";
+	const char *root = getenv("SYSFS_PATH");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/infiniband/mlx4_0/ports/1/state",
+		 root ? root : "/sys");
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(text, sizeof(text), f))
+		text[0] = 0;
+	fclose(f);
+	return !strncmp(text, want, strlen(want));
+}
+
+static void port_down_up(void)
+{
+	const char *what = "port 1 down";
+	struct params p = rc_params;
+	struct ibv_async_event ev;
+	struct ibv_port_attr attr;
+	struct ibv_wc wc;
+	struct conn c;
+	int n;
+
+	p.timeout = 8;
+	p.retry_cnt = 1;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	check(fault("port-down --port 1") == 0, "%s: fault port-down accepted", what);
+	check(!next_event(c.ctx, 2000, &ev) &&
+	      ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num == 1,
+	      "%s: IBV_EVENT_PORT_ERR for port 1", what);
+	check(!ibv_query_port(c.ctx, 1, &attr) && attr.state == IBV_PORT_DOWN,
+	      "%s: query_port says DOWN", what);
+	check(sysfs_state("1: DOWN"), "%s: sysfs says 1: DOWN", what);
+	post_send(&c, 10, 1);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "%s: an RC SEND over it fails with RETRY_EXC_ERR (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0,
+	      "%s: the responder receives nothing", what);
+	check(fault("port-up --hca 0 --port 1") == 0, "port 1 up: fault port-up accepted");
+	check(!next_event(c.ctx, 2000, &ev) &&
+	      ev.event_type == IBV_EVENT_PORT_ACTIVE && ev.element.port_num == 1,
+	      "port 1 up: IBV_EVENT_PORT_ACTIVE for port 1");
+	check(!ibv_query_port(c.ctx, 1, &attr) && attr.state == IBV_PORT_ACTIVE,
+	      "port 1 up: query_port says ACTIVE");
+	check(sysfs_state("4: ACTIVE"), "port 1 up: sysfs says 4: ACTIVE");
+	conn_close(&c);
+
+	/* Datagrams over a down port are lost silently; after, they flow. */
+	p.type = IBV_QPT_UD;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	check(fault("port-down --port 1") == 0, "%s: again", what);
+	post_send(&c, 10, 0x61);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "%s: a UD SEND over it completes at the sender", what);
+	check(drain(c.b.cq, QUIET_MS, NULL) == 0,
+	      "%s: and is lost silently", what);
+	check(fault("port-up --port 1") == 0, "port 1 up: again");
+	post_send(&c, 11, 0x62);
+	n = poll_one(c.b.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&
+	      filled(c.b.buf + RECV_OFF + 512 + 40, 0x62, MSG_LEN),
+	      "port 1 up: a UD SEND arrives again");
+	check(drain(c.a.cq, QUIET_MS, NULL) == 1, "port 1 up: the sender completes it");
+	conn_close(&c);
+}
+
+static void qp_fatal(void)
+{
+	const char *what = "QP fatal";
+	struct params p = rc_params;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+	struct conn c;
+	int n, flushed = 0;
+
+	p.timeout = 8;
+	p.retry_cnt = 1;
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	post_recv(&c.b, 2);
+	check(fault("qp-fatal --qpn 0x%x", c.b.qp->qp_num) == 0,
+	      "%s: fault qp-fatal accepted", what);
+	check(!next_event(c.ctx, 2000, &ev) &&
+	      ev.event_type == IBV_EVENT_QP_FATAL && ev.element.qp == c.b.qp,
+	      "%s: IBV_EVENT_QP_FATAL for the QP", what);
+	check(qp_state(c.b.qp) == IBV_QPS_ERR, "%s: the QP is in ERROR", what);
+	while (poll_one(c.b.cq, QUIET_MS, &wc))
+		flushed += wc.status == IBV_WC_WR_FLUSH_ERR;
+	check(flushed == 2, "%s: its 2 receives are flushed (%d)", what, flushed);
+	post_send(&c, 10, 1);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "%s: its peer's SEND fails with RETRY_EXC_ERR (%s)", what,
+	      n ? ibv_wc_status_str(wc.status) : "none");
+	conn_close(&c);
+}
+
+struct waiter {
+	struct ibv_comp_channel *channel;
+	int ret;
+	bool done;
+};
+
+static void *wait_cq_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	w->ret = ibv_get_cq_event(w->channel, &cq, &cq_ctx);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void device_fatal(void)
+{
+	const char *what = "device fatal";
+	struct ibv_async_event ev;
+	struct ibv_port_attr attr;
+	struct waiter w = {};
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	pthread_t thread;
+	double end;
+
+	ctx = open_first_device("faults");
+	w.channel = ibv_create_comp_channel(ctx);
+	cq = w.channel ? ibv_create_cq(ctx, 4, NULL, w.channel, 0) : NULL;
+	if (!cq || ibv_req_notify_cq(cq, 0))
+		bail("create_cq");
+	if (pthread_create(&thread, NULL, wait_cq_event, &w))
+		bail("pthread_create");
+	usleep(20000);		/* the thread blocks in ibv_get_cq_event */
+	check(fault("fatal --hca 0") == 0, "%s: fault fatal accepted", what);
+	end = now_ms() + 5000;
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() < end)
+		usleep(1000);
+	check(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.ret == -1,
+	      "%s: a thread blocked in ibv_get_cq_event wakes with an error", what);
+	check(!next_event(ctx, 2000, &ev) &&
+	      ev.event_type == IBV_EVENT_DEVICE_FATAL,
+	      "%s: IBV_EVENT_DEVICE_FATAL", what);
+	check(next_event(ctx, 200, &ev) == -1 && errno == EIO,
+	      "%s: the async file then fails with EIO", what);
+	errno = 0;
+	pd = ibv_alloc_pd(ctx);
+	check(!pd && errno == EIO, "%s: alloc_pd fails with EIO (%s)", what,
+	      strerror(errno));
+	check(ibv_query_port(ctx, 1, &attr) == EIO,
+	      "%s: query_port fails with EIO", what);
+	/*
+	 * The CQ doorbell lands in a page that reaches no device: no
+	 * strict-mode breach (which would fail this run's exit status).
+	 */
+	ibv_req_notify_cq(cq, 0);
+	usleep(10000);
+	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+		pthread_join(thread, NULL);
+	ibv_destroy_cq(cq);
+	ibv_destroy_comp_channel(w.channel);
+	ibv_close_device(ctx);
+
+	/* A file opened after the reset reaches a working adapter. */
+	ctx = open_first_device("faults");
+	pd = ibv_alloc_pd(ctx);
+	check(pd != NULL, "%s: a device opened afterwards works", what);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+}
+
+/* ------------------------------------------------------------------ */
+/* The command refuses what makes no sense                             */
+/* ------------------------------------------------------------------ */
+
+static void bad_arguments(void)
+{
+	static const char *const bad[] = {
+		"", "bogus", "drop", "drop --rate 0", "drop --rate 1.5",
+		"drop --next 0", "drop --next 1 --rate 0.5", "drop --next x",
+		"delay --next 1", "delay 0 --next 1", "rnr", "qp-fatal",
+		"port-down --port 3", "port-down --qpn 5", "drop --next 1 --hca 9",
+		"fatal --port 1", "clear --hca 0", "qp-fatal --qpn 0xfffff0",
+		"drop --next 1 --qpn 0x1000000",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check(fault("%s 2>/dev/null", bad[i]) == 2,
+		      "fault %s: refused with exit status 2", bad[i]);
+	check(fault_count("rules") == 0, "refused faults leave no rule");
+	{
+		char cmd[512];
+		int st;
+
+		snprintf(cmd, sizeof(cmd),
+			 "env -u MLX4SIM_DIR '%s' fault clear 2>/dev/null", mlx4sim);
+		st = system(cmd);
+		check(WIFEXITED(st) && WEXITSTATUS(st) == 2,
+		      "fault without MLX4SIM_DIR: refused with exit status 2");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The control request, as a hostile client would send it              */
+/* ------------------------------------------------------------------ */
+
+static int control_socket(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	const char *dir = getenv(MLX4SIM_ENV_DIR);
+	int sock;
+
+	if (!dir)
+		return -1;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", dir,
+		 MLX4SIM_SOCKET_NAME);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock >= 0 && connect(sock, (void *)&addr, sizeof(addr))) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* One request on @sock: the reply's ret, or 1 when none came. */
+static int request(int sock, uint32_t op, uint32_t arg, const void *payload,
+		   size_t len)
+{
+	uint8_t buf[256], reply[256];
+	struct mlx4sim_request req = { op, arg };
+	struct mlx4sim_reply r;
+
+	memcpy(buf, &req, sizeof(req));
+	memcpy(buf + sizeof(req), payload, len);
+	if (send(sock, buf, sizeof(req) + len, MSG_NOSIGNAL) < 0 ||
+	    recv(sock, reply, sizeof(reply), 0) < (ssize_t)sizeof(r))
+		return 1;
+	memcpy(&r, reply, sizeof(r));
+	return r.ret;
+}
+
+static int fault_bytes(const struct mlx4sim_fault *f, size_t len)
+{
+	int sock = control_socket(), ret;
+
+	if (sock < 0)
+		return 1;
+	ret = request(sock, MLX4SIM_OP_FAULT, 0, f, len);
+	close(sock);
+	return ret;
+}
+
+static void hostile_requests(void)
+{
+	const struct mlx4sim_fault good = {
+		.magic = MLX4SIM_FAULT_MAGIC, .kind = MLX4SIM_FAULT_DROP,
+		.match = MLX4SIM_FAULT_MATCH_QPN, .qpn = 0xabcdef, .next = 1,
+	};
+	struct mlx4sim_fault f;
+	uint32_t open_arg = 0;
+	int sock;
+
+	f = good;
+	f.magic ^= 1;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a wrong magic is refused");
+	f = good;
+	check(fault_bytes(&f, sizeof(f) - 1) == -EINVAL &&
+	      fault_bytes(&f, 0) == -EINVAL,
+	      "control: a short request is refused");
+	f = good;
+	f.kind = MLX4SIM_FAULT_KIND_END;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: an unknown kind is refused");
+	f = good;
+	f.match |= 1u << 7;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: unknown filter bits are refused");
+	f = good;
+	f.hca = 3;		/* not selected by match */
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: an unused filter must be 0");
+	f = good;
+	f.reserved = 1;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: reserved must be 0");
+	f = good;
+	f.rate_ppm = 2000000;
+	f.next = 0;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a rate above 1 is refused");
+	f = good;
+	f.delay_ms = 5;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a delay on a drop is refused");
+	f = good;
+	f.kind = MLX4SIM_FAULT_DELAY;
+	f.delay_ms = 0xffffffff;
+	check(fault_bytes(&f, sizeof(f)) == -EINVAL, "control: a delay of 49 days is refused");
+
+	/* A device's file never injects faults, nor a control one opens a device. */
+	sock = control_socket();
+	check(sock >= 0 && request(sock, MLX4SIM_OP_OPEN, 0, NULL, 0) == 0 &&
+	      request(sock, MLX4SIM_OP_FAULT, 0, &good, sizeof(good)) == -EPERM,
+	      "control: a connection that opened a device cannot inject a fault");
+	if (sock >= 0)
+		close(sock);
+	sock = control_socket();
+	f = good;
+	f.kind = MLX4SIM_FAULT_STATUS;
+	f.match = f.qpn = f.next = 0;
+	check(sock >= 0 && request(sock, MLX4SIM_OP_FAULT, 0, &f, sizeof(f)) == 0 &&
+	      request(sock, MLX4SIM_OP_OPEN, open_arg, NULL, 0) == -EBADF,
+	      "control: a control connection cannot open a device");
+	if (sock >= 0)
+		close(sock);
+	check(fault_count("rules") == 0, "control: refused requests leave no rule");
+}
+
+int main(void)
+{
+	mlx4sim = getenv("MLX4SIM");
+	if (!mlx4sim) {
+		printf("Bail out! MLX4SIM (the mlx4sim command) is not set\n");
+		return 1;
+	}
+	alarm(120);
+	bad_arguments();
+	hostile_requests();
+	rc_lost_once(false);
+	rc_lost_once(true);
+	rc_rules_in_order();
+	rc_lost_answer(IBV_WR_RDMA_READ);
+	rc_lost_answer(IBV_WR_ATOMIC_FETCH_AND_ADD);
+	rc_retry_exceeded();
+	rc_psn_ahead();
+	rc_psn_behind();
+	rnr_exceeded();
+	rnr_forever();
+	rc_duplicated();
+	rc_delayed(false);
+	rc_delayed(true);
+	rc_delayed_past_timeout();
+	rc_self_delayed_error();
+	ud_reordered();
+	ud_delay_flood();
+	unreliable_lost(IBV_QPT_UD);
+	unreliable_lost(IBV_QPT_UC);
+	ud_multicast();
+	port_down_up();
+	qp_fatal();
+	device_fatal();
+	return tap_finish();
+}

@@ -1,0 +1,1133 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kernel-rules: what mlx4_ib (and uverbs in front of it) refuses, and how
+ * it lays out the queues it hands to the device, seen through any mlx4
+ * provider.  A table of rules, each with the errno the kernel returns
+ * (those a provider checks before the kernel sees them are sent as uverbs
+ * write commands), then the layouts: a WQ's receive WQEs where the device reads them, a
+ * receive-inline QP whose stride the kernel takes, and a type 2 memory
+ * window whose key is gone.  Prints TAP.
+ *
+ * The mlx4 direct verbs are taken from whichever provider libibverbs
+ * loaded, so that the same program checks the distribution's and ours.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx4dv.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx4-abi.h>
+
+#include "../device.h"
+#include "../tap.h"
+
+static struct ibv_context *ctx;
+static struct ibv_device_attr dev;
+static uint32_t rss_tbl_max;	/* 0: no RSS, as on InfiniBand ports */
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static uint16_t lid;
+static union ibv_gid gid0;	/* on an Ethernet port, the address */
+static bool ethernet;
+
+/* The direct verbs of the loaded provider. */
+static struct {
+	struct ibv_qp *(*create_qp)(struct ibv_context *,
+				    struct ibv_qp_init_attr_ex *,
+				    struct mlx4dv_qp_init_attr *);
+	int (*init_obj)(struct mlx4dv_obj *, uint64_t);
+	int (*set_context_attr)(struct ibv_context *,
+				enum mlx4dv_set_ctx_attr_type, void *);
+} dv;
+
+static int find_provider(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	if (!strstr(info->dlpi_name, "libmlx4-rdmav"))
+		return 0;
+	*(void **)out = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+	return *(void **)out != NULL;
+}
+
+static void load_dv(void)
+{
+	void *lib = NULL;
+
+	dl_iterate_phdr(find_provider, &lib);
+	if (!lib)
+		bail("find the mlx4 provider");
+	dv.create_qp = dlsym(lib, "mlx4dv_create_qp");
+	dv.init_obj = dlsym(lib, "mlx4dv_init_obj");
+	dv.set_context_attr = dlsym(lib, "mlx4dv_set_context_attr");
+	if (!dv.create_qp || !dv.init_obj || !dv.set_context_attr)
+		bail("the mlx4 direct verbs");
+}
+
+static int set_wq_range(uint8_t log_size)
+{
+	return dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				   &log_size);
+}
+
+/* 0 if @obj was made (and is freed again), else the errno it failed with. */
+static int made(void *obj, int (*destroy)(void *))
+{
+	if (!obj)
+		return errno ? errno : -1;
+	return destroy(obj) ? -1 : 0;
+}
+
+static int destroy_cq(void *p) { return ibv_destroy_cq(p); }
+static int destroy_qp(void *p) { return ibv_destroy_qp(p); }
+static int destroy_wq(void *p) { return ibv_destroy_wq(p); }
+static int destroy_tbl(void *p) { return ibv_destroy_rwq_ind_table(p); }
+
+static struct ibv_wq *make_wq(uint32_t max_wr, uint32_t max_sge)
+{
+	struct ibv_wq_init_attr attr = {
+		.wq_type = IBV_WQT_RQ, .max_wr = max_wr, .max_sge = max_sge,
+		.pd = pd, .cq = cq,
+	};
+
+	errno = 0;
+	return ibv_create_wq(ctx, &attr);
+}
+
+static struct ibv_rwq_ind_table *make_table(struct ibv_wq **wqs, int log)
+{
+	struct ibv_rwq_ind_table_init_attr attr = {
+		.log_ind_tbl_size = log, .ind_tbl = wqs,
+	};
+
+	errno = 0;
+	return ibv_create_rwq_ind_table(ctx, &attr);
+}
+
+/* ------------------------------------------------------------------ */
+/* The rules                                                           */
+/* ------------------------------------------------------------------ */
+
+static int cq_on_vector(int vector)
+{
+	errno = 0;
+	return made(ibv_create_cq(ctx, 16, NULL, NULL, vector), destroy_cq);
+}
+
+static int cq_vector_past_last(void)
+{
+	return cq_on_vector(ctx->num_comp_vectors);
+}
+
+static int cq_vector_last(void)
+{
+	return cq_on_vector(ctx->num_comp_vectors - 1);
+}
+
+static int cq_too_many_cqes(void)
+{
+	errno = 0;
+	return made(ibv_create_cq(ctx, dev.max_cqe + 1, NULL, NULL, 0),
+		    destroy_cq);
+}
+
+static int cq_rounded(void)
+{
+	struct ibv_cq *c = ibv_create_cq(ctx, 100, NULL, NULL, 0);
+	int cqe = c ? c->cqe : -1;
+
+	if (!c || ibv_destroy_cq(c))
+		return errno;
+	/* roundup_pow_of_two(100 + 1) entries, one kept empty */
+	return cqe == 127 ? 0 : ERANGE;
+}
+
+static int qp_to_port(uint8_t port)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = port,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret;
+
+	if (!qp)
+		return errno;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
+static int qp_port_zero(void) { return qp_to_port(0); }
+static int qp_port_past_last(void) { return qp_to_port(dev.phys_port_cnt + 1); }
+static int qp_port_last(void) { return qp_to_port(dev.phys_port_cnt); }
+
+static struct ibv_qp *inline_recv_qp(struct ibv_cq *c, struct ibv_srq *srq,
+				     uint32_t *inl_recv_sz)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.send_cq = c, .recv_cq = c, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = srq ? 0 : 8,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+	struct mlx4dv_qp_init_attr mlx4 = {
+		.comp_mask = MLX4DV_QP_INIT_ATTR_MASK_INL_RECV,
+		.inl_recv_sz = *inl_recv_sz,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = dv.create_qp(ctx, &init, &mlx4);
+	*inl_recv_sz = mlx4.inl_recv_sz;
+	return qp;
+}
+
+static int inline_recv(uint32_t size)
+{
+	return made(inline_recv_qp(cq, NULL, &size), destroy_qp);
+}
+
+static int inline_recv_past_max(void)
+{
+	/* max_rq_sg (32) data segments of 16 bytes */
+	return inline_recv(513);
+}
+
+static int inline_recv_odd(void)
+{
+	return inline_recv(100);
+}
+
+static int inline_recv_without_rq(void)
+{
+	struct ibv_srq_init_attr attr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &attr);
+	uint32_t size = 64;
+	int ret;
+
+	if (!srq)
+		return -1;
+	ret = made(inline_recv_qp(cq, srq, &size), destroy_qp);
+	ibv_destroy_srq(srq);
+	return ret;
+}
+
+static int wq_range_past_max(void)
+{
+	int ret;
+
+	/* ilog2(max_rss_tbl_sz): 256 WQs */
+	set_wq_range(9);
+	ret = made(make_wq(4, 1), destroy_wq);
+	set_wq_range(0);
+	return ret;
+}
+
+/* A second range asked for while the first still has free numbers. */
+static int wq_range_while_open(void)
+{
+	struct ibv_wq *first, *second;
+	int ret;
+
+	set_wq_range(1);
+	first = make_wq(4, 1);
+	if (!first)
+		return -1;
+	set_wq_range(1);
+	second = make_wq(4, 1);
+	ret = made(second, destroy_wq);
+	set_wq_range(0);
+	ibv_destroy_wq(first);
+	return ret;
+}
+
+/*
+ * A range one of whose WQs is gone takes no more (mlx4_ib_release_wqn
+ * marks it dirty): the next WQ opens a new range, even of 2 while the
+ * old one still has a WQ and free numbers.
+ */
+static int wq_range_after_destroy(void)
+{
+	struct ibv_wq *a, *b, *c;
+	int ret;
+
+	set_wq_range(2);
+	a = make_wq(4, 1);
+	b = a ? make_wq(4, 1) : NULL;
+	if (!b) {
+		ret = errno;
+		if (a)
+			ibv_destroy_wq(a);
+		set_wq_range(0);
+		return ret ? ret : -1;
+	}
+	ibv_destroy_wq(a);
+	set_wq_range(1);
+	c = make_wq(4, 1);
+	ret = c ? 0 : errno;
+	if (c && (c->wq_num % 2 || (c->wq_num & ~3u) == (b->wq_num & ~3u)))
+		ret = ERANGE;
+	set_wq_range(0);
+	if (c)
+		ibv_destroy_wq(c);
+	ibv_destroy_wq(b);
+	return ret;
+}
+
+/* Four WQs from one range, and tables over some of them. */
+static struct ibv_wq *range4[4];
+
+static int wq_range_of_four(void)
+{
+	int i;
+
+	set_wq_range(2);
+	for (i = 0; i < 4; i++) {
+		range4[i] = make_wq(4, 1);
+		if (!range4[i])
+			break;
+	}
+	if (i < 4) {
+		int err = errno;
+
+		while (i--)
+			ibv_destroy_wq(range4[i]);
+		set_wq_range(0);
+		return err;
+	}
+	for (i = 1; i < 4; i++)
+		if (range4[i]->wq_num != range4[0]->wq_num + i)
+			return ERANGE;
+	return range4[0]->wq_num % 4 ? ERANGE : 0;
+}
+
+static bool have_range4(void)
+{
+	for (int i = 0; i < 4; i++)
+		if (!range4[i])
+			return false;
+	return true;
+}
+
+static int table_of_four(void)
+{
+	if (!have_range4())
+		return -1;
+	return made(make_table(range4, 2), destroy_tbl);
+}
+
+static int table_unaligned(void)
+{
+	if (!have_range4())
+		return -1;
+	return made(make_table(range4 + 1, 1), destroy_tbl);
+}
+
+static int table_not_consecutive(void)
+{
+	struct ibv_wq *wqs[2] = { range4[0], range4[2] };
+
+	if (!have_range4())
+		return -1;
+	return made(make_table(wqs, 1), destroy_tbl);
+}
+
+static int table_too_big(void)
+{
+	struct ibv_wq *wqs[512];
+
+	if (!have_range4())
+		return -1;
+	for (int i = 0; i < 512; i++)
+		wqs[i] = range4[i % 4];
+	return made(make_table(wqs, 9), destroy_tbl);
+}
+
+static int wq_in_table_destroyed(void)
+{
+	struct ibv_rwq_ind_table *tbl;
+	int ret;
+
+	if (!have_range4())
+		return -1;
+	tbl = make_table(range4, 2);
+	if (!tbl)
+		return -1;
+	ret = ibv_destroy_wq(range4[0]);
+	if (!ret)
+		range4[0] = NULL;
+	if (ibv_destroy_rwq_ind_table(tbl))
+		return -1;
+	return ret;
+}
+
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr attr = {
+		.attr_mask = IBV_WQ_ATTR_STATE, .wq_state = state,
+	};
+
+	return ibv_modify_wq(wq, &attr);
+}
+
+static int wq_reset_to_err(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_ERR);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static int wq_err_to_rdy(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_RDY) || wq_to(wq, IBV_WQS_ERR) ? -1 :
+	      wq_to(wq, IBV_WQS_RDY);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static int wq_rdy_err_reset(void)
+{
+	struct ibv_wq *wq = make_wq(4, 1);
+	int ret;
+
+	if (!wq)
+		return -1;
+	ret = wq_to(wq, IBV_WQS_RDY);
+	if (!ret)
+		ret = wq_to(wq, IBV_WQS_ERR);
+	if (!ret)
+		ret = wq_to(wq, IBV_WQS_RESET);
+	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static struct ibv_xrcd *open_xrcd(void)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+
+	return ibv_open_xrcd(ctx, &attr);
+}
+
+static int close_xrcd_with_srq(void)
+{
+	struct ibv_xrcd *xrcd = open_xrcd();
+	struct ibv_srq_init_attr_ex attr = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = xrcd, .cq = cq,
+	};
+	struct ibv_srq *srq = xrcd ? ibv_create_srq_ex(ctx, &attr) : NULL;
+	int ret;
+
+	if (!srq)
+		return -1;
+	ret = ibv_close_xrcd(xrcd);
+	if (ibv_destroy_srq(srq) || ibv_close_xrcd(xrcd))
+		return -1;
+	return ret;
+}
+
+static int close_xrcd_with_qp(void)
+{
+	struct ibv_xrcd *xrcd = open_xrcd();
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = xrcd,
+	};
+	struct ibv_qp *qp = xrcd ? ibv_create_qp_ex(ctx, &attr) : NULL;
+	int ret;
+
+	if (!qp)
+		return -1;
+	ret = ibv_close_xrcd(xrcd);
+	if (ibv_destroy_qp(qp) || ibv_close_xrcd(xrcd))
+		return -1;
+	return ret;
+}
+
+/*
+ * A QP made with the uverbs write command itself: its queues in @buf, its
+ * doorbell record at @db, the send queue sized by @log_count entries of
+ * 1 << @log_stride bytes and the caller asking for @max_send_wr; one
+ * receive WQE of one gather entry (16 bytes, after the send queue).  What
+ * mlx4_ib checks of a user QP, whatever a provider checks first.  0 or
+ * the errno; the QP is destroyed again.
+ */
+static int raw_create_qp(void *buf, void *db, uint32_t max_send_wr,
+			 uint8_t log_count, uint8_t log_stride)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+		struct mlx4_ib_create_qp drv;
+	} create = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp cmd;
+	} destroy = {};
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ib_uverbs_destroy_qp_resp dresp;
+
+	create.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
+	create.hdr.in_words = sizeof(create) / 4;
+	create.hdr.out_words = sizeof(resp) / 4;
+	create.cmd = (struct ib_uverbs_create_qp){
+		.response = (uintptr_t)&resp, .pd_handle = pd->handle,
+		.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+		.max_send_wr = max_send_wr, .max_recv_wr = 1,
+		.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+	};
+	create.drv = (struct mlx4_ib_create_qp){
+		.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
+		.log_sq_bb_count = log_count, .log_sq_stride = log_stride,
+	};
+	if (write(ctx->cmd_fd, &create, sizeof(create)) != sizeof(create))
+		return errno;
+	destroy.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+	destroy.hdr.in_words = sizeof(destroy) / 4;
+	destroy.hdr.out_words = sizeof(dresp) / 4;
+	destroy.cmd.response = (uintptr_t)&dresp;
+	destroy.cmd.qp_handle = resp.qp_handle;
+	if (write(ctx->cmd_fd, &destroy, sizeof(destroy)) != sizeof(destroy))
+		return -1;
+	return 0;
+}
+
+/* The same in memory to spare. */
+static int raw_qp(uint32_t max_send_wr, uint8_t log_count, uint8_t log_stride)
+{
+	size_t len = 2 * 16384 + 4096;
+	uint8_t *buf = aligned_alloc(4096, len);
+	int ret;
+
+	if (!buf)
+		return -1;
+	memset(buf, 0, len);
+	ret = raw_create_qp(buf, buf + len - 4096, max_send_wr, log_count,
+			    log_stride);
+	free(buf);
+	return ret;
+}
+
+/*
+ * The same with a send queue of 4 entries of 64 bytes and only @mapped
+ * bytes of its buffer before an inaccessible page: mlx4_ib pins both
+ * queues, 4 * 64 + 16 bytes.
+ */
+static int raw_qp_mapped(size_t mapped)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (map == MAP_FAILED)
+		return -1;
+	if (mprotect(map + 2 * page, page, PROT_NONE)) {
+		munmap(map, 3 * page);
+		return -1;
+	}
+	ret = raw_create_qp(map + 2 * page - mapped, map, 4, 2, 6);
+	munmap(map, 3 * page);
+	return ret;
+}
+
+static int raw_qp_buffer_whole(void)
+{
+	return raw_qp_mapped(4 * 64 + 16);
+}
+
+static int raw_qp_buffer_short(void)
+{
+	/* the send queue alone */
+	return raw_qp_mapped(4 * 64);
+}
+
+static int raw_qp_as_providers_make_it(void)
+{
+	return raw_qp(1, 2, 6);
+}
+
+/* The kernel sizes a user SQ from the driver's log sizes alone. */
+static int raw_qp_send_wr_past_max(void)
+{
+	return raw_qp(dev.max_qp_wr + 1, 2, 6);
+}
+
+static int raw_qp_stride_below_64(void)
+{
+	return raw_qp(1, 2, 5);
+}
+
+static int raw_qp_stride_past_desc(void)
+{
+	/* roundup_pow_of_two(max_sq_desc_sz 1008) is 1024 */
+	return raw_qp(1, 2, 11);
+}
+
+static int raw_qp_count_past_max(void)
+{
+	/* max_wqes: 16384 */
+	return raw_qp(1, 15, 6);
+}
+
+/*
+ * mlx4_ib does not know a user QP's send queue as the provider sized it:
+ * QUERY_QP answers 0 for the send capabilities and the receive queue's
+ * real size.  0 if so, ERANGE if not.
+ */
+static int raw_query_qp_caps(void)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 5,
+			 .max_send_sge = 2, .max_recv_sge = 3,
+			 .max_inline_data = 32 },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_qp cmd;
+	} query = {};
+	struct ib_uverbs_query_qp_resp resp = {};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret = 0;
+
+	if (!qp)
+		return -1;
+	query.hdr.command = IB_USER_VERBS_CMD_QUERY_QP;
+	query.hdr.in_words = sizeof(query) / 4;
+	query.hdr.out_words = sizeof(resp) / 4;
+	query.cmd.response = (uintptr_t)&resp;
+	query.cmd.qp_handle = qp->handle;
+	query.cmd.attr_mask = IBV_QP_CAP;
+	if (write(ctx->cmd_fd, &query, sizeof(query)) != sizeof(query))
+		ret = errno;
+	else if (resp.max_send_wr || resp.max_send_sge ||
+		 resp.max_inline_data || resp.max_recv_wr != 8 ||
+		 resp.max_recv_sge != 4)
+		ret = ERANGE;
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
+#define NOT_APPLICABLE	(-2)
+
+/*
+ * A rule, the kernel function that makes it, and the errno it returns;
+ * for a rule about indirection tables, also what a device that offers
+ * none returns (mlx4_ib offers them only when a port runs Ethernet).
+ */
+struct rule {
+	const char *what;
+	const char *source;
+	int expect;
+	int (*try)(void);
+	int expect_without_rss;
+};
+
+static const struct rule rules[] = {
+	{ "CQ on the vector past the last", "uverbs create_cq",
+	  EINVAL, cq_vector_past_last },
+	{ "CQ on the last vector", "uverbs create_cq", 0, cq_vector_last },
+	{ "CQ of max_cqe + 1 entries", "mlx4_ib_create_cq",
+	  EINVAL, cq_too_many_cqes },
+	{ "CQ of 100 gets 127", "mlx4_ib_create_cq", 0, cq_rounded },
+	{ "QP to port 0", "_mlx4_ib_modify_qp", EINVAL, qp_port_zero },
+	{ "QP to port phys_port_cnt + 1", "_mlx4_ib_modify_qp",
+	  EINVAL, qp_port_past_last },
+	{ "QP to port phys_port_cnt", "_mlx4_ib_modify_qp",
+	  0, qp_port_last },
+	{ "raw QP: SQ of 4 WQEs of 64 bytes", "create_qp_common",
+	  0, raw_qp_as_providers_make_it },
+	{ "raw QP: its 272 bytes before unmapped memory", "create_qp_common",
+	  0, raw_qp_buffer_whole },
+	{ "raw QP: 256 of its 272 bytes before unmapped memory",
+	  "create_qp_common (ib_umem_get)", EFAULT, raw_qp_buffer_short },
+	{ "raw QP: max_send_wr past max_qp_wr, SQ of 4", "set_user_sq_size",
+	  0, raw_qp_send_wr_past_max },
+	{ "raw QP: send stride of 32 bytes", "set_user_sq_size",
+	  EINVAL, raw_qp_stride_below_64 },
+	{ "raw QP: send stride of 2048 bytes", "set_user_sq_size",
+	  EINVAL, raw_qp_stride_past_desc },
+	{ "raw QP: 32768 send WQEs", "set_user_sq_size",
+	  EINVAL, raw_qp_count_past_max },
+	{ "raw QUERY_QP: no send capabilities, the RQ as sized",
+	  "mlx4_ib_query_qp", 0, raw_query_qp_caps },
+	{ "receive inline of 513 bytes", "set_rq_size",
+	  EINVAL, inline_recv_past_max },
+	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
+	{ "receive inline on a QP with an SRQ", "set_rq_size",
+	  EINVAL, inline_recv_without_rq },
+	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max },
+	{ "WQ range of 2 while one is open", "mlx4_ib_alloc_wqn",
+	  EINVAL, wq_range_while_open },
+	{ "after a WQ of an open range goes, a range of 2 opens",
+	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy },
+	{ "four WQs from a range of 4: consecutive, aligned",
+	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four },
+	{ "indirection table over them", "mlx4_ib_create_rwq_ind_table",
+	  0, table_of_four, EINVAL },
+	{ "table of 2 from an odd WQ number", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_unaligned, EINVAL },
+	{ "table of 2 over WQs n and n + 2", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_not_consecutive, EINVAL },
+	{ "table of 512", "mlx4_ib_create_rwq_ind_table",
+	  EINVAL, table_too_big, EINVAL },
+	{ "destroy a WQ a table uses", "uverbs destroy_wq",
+	  EBUSY, wq_in_table_destroyed, NOT_APPLICABLE },
+	{ "WQ from RESET to ERR", "mlx4_ib_modify_wq",
+	  EINVAL, wq_reset_to_err },
+	{ "WQ from ERR back to RDY", "mlx4_ib_modify_wq",
+	  EINVAL, wq_err_to_rdy },
+	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset },
+	{ "close an XRC domain an SRQ uses", "uverbs_free_xrcd",
+	  EBUSY, close_xrcd_with_srq },
+	{ "close an XRC domain a target QP uses", "uverbs_free_xrcd",
+	  EBUSY, close_xrcd_with_qp },
+};
+
+static void check_rules(void)
+{
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const struct rule *r = &rules[i];
+		int expect = r->expect;
+		int got;
+
+		if (r->expect_without_rss && rss_tbl_max < 4)
+			expect = r->expect_without_rss;
+		if (expect == NOT_APPLICABLE) {
+			printf("ok %d - %s # SKIP no indirection tables\n",
+			       ++tap_count, r->what);
+			continue;
+		}
+		got = r->try();
+		check(got == expect, "%s (%s): %s, expected %s", r->what,
+		      r->source, got ? strerror(got) : "succeeded",
+		      expect ? strerror(expect) : "success");
+	}
+	for (int i = 0; i < 4; i++)
+		if (range4[i])
+			ibv_destroy_wq(range4[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Layouts                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The kernel tells the device a WQ is a QP with a one-entry, 64-byte send
+ * queue; the device puts the queue with the larger stride first, the send
+ * queue on a tie.  So receive WQE i is at 64 + i * stride for strides up
+ * to 64, and at i * stride above.
+ */
+static void wq_layout(uint32_t max_sge)
+{
+	uint32_t stride = 16, offset;
+	struct ibv_sge sge[4];
+	struct ibv_recv_wr wr[4], *bad;
+	struct mlx4dv_rwq rwq;
+	struct mlx4dv_obj obj = { .rwq = { .in = NULL, .out = &rwq } };
+	struct ibv_wq *wq = make_wq(4, max_sge);
+	bool placed = true;
+
+	while (stride < max_sge * 16)
+		stride <<= 1;
+	offset = stride > 64 ? 0 : 64;
+	if (!wq) {
+		check(0, "WQ of %u SGEs: %s", max_sge, strerror(errno));
+		return;
+	}
+	obj.rwq.in = wq;
+	for (int i = 0; i < 4; i++) {
+		sge[i] = (struct ibv_sge){ .addr = 0x1000 * (i + 1),
+					   .length = 100 + i,
+					   .lkey = 0x4000 + i };
+		wr[i] = (struct ibv_recv_wr){ .wr_id = i, .sg_list = &sge[i],
+					      .num_sge = 1,
+					      .next = i < 3 ? &wr[i + 1] : NULL };
+	}
+	if (dv.init_obj(&obj, MLX4DV_OBJ_RWQ) || ibv_post_wq_recv(wq, wr, &bad)) {
+		check(0, "WQ of %u SGEs: direct verbs and posting", max_sge);
+		ibv_destroy_wq(wq);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		struct mlx4_wqe_data_seg *d = (void *)((char *)rwq.buf.buf +
+						       offset + i * stride);
+
+		placed &= be64toh(d->addr) == sge[i].addr &&
+			  be32toh(d->lkey) == sge[i].lkey &&
+			  be32toh(d->byte_count) == sge[i].length;
+	}
+	check(placed, "WQ of %u SGEs: receive WQE i at %u + i * %u, where the device reads it",
+	      max_sge, offset, stride);
+	ibv_destroy_wq(wq);
+}
+
+/*
+ * Queue memory that ends where the process's memory does: each buffer
+ * the provider asks for is placed against an inaccessible page, so that
+ * the kernel can pin no byte beyond it.
+ */
+static struct {
+	void *buf;
+	char *map;
+	size_t len;
+} guarded[16];
+static int guarded_allocs;
+
+static void *guarded_alloc(size_t size, void *data)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t len = (size + page - 1) / page * page + page;
+	char *map;
+	int i;
+
+	(void)data;
+	for (i = 0; i < 16 && guarded[i].buf; i++)
+		;
+	if (i == 16)
+		return NULL;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	mprotect(map + len - page, page, PROT_NONE);
+	guarded[i].map = map;
+	guarded[i].len = len;
+	guarded[i].buf = map + len - page - size;
+	guarded_allocs++;
+	return guarded[i].buf;
+}
+
+static void guarded_free(void *buf, void *data)
+{
+	(void)data;
+	for (int i = 0; i < 16; i++) {
+		if (guarded[i].buf == buf) {
+			munmap(guarded[i].map, guarded[i].len);
+			guarded[i].buf = NULL;
+		}
+	}
+}
+
+/*
+ * mlx4_ib pins a WQ's receive queue and the 64-byte send WQE before it:
+ * a buffer of the receive queue alone, against the end of memory, would
+ * be refused (EFAULT).  The allocator given for QP memory provides it.
+ */
+static void wq_buffer_pinned(void)
+{
+	struct mlx4dv_ctx_allocators alloc = {
+		.alloc = guarded_alloc, .free = guarded_free,
+	};
+	struct mlx4dv_ctx_allocators none = {};
+	struct ibv_wq *wq;
+	int before;
+
+	if (dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS,
+				&alloc)) {
+		check(0, "set the buffer allocators");
+		return;
+	}
+	before = guarded_allocs;
+	/* 256 receive WQEs of 16 bytes: exactly a page, plus 64 bytes */
+	wq = make_wq(256, 1);
+	check(wq && guarded_allocs > before,
+	      "WQ in memory that ends at its buffer: made (%s), its buffer from the allocator (%d)",
+	      wq ? "yes" : strerror(errno), guarded_allocs - before);
+	if (wq)
+		ibv_destroy_wq(wq);
+	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
+}
+
+struct end {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+#define BUF_SIZE 4096
+
+static bool connect_to(struct ibv_qp *qp, uint32_t remote)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return false;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = remote, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 },
+	};
+
+	/* RoCE: the peer by its GID, which is ours (a loopback). */
+	if (ethernet) {
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh.dgid = gid0;
+		attr.ah_attr.grh.hop_limit = 1;
+	}
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return false;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 2,
+		.rnr_retry = 1, .max_rd_atomic = 1,
+	};
+	return !ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Both ends' QPs made by @make, connected to each other. */
+static void make_ends(struct end e[2],
+		      struct ibv_qp *(*make)(struct ibv_cq *))
+{
+	for (int i = 0; i < 2; i++) {
+		e[i].cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+		e[i].qp = e[i].cq ? make(e[i].cq) : NULL;
+		e[i].buf = aligned_alloc(4096, BUF_SIZE);
+		if (!e[i].qp || !e[i].buf)
+			bail("an end");
+		memset(e[i].buf, 0, BUF_SIZE);
+		e[i].mr = ibv_reg_mr(pd, e[i].buf, BUF_SIZE,
+				     IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_MW_BIND);
+		if (!e[i].mr)
+			bail("ibv_reg_mr");
+	}
+	if (!connect_to(e[0].qp, e[1].qp->qp_num) ||
+	    !connect_to(e[1].qp, e[0].qp->qp_num))
+		bail("connect");
+}
+
+static void free_ends(struct end e[2])
+{
+	for (int i = 0; i < 2; i++) {
+		ibv_destroy_qp(e[i].qp);
+		ibv_dereg_mr(e[i].mr);
+		ibv_destroy_cq(e[i].cq);
+		free(e[i].buf);
+	}
+}
+
+static int poll_one(struct ibv_cq *c, struct ibv_wc *wc)
+{
+	struct timespec start, now;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		n = ibv_poll_cq(c, 1, wc);
+		if (n)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - start.tv_sec < 5);
+	return 0;
+}
+
+static int post(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
+		uint32_t len, uint64_t remote, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)e->buf + offset, .length = len,
+		.lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr = { .rdma = { .remote_addr = remote, .rkey = rkey } },
+	}, *bad;
+
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static uint32_t inline_size;
+
+static struct ibv_qp *make_inline_qp(struct ibv_cq *c)
+{
+	uint32_t size = 100;
+	struct ibv_qp *qp = inline_recv_qp(c, NULL, &size);
+
+	inline_size = size;
+	return qp;
+}
+
+/*
+ * A receive-inline size that is not a power of two: the kernel gives the
+ * RQ the stride ilog2 of what it is told, and the device reads receive
+ * WQEs (and places the queues) by that stride.
+ */
+static void inline_recv_layout(void)
+{
+	struct end e[2];
+	struct ibv_wc wc;
+	int good = 0;
+
+	make_ends(e, make_inline_qp);
+	check(inline_size == 128,
+	      "receive inline of 100 bytes: the caller is told %u (128, the stride)",
+	      inline_size);
+	for (int i = 0; i < 3; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)e[1].buf + 1024 * i, .length = 1000,
+			.lkey = e[1].mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(e[1].qp, &wr, &bad))
+			bail("post_recv");
+	}
+	/* Every byte different, so that a piece out of place shows. */
+	for (int i = 0; i < 64 * 3; i++)
+		e[0].buf[i] = (uint8_t)(i * 7 + 1);
+	for (int i = 0; i < 3; i++)
+		if (post(&e[0], IBV_WR_SEND, 64 * i, 64, 0, 0))
+			bail("post_send");
+	for (int i = 0; i < 3; i++) {
+		bool ok = poll_one(e[1].cq, &wc) == 1 &&
+			  wc.status == IBV_WC_SUCCESS && wc.byte_len == 64 &&
+			  wc.wr_id < 3 &&
+			  !memcmp(e[1].buf + 1024 * wc.wr_id,
+				  e[0].buf + 64 * wc.wr_id, 64);
+
+		good += ok;
+	}
+	check(good == 3, "receive inline of 100 bytes: 3 messages land in 3 receive WQEs (%d)",
+	      good);
+	free_ends(e);
+}
+
+static struct ibv_qp *make_rc_qp(struct ibv_cq *c)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = c, .recv_cq = c, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &init);
+}
+
+/*
+ * A type 2 window, bound, invalidated and deallocated: its key opens
+ * nothing, so a write with it is a remote access error.
+ */
+static void dead_window(void)
+{
+	struct end e[2];
+	struct ibv_mw *mw;
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	bool bound, written, invalidated, refused;
+
+	make_ends(e, make_rc_qp);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (!mw)
+		bail("ibv_alloc_mw");
+	rkey = ibv_inc_rkey(mw->rkey);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = e[1].mr, .addr = (uintptr_t)e[1].buf,
+		.length = BUF_SIZE, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	bound = !ibv_post_send(e[1].qp, &wr, &bad) &&
+		poll_one(e[1].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS;
+	memset(e[0].buf, 0x5a, 16);
+	written = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
+			(uintptr_t)e[1].buf + 256, rkey) &&
+		  poll_one(e[0].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+		  e[1].buf[256] == 0x5a;
+	wr = (struct ibv_send_wr){ .opcode = IBV_WR_LOCAL_INV,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .invalidate_rkey = rkey };
+	invalidated = !ibv_post_send(e[1].qp, &wr, &bad) &&
+		      poll_one(e[1].cq, &wc) == 1 &&
+		      wc.status == IBV_WC_SUCCESS;
+	check(bound && written && invalidated && !ibv_dealloc_mw(mw),
+	      "type 2 window: bound, written through, invalidated, deallocated");
+	refused = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
+			(uintptr_t)e[1].buf + 512, rkey) &&
+		  poll_one(e[0].cq, &wc) == 1;
+	check(refused && wc.status == IBV_WC_REM_ACCESS_ERR &&
+	      e[1].buf[512] == 0,
+	      "a write with the dead window's key: remote access error (%s)",
+	      refused ? ibv_wc_status_str(wc.status) : "no completion");
+	free_ends(e);
+}
+
+int main(void)
+{
+	struct ibv_device_attr_ex dev_ex;
+	struct ibv_port_attr port;
+
+	ctx = open_first_device("kernel-rules");
+	if (ibv_query_device(ctx, &dev) || ibv_query_port(ctx, 1, &port))
+		bail("open the device");
+	lid = port.lid;
+	ethernet = port.link_layer == IBV_LINK_LAYER_ETHERNET;
+	if (ethernet && ibv_query_gid(ctx, 1, 0, &gid0))
+		bail("ibv_query_gid");
+	if (!ibv_query_device_ex(ctx, NULL, &dev_ex))
+		rss_tbl_max = dev_ex.rss_caps.max_rwq_indirection_table_size;
+	printf("# indirection tables of up to %u WQs\n", rss_tbl_max);
+	load_dv();
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq)
+		bail("PD and CQ");
+
+	check_rules();
+	wq_layout(1);
+	wq_layout(4);
+	wq_layout(8);
+	wq_buffer_pinned();
+	inline_recv_layout();
+	dead_window();
+
+	check(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
+	      ibv_close_device(ctx) == 0, "everything torn down");
+	return tap_finish();
+}

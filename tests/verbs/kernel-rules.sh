@@ -1,0 +1,10 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# What mlx4_ib refuses and how it lays out queues (tests/verbs/kernel-rules),
+# on the simulator; its TAP is this test's.
+# Usage: kernel-rules.sh project|system [mlx4sim options]
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+provider=$1
+shift
+exec "$top_builddir/sim/mlx4sim" run --provider="$provider" "$@" -- \
+	"$top_builddir/tests/verbs/kernel-rules"

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# libibverbs programs on mlx4sim: each NAME-system.tap runs one with the
+# distribution's mlx4 provider (the simulator must run it unmodified, with
+# no strict-mode breach), NAME-project.tap with ours, both through
+# NAME.sh; the rest run the two together.  See tests/lib.sh.
+
+# The examples and perftest.
+TESTS += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
+	tests/verbs/pingpong-system.tap tests/verbs/pingpong-project.tap \
+	tests/verbs/pingpong-cqe32-system.tap \
+	tests/verbs/pingpong-cqe32-project.tap \
+	tests/verbs/perftest-system.tap tests/verbs/perftest-project.tap
+EXTRA_DIST += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
+	tests/verbs/pingpong-system.tap tests/verbs/pingpong-project.tap \
+	tests/verbs/pingpong-cqe32-system.tap \
+	tests/verbs/pingpong-cqe32-project.tap \
+	tests/verbs/perftest-system.tap tests/verbs/perftest-project.tap \
+	tests/verbs/devinfo.sh tests/verbs/pingpong.sh tests/verbs/perftest.sh
+
+# Every opcode on every transport, data and completions checked at both
+# ends.
+check_PROGRAMS += tests/verbs/rdma-semantics
+tests_verbs_rdma_semantics_SOURCES = tests/verbs/rdma-semantics.c \
+	tests/tap.h tests/device.h tests/qp-connect.h
+tests_verbs_rdma_semantics_LDADD = -libverbs
+TESTS += tests/verbs/rdma-semantics-system.tap \
+	tests/verbs/rdma-semantics-project.tap
+EXTRA_DIST += tests/verbs/rdma-semantics-system.tap \
+	tests/verbs/rdma-semantics-project.tap tests/verbs/rdma-semantics.sh
+
+# Refused verbs and work requests, and their errnos.
+check_PROGRAMS += tests/verbs/verbs-control
+tests_verbs_verbs_control_SOURCES = tests/verbs/verbs-control.c \
+	tests/tap.h tests/device.h
+tests_verbs_verbs_control_LDADD = -libverbs
+TESTS += tests/verbs/verbs-control-system.tap \
+	tests/verbs/verbs-control-project.tap
+EXTRA_DIST += tests/verbs/verbs-control-system.tap \
+	tests/verbs/verbs-control-project.tap tests/verbs/verbs-control.sh
+
+# What the pingpongs and perftest leave out (CQ resize with completions
+# outstanding, extended polling, RESET, the HCA clock).
+check_PROGRAMS += tests/verbs/provider-verbs
+tests_verbs_provider_verbs_SOURCES = tests/verbs/provider-verbs.c \
+	tests/tap.h tests/device.h tests/qp-connect.h
+tests_verbs_provider_verbs_LDADD = -libverbs
+TESTS += tests/verbs/provider-verbs-system.tap \
+	tests/verbs/provider-verbs-project.tap
+EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
+	tests/verbs/provider-verbs-project.tap tests/verbs/provider-verbs.sh
+
+# The direct verbs: this tree's library only.
+check_PROGRAMS += tests/verbs/provider-dv
+tests_verbs_provider_dv_SOURCES = tests/verbs/provider-dv.c \
+	tests/tap.h tests/device.h
+tests_verbs_provider_dv_LDADD = src/libmlx4.la -libverbs
+TESTS += tests/verbs/provider-dv.tap
+EXTRA_DIST += tests/verbs/provider-dv.tap
+
+# A program linked with -lmlx4 as an application would be (not through
+# libtool), to see which libmlx4.so.1 serves it on the simulator.
+check_PROGRAMS += tests/verbs/dv-probe
+tests_verbs_dv_probe_SOURCES = tests/install/dv-probe.c
+tests_verbs_dv_probe_LDADD = -lmlx4 -libverbs
+TESTS += tests/verbs/dv-library.tap
+EXTRA_DIST += tests/verbs/dv-library.tap
+
+# The ibv_wr_* interface (the distribution's provider has none).
+check_PROGRAMS += tests/verbs/wr-api
+tests_verbs_wr_api_SOURCES = tests/verbs/wr-api.c \
+	tests/tap.h tests/device.h tests/qp-connect.h
+tests_verbs_wr_api_LDADD = -libverbs
+TESTS += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap
+EXTRA_DIST += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap \
+	tests/verbs/wr-api.sh
+
+# Thread and parent domains, single-threaded CQs: ours has them, the
+# distribution's refuses the domains.
+check_PROGRAMS += tests/verbs/domains
+tests_verbs_domains_SOURCES = tests/verbs/domains.c \
+	tests/tap.h tests/device.h tests/qp-connect.h
+tests_verbs_domains_LDADD = -libverbs -lmlx4
+TESTS += tests/verbs/domains-project.tap tests/verbs/domains-system.tap
+EXTRA_DIST += tests/verbs/domains-project.tap tests/verbs/domains-system.tap \
+	tests/verbs/domains.sh
+
+# Raw packet QPs, flow steering, RSS, checksum offload and LSO on
+# Ethernet ports.
+check_PROGRAMS += tests/verbs/raw-eth
+tests_verbs_raw_eth_SOURCES = tests/verbs/raw-eth.c tests/tap.h tests/device.h
+tests_verbs_raw_eth_LDADD = -libverbs -lmlx4
+TESTS += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap
+EXTRA_DIST += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap \
+	tests/verbs/raw-eth.sh
+
+# What mlx4_ib refuses and how it lays out the queues it hands the
+# device, with both providers, on InfiniBand and on Ethernet ports.
+check_PROGRAMS += tests/verbs/kernel-rules
+tests_verbs_kernel_rules_SOURCES = tests/verbs/kernel-rules.c \
+	tests/tap.h tests/device.h
+tests_verbs_kernel_rules_LDADD = -libverbs -ldl
+TESTS += tests/verbs/kernel-rules-system.tap \
+	tests/verbs/kernel-rules-project.tap \
+	tests/verbs/kernel-rules-eth-system.tap \
+	tests/verbs/kernel-rules-eth-project.tap
+EXTRA_DIST += tests/verbs/kernel-rules-system.tap \
+	tests/verbs/kernel-rules-project.tap \
+	tests/verbs/kernel-rules-eth-system.tap \
+	tests/verbs/kernel-rules-eth-project.tap tests/verbs/kernel-rules.sh
+
+# RoCE v1 and v2: the examples and perftest by GID on Ethernet ports.
+TESTS += tests/verbs/roce-project.tap tests/verbs/roce-system.tap
+EXTRA_DIST += tests/verbs/roce-project.tap tests/verbs/roce-system.tap \
+	tests/verbs/roce.sh
+
+# The two providers together, on one subnet.
+TESTS += tests/verbs/interop.tap
+EXTRA_DIST += tests/verbs/interop.tap
+
+# The differential test: our provider's traces against the distribution's.
+check_PROGRAMS += tests/verbs/difftrace-norm
+tests_verbs_difftrace_norm_SOURCES = tests/verbs/difftrace-norm.c
+TESTS += tests/verbs/difftrace.tap
+EXTRA_DIST += tests/verbs/difftrace.tap tests/verbs/difftrace-accepted.txt
+
+# Faults on demand (mlx4sim fault): RC retransmission, RNR, duplicates,
+# losses of UD and UC, port, QP and device failures, with both providers.
+check_PROGRAMS += tests/verbs/faults
+tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/device.h \
+	tests/qp-connect.h
+tests_verbs_faults_LDADD = -libverbs -lpthread
+TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
+	tests/verbs/faults-pingpong.tap
+EXTRA_DIST += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
+	tests/verbs/faults.sh tests/verbs/faults-pingpong.tap

@@ -1,0 +1,931 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The provider on a device: the verbs that pingpong programs and perftest
+ * leave out.  Two RC QPs of one context, connected to each other, carry
+ * messages while the test resizes the CQ under outstanding completions,
+ * polls through the extended CQ interface (completion timestamps too),
+ * takes a QP through RESET and back, posts to a shared receive queue,
+ * changes its limit, and feeds each data verb requests it must refuse.
+ *
+ * Run on the simulator by tests/verbs/provider-verbs.sh (provider-verbs-project.tap,
+ * provider-verbs-system.tap), with either provider.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "../device.h"
+#include "../qp-connect.h"
+#include "../tap.h"
+
+enum { MSG = 64, NBUF = 64 };
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static uint16_t lid;
+
+static void die(const char *what)
+{
+	bail(what);
+}
+
+static struct ibv_qp *rc_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
+			    struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = scq, .recv_cq = rcq, .srq = srq,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
+
+	if (!qp)
+		die("ibv_create_qp");
+	return qp;
+}
+
+static int to_rts(struct ibv_qp *qp, uint32_t dest)
+{
+	const struct qp_path path = {
+		.remote_qpn = dest, .dlid = lid,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.rd_atomic = 1, .min_rnr_timer = 12,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+	};
+	const char *step;
+
+	return qp_connect(qp, &path, &step);
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t id, int slot)
+{
+	struct ibv_sge sge = { (uintptr_t)(buf + slot * MSG), MSG, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct ibv_qp *qp, uint64_t id, int slot, int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)(buf + slot * MSG), MSG, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED | flags,
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Poll @n completions into @wc, waiting up to five seconds. */
+static int poll_n(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	time_t end = time(NULL) + 5;
+	int got = 0;
+
+	while (got < n && time(NULL) < end) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	return got;
+}
+
+/* Wait until the device has produced at least @n CQEs, without polling. */
+static void settle(void)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void test_resize(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 15, NULL, NULL, 0);
+	struct ibv_wc wc[32];
+	struct ibv_qp *a, *b;
+	int i, n, ordered = 1;
+
+	if (!cq)
+		die("ibv_create_cq");
+	CHECK(cq->cqe >= 15, "cqe %d", cq->cqe);
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	/* Six messages: twelve completions wait in a CQ of 16. */
+	for (i = 0; i < 6; i++)
+		CHECK(!post_recv(b, 100 + i, i), "post_recv");
+	for (i = 0; i < 6; i++)
+		CHECK(!post_send(a, 200 + i, 8 + i, 0), "post_send");
+	settle();
+
+	/* Grow it with all twelve outstanding: none lost, order kept. */
+	CHECK(!ibv_resize_cq(cq, 100), "resize to 100");
+	CHECK(cq->cqe >= 100, "cqe %d after resize", cq->cqe);
+	n = poll_n(cq, 12, wc);
+	CHECK(n == 12, "%d completions after resize", n);
+	{
+		uint64_t next_send = 200, next_recv = 100;
+
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				ordered = 0;
+			else if (wc[i].opcode == IBV_WC_SEND)
+				ordered &= wc[i].wr_id == next_send++;
+			else
+				ordered &= wc[i].wr_id == next_recv++;
+		}
+		CHECK(ordered && next_send == 206 && next_recv == 106,
+		      "completions in order, each once");
+	}
+
+	/* The resized CQ keeps working, across its own wrap too. */
+	for (i = 0; i < 80; i++) {
+		CHECK(!post_recv(b, 300 + i, i % NBUF), "post_recv");
+		CHECK(!post_send(a, 400 + i, i % NBUF, i & 1 ? IBV_SEND_INLINE : 0),
+		      "post_send");
+		n = poll_n(cq, 2, wc);
+		if (n != 2 || wc[0].status || wc[1].status) {
+			CHECK(0, "message %d: %d completions", i, n);
+			break;
+		}
+	}
+
+	/* Shrink with one message waiting; same size is a no-op. */
+	CHECK(!post_recv(b, 500, 0) && !post_send(a, 501, 1, 0), "post");
+	settle();
+	CHECK(!ibv_resize_cq(cq, 20), "shrink to 20");
+	CHECK(!ibv_resize_cq(cq, 20), "same size again");
+	n = poll_n(cq, 2, wc);
+	CHECK(n == 2 && !wc[0].status && !wc[1].status, "%d after shrink", n);
+	CHECK(ibv_resize_cq(cq, 0) != 0, "resize to 0 refused");
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	CHECK(!ibv_destroy_cq(cq), "destroy cq");
+}
+
+static void test_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_IMM |
+			    IBV_WC_EX_WITH_SLID,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
+	struct ibv_qp *a, *b;
+	int sends = 0, recvs = 0, ret, i;
+	time_t end;
+
+	CHECK(cq != NULL, "ibv_create_cq_ex: %s", strerror(errno));
+	if (!cq)
+		return;
+	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	for (i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (i = 0; i < 4; i++)
+		post_send(a, 20 + i, 4 + i, 0);
+
+	end = time(NULL) + 5;
+	while (sends + recvs < 8 && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		CHECK(ret == 0, "start_poll %d", ret);
+		if (ret)
+			break;
+		do {
+			CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+			if (ibv_wc_read_opcode(cq) == IBV_WC_RECV) {
+				CHECK(cq->wr_id == 10 + (uint64_t)recvs, "recv wr_id");
+				CHECK(ibv_wc_read_byte_len(cq) == MSG, "byte_len");
+				CHECK(ibv_wc_read_qp_num(cq) == b->qp_num, "qp_num");
+				CHECK(ibv_wc_read_src_qp(cq) == a->qp_num, "src_qp");
+				CHECK(ibv_wc_read_slid(cq) == lid, "slid");
+				recvs++;
+			} else {
+				CHECK(cq->wr_id == 20 + (uint64_t)sends, "send wr_id");
+				sends++;
+			}
+		} while (ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	CHECK(sends == 4 && recvs == 4, "%d sends, %d receives", sends, recvs);
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/* The device's clock, as ibv_query_rt_values_ex() reads it; 0 on error. */
+static uint64_t raw_clock(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v))
+		return 0;
+	return v.raw_clock.tv_nsec;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Completion timestamps: a CQ created for them reports, per completion,
+ * the adapter's clock when it wrote the CQE.  They are nonzero, never go
+ * back, and share their clock with ibv_query_rt_values_ex(): its value
+ * before the first post is not after the first timestamp, and the clock
+ * soon reaches the last one without running ahead of the wall clock.
+ * (The simulator refreshes its clock page only when it wakes, every few
+ * milliseconds at the least: the bounds allow 10 ms, and a second for
+ * the upper one.)  SLID and SL share the CQE's room with the timestamp:
+ * asking for both is refused.
+ */
+static void test_cq_timestamps(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_device_attr_ex dattr = {};
+	struct ibv_poll_cq_attr pattr = {};
+	uint64_t ts[8], khz, slack, clock0, clock1, wall0, wall1, wait_end;
+	struct ibv_cq_ex *cq, *refused;
+	struct ibv_qp *a, *b;
+	int n = 0, ordered = 1, nonzero = 1, ret, i;
+	time_t end;
+
+	cattr.wc_flags |= IBV_WC_EX_WITH_SLID;
+	refused = ibv_create_cq_ex(ctx, &cattr);
+	CHECK(!refused && errno == EOPNOTSUPP,
+	      "timestamps with SLID: %s", refused ? "created" : strerror(errno));
+	if (refused)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(refused));
+	cattr.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_SLID;
+
+	cq = ibv_create_cq_ex(ctx, &cattr);
+	CHECK(cq != NULL, "ibv_create_cq_ex with timestamps: %s",
+	      strerror(errno));
+	if (!cq)
+		return;
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
+	khz = dattr.hca_core_clock;
+	CHECK(khz != 0, "hca_core_clock");
+	slack = khz * 10;	/* 10 ms of ticks */
+
+	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	wall0 = monotonic_ns();
+	clock0 = raw_clock();
+	CHECK(clock0 != 0, "the clock");
+	for (i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (i = 0; i < 4; i++)
+		post_send(a, 20 + i, 4 + i, 0);
+
+	end = time(NULL) + 5;
+	while (n < 8 && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		CHECK(ret == 0, "start_poll %d", ret);
+		if (ret)
+			break;
+		do {
+			CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+			ts[n] = ibv_wc_read_completion_ts(cq);
+			nonzero &= ts[n] != 0;
+			ordered &= !n || ts[n] >= ts[n - 1];
+			n++;
+		} while (n < 8 && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	CHECK(n == 8, "%d completions", n);
+	CHECK(nonzero, "a zero timestamp");
+	CHECK(ordered, "timestamps out of order");
+
+	if (n == 8 && khz) {
+		CHECK(clock0 <= ts[0] + slack,
+		      "clock 0x%llx before the post, first completion at 0x%llx",
+		      (unsigned long long)clock0, (unsigned long long)ts[0]);
+
+		/* The clock page catches up with the last completion. */
+		wait_end = monotonic_ns() + 2000000000ULL;
+		do
+			clock1 = raw_clock();
+		while (clock1 + slack < ts[7] && monotonic_ns() < wait_end);
+		wall1 = monotonic_ns();
+		CHECK(clock1 + slack >= ts[7],
+		      "clock 0x%llx, last completion at 0x%llx",
+		      (unsigned long long)clock1, (unsigned long long)ts[7]);
+		/* ... and has not run ahead of the time that passed. */
+		CHECK(clock1 - clock0 <= (wall1 - wall0 + 1000000000ULL) *
+					 khz / 1000000,
+		      "clock ran 0x%llx ticks in %llu ns",
+		      (unsigned long long)(clock1 - clock0),
+		      (unsigned long long)(wall1 - wall0));
+	}
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Completion times in wall-clock nanoseconds (libmlx4 only: rdma-core's
+ * mlx4 refuses the flag).  Each lies between the real time before the
+ * posts and after the polls (give or take the 10 ms by which the
+ * simulator's clock page may lag), and two of them are as far apart as
+ * their times in ticks say.
+ */
+static void test_cq_wallclock(int project)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_device_attr_ex dattr = {};
+	struct ibv_poll_cq_attr pattr = {};
+	uint64_t ticks[8], ns[8], khz, before, after, slack = 20000000;
+	int n = 0, within = 1, spaced = 1, ret;
+	struct ibv_cq_ex *cq;
+	struct ibv_qp *a, *b;
+	time_t end;
+
+	cq = ibv_create_cq_ex(ctx, &cattr);
+	if (!project) {
+		CHECK(!cq && errno == EOPNOTSUPP,
+		      "rdma-core's mlx4: wall-clock times refused: %s",
+		      cq ? "created" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		return;
+	}
+	CHECK(cq != NULL, "ibv_create_cq_ex with wall-clock times: %s",
+	      strerror(errno));
+	if (!cq)
+		return;
+	cattr.wc_flags |= IBV_WC_EX_WITH_SL;
+	{
+		struct ibv_cq_ex *refused = ibv_create_cq_ex(ctx, &cattr);
+
+		CHECK(!refused && errno == EOPNOTSUPP,
+		      "wall-clock times with SL: %s",
+		      refused ? "created" : strerror(errno));
+		if (refused)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(refused));
+	}
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
+	khz = dattr.hca_core_clock;
+
+	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	before = realtime_ns();
+	for (int i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (int i = 0; i < 4; i++) {
+		post_send(a, 20 + i, 4 + i, 0);
+		usleep(2000);	/* completions some ticks apart */
+	}
+	end = time(NULL) + 5;
+	while (n < 8 && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		if (ret)
+			break;
+		do {
+			ticks[n] = ibv_wc_read_completion_ts(cq);
+			ns[n] = ibv_wc_read_completion_wallclock_ns(cq);
+			n++;
+		} while (n < 8 && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	after = realtime_ns();
+	CHECK(n == 8, "%d completions", n);
+	for (int i = 0; i < n; i++) {
+		int64_t dns = (int64_t)(ns[i] - ns[0]);
+		int64_t dticks = (int64_t)(ticks[i] - ticks[0]);
+
+		within &= ns[i] + slack >= before && ns[i] <= after + slack;
+		if (khz && llabs(dns - dticks * 1000000 / (int64_t)khz) > 1000)
+			spaced = 0;
+	}
+	CHECK(within, "wall-clock times within the run: first %llu, run %llu..%llu",
+	      (unsigned long long)ns[0], (unsigned long long)before,
+	      (unsigned long long)after);
+	CHECK(spaced && khz, "wall-clock times as far apart as the ticks (%llu kHz)",
+	      (unsigned long long)khz);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+static void test_reset(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc[8];
+	struct ibv_qp *a, *b;
+	int i, n;
+
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	/* Receives left in b and their completions vanish with RESET. */
+	for (i = 0; i < 3; i++)
+		post_recv(b, 1 + i, i);
+	post_send(a, 9, 4, 0);
+	settle();
+	CHECK(!ibv_modify_qp(b, &attr, IBV_QP_STATE), "b to RESET");
+	n = poll_n(cq, 8, wc);
+	CHECK(n == 1 && wc[0].wr_id == 9 && wc[0].status == IBV_WC_SUCCESS,
+	      "only a's send remains: %d", n);
+
+	/* Back to RTS, from scratch, and working again. */
+	CHECK(!to_rts(b, a->qp_num), "b to RTS again");
+	CHECK(!ibv_modify_qp(a, &attr, IBV_QP_STATE) && !to_rts(a, b->qp_num),
+	      "a through RESET");
+	for (i = 0; i < 40; i++) {
+		post_recv(b, 100 + i, 0);
+		post_send(a, 200 + i, 1, 0);
+		n = poll_n(cq, 2, wc);
+		if (n != 2 || wc[0].status || wc[1].status) {
+			CHECK(0, "message %d after RESET: %d", i, n);
+			break;
+		}
+	}
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+static void test_srq(void)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq *srq = ibv_create_srq(pd, &sattr);
+	struct ibv_srq_attr attr;
+	struct ibv_wc wc[4];
+	struct ibv_qp *a, *b;
+	int i, n, ok = 1;
+
+	CHECK(srq != NULL, "ibv_create_srq");
+	if (!srq)
+		return;
+	CHECK(sattr.attr.max_wr >= 16, "max_wr %u", sattr.attr.max_wr);
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, srq);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+
+	attr.srq_limit = 4;
+	CHECK(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "modify limit");
+	CHECK(!ibv_query_srq(srq, &attr) && attr.srq_limit == 4,
+	      "query: limit %u", attr.srq_limit);
+
+	/* Many more messages than WQEs: the free list turns over. */
+	for (i = 0; i < 8; i++) {
+		struct ibv_sge sge = { (uintptr_t)(buf + i * MSG), MSG, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 1000 + i, .sg_list = &sge,
+					  .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		ok &= !ibv_post_srq_recv(srq, &wr, &bad);
+	}
+	for (i = 0; i < 100 && ok; i++) {
+		struct ibv_sge sge = { (uintptr_t)(buf + (i % 8) * MSG), MSG,
+				       mr->lkey };
+		struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+		int r;
+
+		post_send(a, i, 10, 0);
+		n = poll_n(cq, 2, wc);
+		if (n != 2 || wc[0].status || wc[1].status) {
+			ok = 0;
+			break;
+		}
+		r = wc[0].opcode == IBV_WC_RECV ? 0 : 1;
+		wr.wr_id = wc[r].wr_id;
+		ok &= !ibv_post_srq_recv(srq, &wr, &bad);
+	}
+	CHECK(ok, "100 messages through an SRQ of 8 posted WQEs");
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	CHECK(!ibv_destroy_srq(srq), "destroy srq");
+	ibv_destroy_cq(cq);
+}
+
+/* Requests to refuse: errno, bad_wr, and nothing posted. */
+static void test_refusals(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_sge sge[4];
+	struct ibv_send_wr swr[2], *sbad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_qp_init_attr qattr;
+	struct ibv_wc wc[4];
+	struct ibv_qp *a, *b;
+	int i, ret;
+
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	ibv_query_qp(a, &(struct ibv_qp_attr){}, IBV_QP_CAP, &qattr);
+
+	for (i = 0; i < 4; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey };
+	memset(swr, 0, sizeof(swr));
+	swr[0].wr_id = 1;
+	swr[0].sg_list = sge;
+	swr[0].num_sge = 1;
+	swr[0].opcode = IBV_WR_RDMA_WRITE;
+	swr[0].send_flags = IBV_SEND_SIGNALED;
+	swr[0].wr.rdma.remote_addr = (uintptr_t)buf + 512;
+	swr[0].wr.rdma.rkey = mr->rkey;
+	swr[0].next = &swr[1];
+	swr[1] = swr[0];
+	swr[1].wr_id = 2;
+	swr[1].next = NULL;
+
+	swr[1].num_sge = qattr.cap.max_send_sge + 1;
+	ret = ibv_post_send(a, swr, &sbad);
+	CHECK(ret && sbad == &swr[1], "too many SGEs: %d (%s)", ret, strerror(ret));
+	CHECK(poll_n(cq, 4, wc) == 1 && wc[0].wr_id == 1, "the first WR went alone");
+
+	swr[1].num_sge = 1;
+	swr[1].opcode = 77;
+	ret = ibv_post_send(a, &swr[1], &sbad);
+	CHECK(ret == EINVAL && sbad == &swr[1], "opcode 77: %d", ret);
+
+	swr[1].opcode = IBV_WR_RDMA_WRITE;
+	swr[1].send_flags = IBV_SEND_INLINE;
+	sge[0].length = qattr.cap.max_inline_data + 1;
+	ret = ibv_post_send(a, &swr[1], &sbad);
+	CHECK(ret && sbad == &swr[1], "inline beyond max_inline_data: %d", ret);
+	sge[0].length = 8;
+
+	rwr = (struct ibv_recv_wr){ .wr_id = 5, .sg_list = sge, .num_sge = 3 };
+	ret = ibv_post_recv(b, &rwr, &rbad);
+	CHECK(ret && rbad == &rwr, "recv with too many SGEs: %d", ret);
+
+	/* A full queue refuses, completions make room. */
+	swr[1].send_flags = 0;
+	for (i = 0; i < 1000; i++) {
+		ret = ibv_post_send(a, &swr[1], &sbad);
+		if (ret)
+			break;
+	}
+	CHECK(ret == ENOMEM && i == (int)qattr.cap.max_send_wr,
+	      "full after %d WRs (max_send_wr %u): %d", i,
+	      qattr.cap.max_send_wr, ret);
+	swr[1].send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(a, &swr[1], &sbad);
+	CHECK(ret == ENOMEM, "still full: %d", ret);
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+/* Memory windows: bound by ibv_bind_mw (type 1) or a BIND_MW WR (2). */
+static void test_mw(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	uint8_t *target = calloc(1, 4096);
+	struct ibv_mr *tmr = ibv_reg_mr(pd, target, 4096,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_mw_bind bind = {};
+	struct ibv_wc wc[2];
+	struct ibv_qp *a, *b;
+	uint32_t rkey2;
+	int n;
+
+	CHECK(tmr && mw1 && mw2, "alloc: %s", strerror(errno));
+	if (!tmr || !mw1 || !mw2)
+		return;
+	a = rc_qp(cq, cq, NULL);
+	b = rc_qp(cq, cq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	memset(buf, 0x5a, 16);
+
+	/* Type 1: bound through b's send queue, then a writes through it. */
+	bind.wr_id = 71;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = tmr;
+	bind.bind_info.addr = (uintptr_t)target + 256;
+	bind.bind_info.length = 512;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	CHECK(!ibv_bind_mw(b, mw1, &bind), "ibv_bind_mw");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 71 && !wc[0].status &&
+	      wc[0].opcode == IBV_WC_BIND_MW, "bind completion (%d, %s)", n,
+	      n == 1 ? ibv_wc_status_str(wc[0].status) : "-");
+
+	wr.wr_id = 72;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)target + 300;
+	wr.wr.rdma.rkey = mw1->rkey;
+	CHECK(!ibv_post_send(a, &wr, &bad), "write through window 1");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && !wc[0].status && target[300] == 0x5a &&
+	      target[315] == 0x5a && target[316] == 0,
+	      "written through type 1 window");
+
+	/* Type 2: a BIND_MW request with a new key, then a write. */
+	rkey2 = ibv_inc_rkey(mw2->rkey);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 73;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = rkey2;
+	wr.bind_mw.bind_info = bind.bind_info;
+	CHECK(!ibv_post_send(b, &wr, &bad), "post BIND_MW");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 73 && !wc[0].status,
+	      "type 2 bind completion");
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 74;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)target + 600;
+	wr.wr.rdma.rkey = rkey2;
+	CHECK(!ibv_post_send(a, &wr, &bad), "write through window 2");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && !wc[0].status && target[600] == 0x5a,
+	      "written through type 2 window");
+
+	/* And invalidated locally. */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 75;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey2;
+	CHECK(!ibv_post_send(b, &wr, &bad), "post LOCAL_INV");
+	n = poll_n(cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 75 && !wc[0].status &&
+	      wc[0].opcode == IBV_WC_LOCAL_INV, "local invalidate completion");
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	CHECK(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2), "dealloc mw");
+	ibv_dereg_mr(tmr);
+	ibv_destroy_cq(cq);
+	free(target);
+}
+
+static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
+	const struct qp_path path = { .qkey = 0x1a2b3c4d };
+	const char *step;
+
+	if (!qp)
+		die("ibv_create_qp UD");
+	if (qp_connect(qp, &path, &step))
+		die(step);
+	return qp;
+}
+
+/* A UD message to a multicast group one QP joined. */
+static void test_mcast(void)
+{
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 0x42 } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = ud_qp(cq), *b = ud_qp(cq);
+	struct ibv_ah_attr ah_attr = {
+		.grh = { .dgid = mgid, .hop_limit = 1 },
+		.dlid = 0xc042, .is_global = 1, .port_num = 1,
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 81, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr swr = {}, *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int n, i, got_recv = 0;
+
+	CHECK(!ibv_attach_mcast(b, &mgid, 0xc042), "attach");
+	ah = ibv_create_ah(pd, &ah_attr);
+	CHECK(ah != NULL, "create_ah");
+	if (!ah)
+		return;
+
+	CHECK(!ibv_post_recv(b, &rwr, &rbad), "post_recv");
+	swr.wr_id = 82;
+	swr.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey };
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = 0xffffff;
+	swr.wr.ud.remote_qkey = 0x1a2b3c4d;
+	CHECK(!ibv_post_send(a, &swr, &sbad), "post_send to the group");
+	n = poll_n(cq, 2, wc);
+	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id != 81)
+			continue;
+		got_recv = 1;
+		CHECK(!wc[i].status && (wc[i].wc_flags & IBV_WC_GRH) &&
+		      wc[i].byte_len == 40 + 16 && wc[i].src_qp == a->qp_num,
+		      "multicast receive: %s, flags %x, %u bytes",
+		      ibv_wc_status_str(wc[i].status), wc[i].wc_flags,
+		      wc[i].byte_len);
+	}
+	CHECK(n == 2 && got_recv, "%d completions", n);
+	CHECK(!ibv_detach_mcast(b, &mgid, 0xc042), "detach");
+
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+/* An XRC target QP, and the same QP opened by number. */
+static void test_xrc_open(void)
+{
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_xrcd *xrcd = ibv_open_xrcd(ctx, &xattr);
+	struct ibv_qp_init_attr_ex qattr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = xrcd,
+	};
+	struct ibv_qp_open_attr oattr = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_type = IBV_QPT_XRC_RECV,
+		.xrcd = xrcd,
+	};
+	struct ibv_qp *tgt, *opened;
+
+	CHECK(xrcd != NULL, "open_xrcd: %s", strerror(errno));
+	if (!xrcd)
+		return;
+	tgt = ibv_create_qp_ex(ctx, &qattr);
+	CHECK(tgt != NULL, "XRC target QP: %s", strerror(errno));
+	if (tgt) {
+		oattr.qp_num = tgt->qp_num;
+		opened = ibv_open_qp(ctx, &oattr);
+		CHECK(opened && opened->qp_num == tgt->qp_num, "open_qp: %s",
+		      strerror(errno));
+		if (opened)
+			CHECK(!ibv_destroy_qp(opened), "close the opened QP");
+		CHECK(!ibv_destroy_qp(tgt), "destroy the target QP");
+	}
+	CHECK(!ibv_close_xrcd(xrcd), "close_xrcd");
+}
+
+static void test_rt_values(void)
+{
+	struct ibv_values_ex v1 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_values_ex v2 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	int ret = ibv_query_rt_values_ex(ctx, &v1);
+
+	/* mlx4_ib offers the clock page; so does the simulator. */
+	CHECK(!ret && !ibv_query_rt_values_ex(ctx, &v2), "query_rt_values: %s",
+	      strerror(ret));
+	CHECK(v2.raw_clock.tv_nsec >= v1.raw_clock.tv_nsec, "the clock runs on");
+}
+
+/*
+ * The extended device attributes as mlx4_ib reports them for a
+ * ConnectX-3 whose ports are all InfiniBand: RSS and TSO are offered on
+ * Ethernet ports only, so every field of theirs is zero, in the common
+ * response and in the driver's part the provider passes on.
+ */
+static void test_device_ex(void)
+{
+	struct ibv_device_attr_ex attr;
+
+	memset(&attr, 0xa5, sizeof(attr));
+	CHECK(!ibv_query_device_ex(ctx, NULL, &attr), "query_device_ex");
+	CHECK(!attr.rss_caps.supported_qpts &&
+	      !attr.rss_caps.max_rwq_indirection_tables &&
+	      !attr.rss_caps.max_rwq_indirection_table_size &&
+	      !attr.max_wq_type_rq, "no RSS on InfiniBand: qpts 0x%x, "
+	      "%u tables of %u, %u WQs", attr.rss_caps.supported_qpts,
+	      attr.rss_caps.max_rwq_indirection_tables,
+	      attr.rss_caps.max_rwq_indirection_table_size,
+	      attr.max_wq_type_rq);
+	CHECK(!attr.rss_caps.rx_hash_fields_mask &&
+	      !attr.rss_caps.rx_hash_function,
+	      "no hashing: fields 0x%llx, function 0x%x",
+	      (unsigned long long)attr.rss_caps.rx_hash_fields_mask,
+	      attr.rss_caps.rx_hash_function);
+	CHECK(!attr.tso_caps.max_tso && !attr.tso_caps.supported_qpts,
+	      "no TSO: %u bytes, qpts 0x%x", attr.tso_caps.max_tso,
+	      attr.tso_caps.supported_qpts);
+	CHECK(!attr.raw_packet_caps, "raw packet caps 0x%x",
+	      attr.raw_packet_caps);
+	CHECK(attr.orig_attr.device_cap_flags & IBV_DEVICE_UD_IP_CSUM,
+	      "UD checksum offload offered");
+}
+
+/*
+ * Usage: provider-verbs [project|system]: which provider runs it, for
+ * the features only libmlx4 has; with neither, only what both have
+ * (tests/verbs/difftrace.tap compares the two running that).
+ */
+int main(int argc, char **argv)
+{
+	const char *provider = argc > 1 ? argv[1] : "common";
+	struct ibv_port_attr port;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	ctx = open_first_device("provider-verbs");
+	if (ibv_query_port(ctx, 1, &port))
+		die("ibv_query_port");
+	lid = port.lid;
+	pd = ibv_alloc_pd(ctx);
+	buf = calloc(NBUF, MSG);
+	if (!pd || !buf)
+		die("ibv_alloc_pd");
+	mr = ibv_reg_mr(pd, buf, NBUF * MSG, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		die("ibv_reg_mr");
+
+	test_resize();
+	test_cq_ex();
+	test_cq_timestamps();
+	if (strcmp(provider, "common"))
+		test_cq_wallclock(!strcmp(provider, "project"));
+	test_reset();
+	test_srq();
+	test_refusals();
+	test_mw();
+	test_mcast();
+	test_xrc_open();
+	test_rt_values();
+	test_device_ex();
+
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(buf);
+	return tap_finish();
+}

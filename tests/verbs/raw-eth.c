@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Raw packet QPs on the simulator's Ethernet ports: frames sent by one QP
+ * reach the QP whose flow rule matches them, byte for byte, and only it;
+ * rule priorities decide between rules that both match; the adapter fills
+ * in the IPv4 and UDP/TCP checksums of IBV_SEND_IP_CSUM sends and reports
+ * IBV_WC_IP_CSUM_OK for a frame whose checksums hold, and not for one
+ * whose do not; an RSS QP over four WQs receives thousands of flows, each
+ * on the WQ its Toeplitz hash names.  Needs CAP_NET_RAW (root), as the
+ * kernel does.
+ *
+ * An LSO send leaves as TCP segments, each whole and checked (libmlx4;
+ * the distribution's provider refuses IBV_WR_TSO).
+ *
+ * Usage: raw-eth project|system|common (on `mlx4sim run --link-layer=eth`;
+ * common: what both providers do alike, for tests/verbs/difftrace)
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/mlx4dv.h>
+
+#include "../tap.h"
+#include "../device.h"
+
+#define FRAME_MAX	1514
+#define RECV_SLOTS	64
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static uint8_t port_mac[3][6];		/* by port number */
+
+/* A raw QP on @port with its own CQ and buffer of receive slots. */
+struct raw_qp {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;			/* RECV_SLOTS frames, then one to send */
+	int port;
+};
+
+static bool read_mac(int port, uint8_t mac[6])
+{
+	char path[512];
+	unsigned int m[6];
+	const char *sysfs = getenv("SYSFS_PATH");
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path),
+		 "%s/class/infiniband/%s/device/net/eth%d/address",
+		 sysfs ? sysfs : "/sys", ibv_get_device_name(ctx->device),
+		 port - 1);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]);
+	fclose(f);
+	for (int i = 0; i < 6; i++)
+		mac[i] = m[i];
+	return n == 6;
+}
+
+static void post_recv_slot(struct raw_qp *r, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(r->buf + slot * FRAME_MAX),
+		.length = FRAME_MAX, .lkey = r->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(r->qp, &wr, &bad))
+		bail("ibv_post_recv");
+}
+
+static void make_raw_qp(struct raw_qp *r, int port)
+{
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = RECV_SLOTS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RAW_PACKET,
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT,
+				    .port_num = port };
+
+	r->port = port;
+	r->cq = ibv_create_cq(ctx, 2 * RECV_SLOTS, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = r->cq;
+	r->qp = r->cq ? ibv_create_qp(pd, &init) : NULL;
+	if (!r->qp)
+		bail("a raw packet QP");
+	r->buf = calloc(RECV_SLOTS + 1, FRAME_MAX);
+	r->mr = ibv_reg_mr(pd, r->buf, (RECV_SLOTS + 1) * FRAME_MAX,
+			   IBV_ACCESS_LOCAL_WRITE);
+	if (!r->buf || !r->mr)
+		bail("a raw QP's buffer");
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("raw QP to INIT");
+	for (int i = 0; i < RECV_SLOTS; i++)
+		post_recv_slot(r, i);
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE))
+		bail("raw QP to RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE))
+		bail("raw QP to RTS");
+}
+
+/* A rule: frames to @mac, IPv4, UDP to @udp_port (0: any), at @priority. */
+static struct ibv_flow *steer(struct raw_qp *r, const uint8_t mac[6],
+			      uint16_t udp_port, uint16_t priority)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4 ipv4;
+		struct ibv_flow_spec_tcp_udp udp;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .priority = priority, .num_of_specs = udp_port ? 3 : 1,
+			  .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+		.ipv4 = { .type = IBV_FLOW_SPEC_IPV4,
+			  .size = sizeof(struct ibv_flow_spec_ipv4) },
+		.udp = { .type = IBV_FLOW_SPEC_UDP,
+			 .size = sizeof(struct ibv_flow_spec_tcp_udp),
+			 .val.dst_port = htons(udp_port),
+			 .mask.dst_port = 0xffff },
+	};
+
+	memcpy(rule.eth.val.dst_mac, mac, 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	if (!udp_port)
+		rule.attr.size = sizeof(rule.attr) + sizeof(rule.eth);
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/*
+ * An Ethernet + IPv4 + UDP frame of @payload bytes to @dst from @src, UDP
+ * port @dport; the payload's bytes say which frame it is (@tag).  With
+ * @good_sums the checksums are computed here, else left zero (for the
+ * adapter to fill) or, with @bad_sums, wrong.
+ */
+static size_t build_frame(uint8_t *f, const uint8_t dst[6],
+			  const uint8_t src[6], uint16_t dport,
+			  size_t payload, uint32_t tag, bool good_sums,
+			  bool bad_sums)
+{
+	uint8_t *ip = f + 14, *udp = ip + 20, *data = udp + 8;
+	uint32_t pseudo;
+	uint16_t sum;
+
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = (20 + 8 + payload) >> 8;
+	ip[3] = 20 + 8 + payload;
+	ip[8] = 64;
+	ip[9] = 17;
+	ip[12] = 10, ip[15] = 1;		/* 10.0.0.1 */
+	ip[16] = 10, ip[19] = 2;		/* 10.0.0.2 */
+	udp[0] = 0x30, udp[1] = 0x39;		/* from port 12345 */
+	udp[2] = dport >> 8, udp[3] = dport;
+	udp[4] = (8 + payload) >> 8, udp[5] = 8 + payload;
+	udp[6] = udp[7] = 0;
+	for (size_t i = 0; i < payload; i++)
+		data[i] = (uint8_t)(tag * 7 + i * 13 + (i >> 8));
+	if (good_sums || bad_sums) {
+		sum = csum16(ip, 20, 0);
+		ip[10] = sum >> 8, ip[11] = sum;
+		pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
+			 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
+			 17 + 8 + payload;
+		sum = csum16(udp, 8 + payload, pseudo);
+		udp[6] = sum >> 8, udp[7] = sum;
+		if (bad_sums)
+			udp[7] ^= 0x5a;
+	}
+	return 14 + 20 + 8 + payload;
+}
+
+/*
+ * One completion of @cq within 10 seconds (a busy machine may keep the
+ * simulator away for a while): 1, or 0 when none came.  The wait is by
+ * the clock: a count of polls ends too soon on a fast machine.
+ */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 10)
+			return 0;
+		usleep(1);
+	}
+}
+
+static int send_frame(struct raw_qp *r, size_t len, bool offload)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(r->buf + RECV_SLOTS * FRAME_MAX),
+		.length = len, .lkey = r->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5e4d, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED |
+			      (offload ? IBV_SEND_IP_CSUM : 0),
+	}, *bad;
+	struct ibv_wc wc;
+	int n;
+
+	if (ibv_post_send(r->qp, &wr, &bad))
+		return -1;
+	n = poll_one(r->cq, &wc);
+	return n == 1 && wc.status == IBV_WC_SUCCESS &&
+	       wc.opcode == IBV_WC_SEND ? 0 : -1;
+}
+
+/* The next receive of @r within 10 seconds: its slot, or -1. */
+static int receive(struct raw_qp *r, struct ibv_wc *wc)
+{
+	if (poll_one(r->cq, wc) != 1)
+		return -1;
+	return wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV ?
+	       (int)wc->wr_id : -1;
+}
+
+static bool nothing_arrives(struct raw_qp *r)
+{
+	struct ibv_wc wc;
+
+	usleep(20000);
+	return ibv_poll_cq(r->cq, 1, &wc) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* RSS: frames spread over WQs by the Toeplitz hash                    */
+/* ------------------------------------------------------------------ */
+
+#define RSS_WQS		4
+#define RSS_FLOWS	3000
+#define RSS_SLOTS	32
+
+/* The key of Microsoft's RSS specification, with its verification values. */
+static const uint8_t ms_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+	0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+	0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+	0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+static uint32_t toeplitz(const uint8_t *in, size_t n)
+{
+	uint32_t hash = 0;
+	uint64_t window = 0;
+
+	for (int i = 0; i < 8; i++)
+		window = window << 8 | ms_key[i];
+	for (size_t i = 0; i < n; i++) {
+		for (int bit = 7; bit >= 0; bit--) {
+			if (in[i] >> bit & 1)
+				hash ^= (uint32_t)(window >> 32);
+			window <<= 1;
+		}
+		window |= i + 8 < 40 ? ms_key[i + 8] : 0;
+	}
+	return hash;
+}
+
+struct rss_wq {
+	struct ibv_wq *wq;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	unsigned int got;
+};
+
+static void post_wq_slot(struct rss_wq *w, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(w->buf + slot * FRAME_MAX),
+		.length = FRAME_MAX, .lkey = w->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_wq_recv(w->wq, &wr, &bad))
+		bail("ibv_post_wq_recv");
+}
+
+static void make_rss_wq(struct rss_wq *w)
+{
+	struct ibv_wq_init_attr init = {
+		.wq_type = IBV_WQT_RQ, .max_wr = RSS_SLOTS, .max_sge = 1,
+		.pd = pd,
+	};
+	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
+				    .wq_state = IBV_WQS_RDY };
+
+	w->cq = ibv_create_cq(ctx, 2 * RSS_SLOTS, NULL, NULL, 0);
+	init.cq = w->cq;
+	w->wq = w->cq ? ibv_create_wq(ctx, &init) : NULL;
+	w->buf = calloc(RSS_SLOTS, FRAME_MAX);
+	w->mr = w->buf ? ibv_reg_mr(pd, w->buf, RSS_SLOTS * FRAME_MAX,
+				    IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!w->wq || !w->mr)
+		bail("a WQ");
+	if (ibv_modify_wq(w->wq, &attr))
+		bail("WQ to RDY");
+	for (int i = 0; i < RSS_SLOTS; i++)
+		post_wq_slot(w, i);
+}
+
+/* The WQ index where a frame arrived, or -1 after 10 seconds. */
+static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
+{
+	struct timespec start, now;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		for (int i = 0; i < RSS_WQS; i++) {
+			if (ibv_poll_cq(w[i].cq, 1, &wc) != 1)
+				continue;
+			if (wc.status != IBV_WC_SUCCESS)
+				return -1;
+			*frame = w[i].buf + wc.wr_id * FRAME_MAX;
+			*len = wc.byte_len;
+			post_wq_slot(&w[i], wc.wr_id);
+			return i;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 10)
+			return -1;
+		usleep(1);
+	}
+}
+
+static void test_rss(struct raw_qp *tx)
+{
+	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
+	static const uint8_t example[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					     0x0a, 0xea, 0x06, 0xe6 };
+	struct rss_wq w[RSS_WQS] = {};
+	struct ibv_wq *wqs[RSS_WQS];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 2, .ind_tbl = wqs,
+	};
+	struct ibv_qp_init_attr_ex qp_attr = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = sizeof(ms_key),
+			.rx_hash_key = (uint8_t *)ms_key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+				IBV_RX_HASH_DST_PORT_UDP,
+		},
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
+	struct raw_qp rss = { .port = 2 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, in[12], *frame;
+	unsigned int misplaced = 0, lost = 0, per_wq[RSS_WQS] = {};
+	struct ibv_flow *flow;
+	uint32_t len;
+
+	uint8_t log_range = 2;
+
+	/* WQs of one table take consecutive numbers from one range. */
+	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				    &log_range))
+		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
+	check(toeplitz(example, 12) == 0x51ccc178 &&
+	      toeplitz(example, 8) == 0x323e8fc2,
+	      "the test's Toeplitz hash gives the specification's values");
+	for (int i = 0; i < RSS_WQS; i++) {
+		make_rss_wq(&w[i]);
+		wqs[i] = w[i].wq;
+	}
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	qp_attr.rwq_ind_tbl = tbl;
+	rss.qp = tbl ? ibv_create_qp_ex(ctx, &qp_attr) : NULL;
+	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
+	      rss.qp ? "made" : strerror(errno));
+	if (!rss.qp)
+		return;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("RSS QP to INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
+		bail("RSS QP to RTR");
+	flow = steer(&rss, port_mac[2], 8000, 0);
+	check(flow != NULL, "a rule: UDP port 8000 on port 2 to the RSS QP");
+
+	for (uint32_t i = 0; i < RSS_FLOWS; i++) {
+		size_t n = build_frame(out, port_mac[2], port_mac[1], 8000,
+				       32, i, true, false);
+		uint8_t *ip = out + 14, *udp = ip + 20;
+		int at;
+
+		/* Flow i: its own source address and port. */
+		ip[13] = i >> 8;
+		ip[14] = i;
+		ip[10] = ip[11] = 0;
+		udp[0] = 0x80 | (i * 131 >> 8 & 0x3f), udp[1] = i * 131;
+		udp[6] = udp[7] = 0;
+		memcpy(in, ip + 12, 8);
+		memcpy(in + 8, udp, 4);
+		if (send_frame(tx, n, true)) {
+			lost++;
+			continue;
+		}
+		at = rss_receive(w, &frame, &len);
+		if (at < 0 || len != n || memcmp(frame + 42, out + 42, 32)) {
+			lost++;
+			continue;
+		}
+		per_wq[at]++;
+		if ((unsigned int)at != (toeplitz(in, 12) & (RSS_WQS - 1)))
+			misplaced++;
+	}
+	check(!lost, "%d flows, each frame received once, whole (%u lost)",
+	      RSS_FLOWS, lost);
+	check(!misplaced, "each on the WQ the Toeplitz hash names (%u elsewhere; per WQ %u %u %u %u)",
+	      misplaced, per_wq[0], per_wq[1], per_wq[2], per_wq[3]);
+	check(per_wq[0] && per_wq[1] && per_wq[2] && per_wq[3],
+	      "all four WQs take a share");
+	for (int i = 0; i < RSS_WQS; i++) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(w[i].cq, 1, &wc))
+			misplaced++;
+	}
+	check(!misplaced, "and nothing more arrives");
+	check(ibv_destroy_rwq_ind_table(tbl) == EBUSY,
+	      "the table an RSS QP spreads over is busy");
+	check(!ibv_destroy_flow(flow) && !ibv_destroy_qp(rss.qp) &&
+	      !ibv_destroy_rwq_ind_table(tbl),
+	      "rule, RSS QP, table go, in that order");
+	for (int i = 0; i < RSS_WQS; i++)
+		ibv_destroy_wq(w[i].wq);
+}
+
+/* ------------------------------------------------------------------ */
+/* LSO: one WQE, many TCP segments                                     */
+/* ------------------------------------------------------------------ */
+
+#define LSO_MSS		1000
+#define LSO_PAYLOAD	9500		/* 9 whole segments and a half */
+#define LSO_HDR		(14 + 20 + 20)
+
+/* Frames to @mac with TCP destination port @port, to @r. */
+static struct ibv_flow *steer_tcp(struct raw_qp *r, const uint8_t mac[6],
+				  uint16_t port)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4 ipv4;
+		struct ibv_flow_spec_tcp_udp tcp;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 3, .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+		.ipv4 = { .type = IBV_FLOW_SPEC_IPV4,
+			  .size = sizeof(struct ibv_flow_spec_ipv4) },
+		.tcp = { .type = IBV_FLOW_SPEC_TCP,
+			 .size = sizeof(struct ibv_flow_spec_tcp_udp),
+			 .val.dst_port = htons(port), .mask.dst_port = 0xffff },
+	};
+
+	memcpy(rule.eth.val.dst_mac, mac, 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/* The headers of the LSO send: Ethernet, IPv4 (ID 0x1234), TCP (PSH). */
+static void lso_headers(uint8_t *h)
+{
+	uint8_t *ip = h + 14, *tcp = ip + 20;
+
+	memset(h, 0, LSO_HDR);
+	memcpy(h, port_mac[2], 6);
+	memcpy(h + 6, port_mac[1], 6);
+	h[12] = 0x08;
+	ip[0] = 0x45, ip[4] = 0x12, ip[5] = 0x34, ip[6] = 0x40;
+	ip[8] = 64, ip[9] = 6;
+	ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+	tcp[0] = 0x1f, tcp[1] = 0x90;		/* from port 8080 */
+	tcp[2] = 0x23, tcp[3] = 0x28;		/* to port 9000 */
+	tcp[4] = 0x7f, tcp[5] = 0xff, tcp[6] = 0xfe, tcp[7] = 0x00;
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x18;				/* ACK, PSH */
+	tcp[14] = 0xff, tcp[15] = 0xff;
+}
+
+static void test_lso(struct raw_qp *rx, bool project)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 2, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+		.pd = pd, .max_tso_header = 64,
+	};
+	struct ibv_device_attr_ex dev = {};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	static uint8_t hdr[LSO_HDR], payload[LSO_PAYLOAD];
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 0x150, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_mr *mr;
+	struct ibv_flow *flow;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	int wrong = 0, segments = 0, ret;
+
+	ret = ibv_query_device_ex(ctx, NULL, &dev);
+	check(!ret && dev.tso_caps.max_tso >= 65536 &&
+	      (dev.tso_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET)),
+	      "the device offers LSO to raw packet QPs (max_tso %u)",
+	      dev.tso_caps.max_tso);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	init.send_cq = init.recv_cq = cq;
+	qp = cq ? ibv_create_qp_ex(ctx, &init) : NULL;
+	if (!qp) {
+		check(!project, "a raw QP for LSO headers of 64 bytes: %s (%s)",
+		      strerror(errno), project ? "libmlx4 makes one" :
+		      "the distribution's provider has no LSO");
+		return;
+	}
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("LSO QP to INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		bail("LSO QP to RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		bail("LSO QP to RTS");
+	for (int i = 0; i < LSO_PAYLOAD; i++)
+		payload[i] = (uint8_t)(i * 29 + (i >> 9));
+	mr = ibv_reg_mr(pd, payload, sizeof(payload), 0);
+	flow = steer_tcp(rx, port_mac[2], 9000);
+	if (!mr || !flow)
+		bail("LSO buffer and rule");
+	lso_headers(hdr);
+	sge = (struct ibv_sge){ (uintptr_t)payload, LSO_PAYLOAD, mr->lkey };
+	wr.tso.hdr = hdr;
+	wr.tso.hdr_sz = LSO_HDR;
+	wr.tso.mss = LSO_MSS;
+	ret = ibv_post_send(qp, &wr, &bad);
+	if (!project) {
+		check(ret == EINVAL, "IBV_WR_TSO: %s (the distribution's provider has no LSO)",
+		      ret ? strerror(ret) : "posted");
+		goto out;
+	}
+	check(!ret, "IBV_WR_TSO of %d bytes, MSS %d, posted", LSO_PAYLOAD,
+	      LSO_MSS);
+	for (int off = 0; off < LSO_PAYLOAD; off += LSO_MSS, segments++) {
+		int n = LSO_PAYLOAD - off < LSO_MSS ? LSO_PAYLOAD - off : LSO_MSS;
+		bool last = off + n == LSO_PAYLOAD;
+		int slot = receive(rx, &wc);
+		uint8_t *f, *ip, *tcp;
+		uint32_t seq;
+
+		if (slot < 0) {
+			wrong++;
+			break;
+		}
+		f = rx->buf + slot * FRAME_MAX;
+		ip = f + 14;
+		tcp = ip + 20;
+		seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7];
+		if (wc.byte_len != (uint32_t)(LSO_HDR + n) ||
+		    (ip[2] << 8 | ip[3]) != 40 + n ||
+		    (ip[4] << 8 | ip[5]) != 0x1234 + segments ||
+		    seq != 0x7ffffe00u + off ||
+		    !!(tcp[13] & 0x08) != last ||
+		    !(wc.wc_flags & IBV_WC_IP_CSUM_OK) ||
+		    memcmp(tcp + 20, payload + off, n))
+			wrong++;
+		post_recv_slot(rx, slot);
+	}
+	check(!wrong && segments == 10,
+	      "10 TCP segments arrive, each with its length, IPv4 ID, sequence number, checksums and data, PSH on the last (%d wrong)",
+	      wrong);
+	check(ibv_poll_cq(cq, 1, &wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == 0x150 && nothing_arrives(rx),
+	      "one send completion for the WQE, and no segment more");
+out:
+	ibv_destroy_flow(flow);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+}
+
+/* ------------------------------------------------------------------ */
+/* VLAN insertion: a WQE written through the direct verbs              */
+/* ------------------------------------------------------------------ */
+
+#define TEST_VLAN	0x2123		/* priority 1, VID 0x123 */
+
+/*
+ * A raw send built by hand, as DPDK's mlx4 driver does, asking the
+ * adapter to insert a VLAN tag: control segment bytes 4-5 the tag, byte 6
+ * the insert bit (1 << 6), byte 7 the size; rung through the UAR, the
+ * route on which those bytes mean this.
+ */
+static void test_vlan_insert(struct raw_qp *rx)
+{
+	struct raw_qp tx = {};
+	struct mlx4dv_qp dv;
+	struct mlx4dv_obj obj = { .qp = { .out = &dv } };
+	struct ibv_flow *flow = NULL;
+	uint8_t *frame, *wqe, *got;
+	uint32_t flags;
+	struct ibv_wc wc;
+	size_t len;
+	int slot, n = 0;
+
+	make_raw_qp(&tx, 1);
+	obj.qp.in = tx.qp;
+	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP))
+		bail("mlx4dv_init_obj");
+	{
+		struct {
+			struct ibv_flow_attr attr;
+			struct ibv_flow_spec_eth eth;
+		} __attribute__((packed)) rule = {
+			.attr = { .type = IBV_FLOW_ATTR_NORMAL,
+				  .size = sizeof(rule), .num_of_specs = 1,
+				  .port = 2 },
+			.eth = { .type = IBV_FLOW_SPEC_ETH,
+				 .size = sizeof(struct ibv_flow_spec_eth),
+				 .val.vlan_tag = htons(TEST_VLAN & 0xfff),
+				 .mask.vlan_tag = htons(0xfff) },
+		};
+
+		memcpy(rule.eth.val.dst_mac, port_mac[2], 6);
+		memset(rule.eth.mask.dst_mac, 0xff, 6);
+		flow = ibv_create_flow(rx->qp, &rule.attr);
+	}
+	frame = tx.buf + RECV_SLOTS * FRAME_MAX;
+	len = build_frame(frame, port_mac[2], port_mac[1], 4000, 200, 77,
+			  true, false);
+	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
+	flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT);
+	memcpy(wqe + 8, &flags, 4);
+	memcpy(wqe + 8, frame, 2);		/* the destination MAC */
+	memcpy(wqe + 12, frame + 2, 4);
+	wqe[4] = TEST_VLAN >> 8;
+	wqe[5] = TEST_VLAN & 0xff;
+	wqe[6] = 1 << 6;			/* insert the tag */
+	wqe[7] = 2;				/* 32 bytes */
+	{
+		struct mlx4_wqe_data_seg *d = (void *)(wqe + 16);
+
+		d->byte_count = htobe32(len);
+		d->lkey = htobe32(tx.mr->lkey);
+		d->addr = htobe64((uintptr_t)frame);
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
+	n = poll_one(tx.cq, &wc);
+	slot = receive(rx, &wc);
+	got = slot >= 0 ? rx->buf + slot * FRAME_MAX : NULL;
+	check(flow && n == 1 && wc.status == IBV_WC_SUCCESS && got &&
+	      wc.byte_len == len + 4 && got[12] == 0x81 && got[13] == 0 &&
+	      (got[14] << 8 | got[15]) == TEST_VLAN &&
+	      !memcmp(got, frame, 12) && !memcmp(got + 16, frame + 12, len - 12),
+	      "a WQE asking for VLAN insertion: the frame arrives tagged (0x%04x), on the rule for its VLAN",
+	      TEST_VLAN);
+	if (slot >= 0)
+		post_recv_slot(rx, slot);
+	if (flow)
+		ibv_destroy_flow(flow);
+	ibv_destroy_qp(tx.qp);
+}
+
+int main(int argc, char **argv)
+{
+	struct raw_qp tx, rx_a, rx_b;
+	uint8_t *out, expect[FRAME_MAX];
+	struct ibv_flow *to_a, *to_b, *any, *high;
+	struct ibv_wc wc;
+	size_t len;
+	int slot, wrong = 0;
+
+	ctx = open_first_device("raw-eth");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		bail("ibv_alloc_pd");
+	if (!read_mac(1, port_mac[1]) || !read_mac(2, port_mac[2])) {
+		printf("Bail out! raw-eth: the ports' MACs are not in sysfs (are the ports Ethernet?)\n");
+		return 1;
+	}
+	make_raw_qp(&tx, 1);
+	make_raw_qp(&rx_a, 2);
+	make_raw_qp(&rx_b, 2);
+	out = tx.buf + RECV_SLOTS * FRAME_MAX;
+
+	to_a = steer(&rx_a, port_mac[2], 4000, 1);
+	to_b = steer(&rx_b, port_mac[2], 5000, 1);
+	check(to_a && to_b, "flow rules: port 2's MAC with UDP port 4000 to QP A, 5000 to QP B (%s)",
+	      to_a && to_b ? "made" : strerror(errno));
+	if (!to_a || !to_b)
+		return tap_finish();
+
+	/* Each frame reaches the QP of its UDP port, whole. */
+	for (uint32_t i = 0; i < 40; i++) {
+		struct raw_qp *want = i % 2 ? &rx_b : &rx_a;
+		size_t payload = 1 + (i * 37) % 1400;
+
+		len = build_frame(out, port_mac[2], port_mac[1],
+				  i % 2 ? 5000 : 4000, payload, i, true, false);
+		memcpy(expect, out, len);
+		if (send_frame(&tx, len, false)) {
+			wrong++;
+			continue;
+		}
+		slot = receive(want, &wc);
+		if (slot < 0 || wc.byte_len != len ||
+		    memcmp(want->buf + slot * FRAME_MAX, expect, len))
+			wrong++;
+		if (slot >= 0)
+			post_recv_slot(want, slot);
+	}
+	check(!wrong, "40 frames of 43 to 1442 bytes, each on the QP its rule names, byte for byte (%d wrong)",
+	      wrong);
+	check(nothing_arrives(&rx_a) && nothing_arrives(&rx_b),
+	      "and no frame twice");
+
+	len = build_frame(out, port_mac[2], port_mac[1], 6000, 64, 99, true,
+			  false);
+	check(!send_frame(&tx, len, false) && nothing_arrives(&rx_a) &&
+	      nothing_arrives(&rx_b),
+	      "a frame no rule matches reaches no QP (the send completes)");
+	len = build_frame(out, port_mac[1], port_mac[1], 4000, 64, 98, true,
+			  false);
+	check(!send_frame(&tx, len, false) && nothing_arrives(&rx_a),
+	      "a frame to another port's MAC does not reach port 2's rules");
+
+	/* What mlx4_ib cannot steer by: refused. */
+	{
+		struct {
+			struct ibv_flow_attr attr;
+			struct ibv_flow_spec_ipv6 ipv6;
+		} __attribute__((packed)) rule = {
+			.attr = { .type = IBV_FLOW_ATTR_NORMAL,
+				  .size = sizeof(rule), .num_of_specs = 1,
+				  .port = 2 },
+			.ipv6 = { .type = IBV_FLOW_SPEC_IPV6,
+				  .size = sizeof(struct ibv_flow_spec_ipv6) },
+		};
+		struct ibv_flow *f = ibv_create_flow(rx_a.qp, &rule.attr);
+
+		check(!f && errno == EINVAL,
+		      "a rule with an IPv6 specification: EINVAL (%s)",
+		      f ? "made" : strerror(errno));
+		if (f)
+			ibv_destroy_flow(f);
+	}
+
+	/* Priorities: a rule of a lower value wins over a matching one. */
+	any = steer(&rx_b, port_mac[2], 0, 2);
+	high = steer(&rx_b, port_mac[2], 4000, 0);
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 100, 7, true,
+			  false);
+	check(any && high && !send_frame(&tx, len, false) &&
+	      (slot = receive(&rx_b, &wc)) >= 0 && nothing_arrives(&rx_a),
+	      "UDP 4000 with a priority 0 rule to QP B: B gets it, A (priority 1) not");
+	if (slot >= 0)
+		post_recv_slot(&rx_b, slot);
+	if (high)
+		ibv_destroy_flow(high);
+	len = build_frame(out, port_mac[2], port_mac[1], 7000, 100, 8, true,
+			  false);
+	check(!send_frame(&tx, len, false) &&
+	      (slot = receive(&rx_b, &wc)) >= 0 && nothing_arrives(&rx_a),
+	      "UDP 7000: only the MAC-only rule (priority 2) matches, QP B");
+	if (slot >= 0)
+		post_recv_slot(&rx_b, slot);
+	if (any)
+		ibv_destroy_flow(any);
+
+	test_vlan_insert(&rx_b);
+
+	/* Checksums: the adapter's, and its verdict on arrival. */
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
+			  false);
+	check(!send_frame(&tx, len, true) &&
+	      (slot = receive(&rx_a, &wc)) >= 0 &&
+	      (wc.wc_flags & IBV_WC_IP_CSUM_OK),
+	      "IBV_SEND_IP_CSUM: the adapter fills in the checksums, the receiver reports IBV_WC_IP_CSUM_OK");
+	if (slot >= 0) {
+		uint8_t *f = rx_a.buf + slot * FRAME_MAX;
+
+		check(csum16(f + 14, 20, 0) == 0 && (f[40] | f[41]),
+		      "the frame arrives with a valid IPv4 header checksum and a UDP checksum");
+		post_recv_slot(&rx_a, slot);
+	}
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 12, false,
+			  true);
+	check(!send_frame(&tx, len, false) &&
+	      (slot = receive(&rx_a, &wc)) >= 0 &&
+	      !(wc.wc_flags & IBV_WC_IP_CSUM_OK),
+	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
+	if (slot >= 0)
+		post_recv_slot(&rx_a, slot);
+
+	test_rss(&tx);
+	/* The two providers differ here: not for the differential trace. */
+	if (argc > 1 && strcmp(argv[1], "common"))
+		test_lso(&rx_a, !strcmp(argv[1], "project"));
+
+	check(ibv_destroy_qp(rx_a.qp) == EBUSY,
+	      "destroying a QP a flow rule steers to: EBUSY");
+	check(!ibv_destroy_flow(to_a) && !ibv_destroy_flow(to_b),
+	      "the rules go");
+	check(!ibv_destroy_qp(rx_a.qp) && !ibv_destroy_qp(rx_b.qp) &&
+	      !ibv_destroy_qp(tx.qp), "then the QPs");
+	return tap_finish();
+}

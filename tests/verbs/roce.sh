@@ -1,0 +1,173 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# RoCE: the simulator's Ethernet ports (--link-layer eth) as programs see
+# them (ibv_devinfo, sysfs, their network interfaces), and the libibverbs
+# examples and perftest reaching their peer by GID, RoCE v1 and v2, data
+# checked; what the kernel refuses on a RoCE port; the capture of the
+# wire (--pcap) read by Wireshark's dissectors (tshark).
+# Usage: roce.sh project|system
+. "$(dirname "$0")/../lib.sh"
+need_program ibv_rc_pingpong ibverbs-utils
+need_program ip iproute2
+provider=$1
+
+capture=$work/roce.pcap
+sim_start --provider="$provider" --link-layer=eth --hcas 2 --pcap="$capture"
+ibv_devinfo -v >"$work/devinfo" 2>&1
+check "ibv_devinfo -v succeeds" test $? -eq 0
+check "four Ethernet ports, ACTIVE, 4X QDR, MTU 1024 for 1500-byte frames, no LIDs" sh -c "
+	test \$(grep -c 'link_layer:.*Ethernet' '$work/devinfo') -eq 4 &&
+	test \$(grep -c 'state:.*PORT_ACTIVE (4)' '$work/devinfo') -eq 4 &&
+	test \$(grep -c 'active_width:.*4X' '$work/devinfo') -eq 4 &&
+	test \$(grep -c 'active_speed:.*10.0 Gbps' '$work/devinfo') -eq 4 &&
+	test \$(grep -c 'active_mtu:.*1024' '$work/devinfo') -eq 4 &&
+	test \$(grep -c 'port_lid:[[:space:]]*0$' '$work/devinfo') -eq 4"
+check "GIDs 0 and 1: the link-local address of the port's MAC, RoCE v1 and v2" sh -c "
+	grep -q 'GID\[  0\]:.*fe80:0000:0000:0000:0202:c9ff:fea1:b201, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  1\]:.*fe80::202:c9ff:fea1:b201, RoCE v2' '$work/devinfo'"
+check "GIDs 2 and 3: the interface's IPv4 address, RoCE v1 and v2" sh -c "
+	grep -q 'GID\[  2\]:.*0000:0000:0000:0000:0000:ffff:c0a8:4d01, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  3\]:.*::ffff:192.168.77.1, RoCE v2' '$work/devinfo'"
+check "GIDs 4 and 5: its IPv6 address, RoCE v1 and v2" sh -c "
+	grep -q 'GID\[  4\]:.*fd00:0077:0000:0000:0000:0000:0000:0001, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  5\]:.*fd00:77::1, RoCE v2' '$work/devinfo'"
+ports=$SYSFS_PATH/class/infiniband/mlx4_1/ports
+check "sysfs: each GID's type and interface (gid_attrs)" sh -c "
+	test \"\$(cat $ports/2/gid_attrs/types/1)\" = 'RoCE v2' &&
+	test \"\$(cat $ports/2/gid_attrs/types/2)\" = 'IB/RoCE v1' &&
+	test \"\$(cat $ports/2/gid_attrs/ndevs/3)\" = eth3 &&
+	test \"\$(cat $ports/2/gid_attrs/types/5)\" = 'RoCE v2' &&
+	test ! -e $ports/2/gid_attrs/types/6"
+check "sysfs: the adapter's interfaces under device/net, with the ports' MACs" sh -c "
+	test \"\$(cat $SYSFS_PATH/class/infiniband/mlx4_1/device/net/eth3/address)\" = 00:02:c9:a1:b2:12 &&
+	test \"\$(cat $SYSFS_PATH/class/infiniband/mlx4_0/device/net/eth0/dev_port)\" = 0"
+ip -o link show eth3 >"$work/link" 2>&1
+check "the interface exists in the programs' network, with the port's MAC" \
+	grep -q "eth3.*UP.*link/ether 00:02:c9:a1:b2:12" "$work/link"
+
+# The examples: server on mlx4_0 port 1, clients of both adapters and ports.
+for gid in 0 1 3; do
+	pair "ibv_rc_pingpong -g $gid (RoCE v$((gid % 2 + 1)))" "" "" \
+		ibv_rc_pingpong -g $gid -c -n 500 -s 4096
+	pair "ibv_uc_pingpong -g $gid" "" "" \
+		ibv_uc_pingpong -g $gid -c -n 500 -s 1024
+	pair "ibv_srq_pingpong -g $gid -e" "" "" \
+		ibv_srq_pingpong -g $gid -c -n 500 -e
+done
+for gid in 0 1; do
+	pair "ibv_ud_pingpong -g $gid" "" "" ibv_ud_pingpong -g $gid -c -n 500 -s 512
+	pair "ibv_ud_pingpong -g $gid -e" "" "" \
+		ibv_ud_pingpong -g $gid -c -n 200 -e
+done
+
+# across_adapters TOOL ARGS: the server on mlx4_0, the client on mlx4_1
+# port 2, so the packets cross the switch between two adapters.
+across_adapters() {
+	new_port
+	guarded "$@" -p $port >"$work/server.log" 2>&1 &
+	server=$!
+	run_client "$work/client.log" "$@" -d mlx4_1 -i 2 -p $port localhost
+	c=$?
+	wait $server; s=$?
+	if [ $s -eq 0 ] && [ $c -eq 0 ] &&
+	   grep -q "remote address:.*GID.*\(b212\|192.168.77.4\|fd00:77::4\)" "$work/server.log"; then
+		ok "$*: mlx4_0 port 1 and mlx4_1 port 2"
+	else
+		not_ok "$*: mlx4_0 port 1 and mlx4_1 port 2 ($s $c)"
+		show "$work/server.log"; show "$work/client.log"
+	fi
+}
+across_adapters ibv_rc_pingpong -g 0 -c -n 300 -s 8192
+across_adapters ibv_rc_pingpong -g 3 -c -n 300
+across_adapters ibv_rc_pingpong -g 5 -c -n 300
+across_adapters ibv_ud_pingpong -g 1 -c -n 300
+# IP-based GIDs: libibverbs finds the peer's MAC by ARP or neighbour
+# discovery on the switch, through the kernel's neighbour tables.
+across_adapters ibv_ud_pingpong -g 2 -c -n 300
+across_adapters ibv_ud_pingpong -g 3 -c -n 300
+across_adapters ibv_ud_pingpong -g 5 -c -n 300
+
+if command -v ib_send_bw >/dev/null 2>&1; then
+	pair "ib_send_bw -x 0" "" "" ib_send_bw -x 0 -n 2000 -s 4096
+	pair "ib_write_bw -x 3" "" "" ib_write_bw -x 3 -n 2000 -s 65536
+	pair "ib_read_lat -x 1" "" "" ib_read_lat -x 1 -n 500
+	pair "ib_atomic_bw -x 0" "" "" ib_atomic_bw -x 0 -n 500
+	pair "ib_send_lat -x 0 -c UD" "" "" ib_send_lat -x 0 -c UD -n 1000
+else
+	skip "perftest over RoCE: ib_send_bw not found (apt-get install perftest)"
+fi
+
+# The kernel wants a GRH on a RoCE port: an RC QP given no GID is refused.
+new_port
+guarded ibv_rc_pingpong -n 10 -p $port >"$work/server.log" 2>&1 &
+server=$!
+run_client "$work/client.log" ibv_rc_pingpong -n 10 -p $port localhost
+c=$?
+wait $server
+s=$?
+check "an RC path with no GRH on a RoCE port: modify to RTR refused" sh -c "
+	test $c -ne 0 && test $s -ne 0 &&
+	cat '$work/server.log' '$work/client.log' | grep -q 'Failed to modify QP to RTR'"
+check "no strict-mode breach" sim_stop
+
+# The capture of all that, judged by Wireshark's dissectors.
+if command -v tshark >/dev/null 2>&1; then
+	tshark -r "$capture" -q -z expert >"$work/expert" 2>&1
+	check "tshark reads the capture" test $? -eq 0
+	check "tshark: no malformed frame, no bad checksum, no warning" sh -c "
+		! grep -q 'Errors\|Warns\|Malformed' '$work/expert'"
+	tshark -r "$capture" >"$work/frames" 2>/dev/null
+	for kind in "RoCE .* RC Send First" "RRoCE .* RC Send Middle" \
+		    "RRoCE .* RC Send Last" "192.168.77.* RRoCE" \
+		    "RC RDMA Write First" "RC RDMA Write Last" "RC RDMA Read Request" \
+		    "RC RDMA Read Response Only" "RC Fetch Add\|RC Compare Swap" \
+		    "RC Atomic Acknowledge" "RC Acknowledge" "UC Send Only" \
+		    "UD Send Only"; do
+		check "the capture holds: $kind" grep -q "$kind" "$work/frames"
+	done
+else
+	skip "the capture under tshark: tshark not found (apt-get install tshark)"
+fi
+
+# VLAN interfaces (--vlan): their GIDs, and RoCE through them, tagged.
+if "$MLX4SIM" run --link-layer=eth --vlan=100 -- true 2>"$work/vlan.log"; then
+	capture=$work/vlan.pcap
+	sim_start --provider="$provider" --link-layer=eth --vlan=100 \
+		--pcap="$capture"
+	ports=$SYSFS_PATH/class/infiniband/mlx4_0/ports
+	check "--vlan 100: GIDs 6 to 9 are eth0.100's, its IPv4 and link-local addresses" sh -c "
+		test \"\$(cat $ports/1/gid_attrs/ndevs/6)\" = eth0.100 &&
+		test \"\$(cat $ports/1/gids/7)\" = 0000:0000:0000:0000:0000:ffff:0a00:6401 &&
+		test \"\$(cat $ports/1/gids/8)\" = \"\$(cat $ports/1/gids/0)\" &&
+		test \"\$(cat $ports/1/gid_attrs/ndevs/9)\" = eth0.100"
+	pair "ibv_ud_pingpong -g 9, through VLAN 100" "" "" \
+		ibv_ud_pingpong -g 9 -c -n 200
+	pair "ibv_rc_pingpong -g 6, through VLAN 100" "" "" \
+		ibv_rc_pingpong -g 6 -c -n 200 -s 4096
+	check "no strict-mode breach" sim_stop
+	if command -v tshark >/dev/null 2>&1; then
+		tshark -r "$capture" -T fields -e vlan.id -e infiniband.bth.opcode \
+			>"$work/vlan-frames" 2>/dev/null
+		check "the capture: RoCE frames tagged with VLAN 100, UD and RC" sh -c "
+			grep -q '^100[[:space:]]100' '$work/vlan-frames' &&
+			grep -q '^100[[:space:]][012]$' '$work/vlan-frames'"
+	fi
+elif grep -q "802.1Q" "$work/vlan.log"; then
+	skip "VLAN interfaces: this kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q, module 8021q)"
+else
+	not_ok "--vlan: the simulator did not start"
+	show "$work/vlan.log"
+fi
+
+# One port of each kind: port 1 InfiniBand, port 2 Ethernet.
+sim_start --provider="$provider" --link-layer=ib,eth
+ibv_devinfo >"$work/devinfo" 2>&1
+check "--link-layer ib,eth: port 1 InfiniBand, port 2 Ethernet" sh -c "
+	sed -n '/port:.*1/,/port:.*2/p' '$work/devinfo' | grep -q 'link_layer:.*InfiniBand' &&
+	sed -n '/port:.*2/,\$p' '$work/devinfo' | grep -q 'link_layer:.*Ethernet'"
+pair "ibv_rc_pingpong on the InfiniBand port, by LID" "" "" \
+	ibv_rc_pingpong -i 1 -c -n 200
+pair "ibv_rc_pingpong on the Ethernet port, by GID" "" "" \
+	ibv_rc_pingpong -i 2 -g 1 -c -n 200
+check "no strict-mode breach" sim_stop
+finish

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * wr-api: the extended QP post interface (ibv_wr_*), seen from both
+ * ends: every opcode an RC QP and a UD QP take, with the data checked
+ * where it lands; a batch rung once; wr_abort; an error inside a batch;
+ * opcodes refused when the QP is created.
+ *
+ * A provider without the interface (rdma-core's mlx4) refuses the first
+ * QP: the test then skips, naming the errno.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <endian.h>
+#include <infiniband/verbs.h>
+
+#include "../device.h"
+#include "../qp-connect.h"
+#include "../tap.h"
+
+#define BUF_SIZE	4096
+#define TEST_PSN	0x1a2b3c
+#define TEST_QKEY	0x11223344
+#define TEST_IMM	0x00c0ffee
+#define WRID(n)		(0x0102030405060000ULL + (n))
+
+#define RC_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+		 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | \
+		 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static uint16_t lid;
+
+struct end {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+static struct ibv_qp *create_qp_ex(struct ibv_cq *cq, enum ibv_qp_type type,
+				   uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.qp_type = type, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd, .send_ops_flags = ops,
+	};
+
+	return ibv_create_qp_ex(ctx, &init);
+}
+
+static void make_end(struct end *e, enum ibv_qp_type type, uint64_t ops)
+{
+	e->cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
+	if (!e->cq)
+		bail("ibv_create_cq");
+	e->qp = create_qp_ex(e->cq, type, ops);
+	if (!e->qp)
+		bail("ibv_create_qp_ex");
+	e->qpx = ibv_qp_to_qp_ex(e->qp);
+	if (!e->qpx)
+		bail("ibv_qp_to_qp_ex");
+	e->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!e->buf)
+		bail("aligned_alloc");
+	memset(e->buf, 0, BUF_SIZE);
+	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!e->mr)
+		bail("ibv_reg_mr");
+}
+
+static void free_end(struct end *e)
+{
+	if (ibv_destroy_qp(e->qp) || ibv_dereg_mr(e->mr) ||
+	    ibv_destroy_cq(e->cq))
+		bail("teardown");
+	free(e->buf);
+}
+
+/* RESET to RTS; @remote_qpn 0 for UD. */
+/* @e's QP to RTS, connected to @remote_qpn (RC, UC) or not (UD). */
+static void bring_up(struct end *e, uint32_t remote_qpn)
+{
+	const struct qp_path path = {
+		.remote_qpn = remote_qpn, .dlid = lid,
+		.rq_psn = TEST_PSN, .sq_psn = TEST_PSN, .qkey = TEST_QKEY,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 4, .min_rnr_timer = 1,
+		.timeout = 10, .retry_cnt = 2, .rnr_retry = 7,
+	};
+	const char *step;
+
+	if (qp_connect(e->qp, &path, &step))
+		bail(step);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* One completion within @ms, else 0. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+	} while (now_ms() < end);
+	return 0;
+}
+
+static void post_recv(struct end *e, uint32_t off, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)e->buf + off, len, e->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(e->qp, &wr, &bad))
+		bail("ibv_post_recv");
+}
+
+static bool completes(struct end *e, uint64_t id, enum ibv_wc_opcode op,
+		      struct ibv_wc *wc)
+{
+	return poll_one(e->cq, wc, 5000) == 1 && wc->status == IBV_WC_SUCCESS &&
+	       wc->wr_id == id && wc->opcode == op;
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+static void rc_opcodes(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	uint64_t *atom = (uint64_t *)(b->buf + 2048);
+	struct ibv_wc wc;
+	uint8_t inl[40];
+	int ret;
+
+	/* SEND from two SGEs. */
+	fill(a->buf, 100, 1);
+	post_recv(b, 1024, 200, WRID(100));
+	ibv_wr_start(x);
+	x->wr_id = WRID(1);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	{
+		struct ibv_sge sg[2] = {
+			{ (uintptr_t)a->buf, 60, a->mr->lkey },
+			{ (uintptr_t)a->buf + 60, 40, a->mr->lkey },
+		};
+		ibv_wr_set_sge_list(x, 2, sg);
+	}
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(1), IBV_WC_SEND, &wc),
+	      "wr_send, 2 SGEs: sender's completion");
+	check(completes(b, WRID(100), IBV_WC_RECV, &wc) && wc.byte_len == 100 &&
+	      !memcmp(b->buf + 1024, a->buf, 100),
+	      "wr_send, 2 SGEs: the 100 bytes arrive");
+
+	/* SEND with immediate, inline from a list; the buffer reused at once. */
+	fill(inl, sizeof(inl), 2);
+	post_recv(b, 1024, 200, WRID(101));
+	ibv_wr_start(x);
+	x->wr_id = WRID(2);
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	ibv_wr_send_imm(x, htonl(TEST_IMM));
+	{
+		struct ibv_data_buf d[2] = { { inl, 25 }, { inl + 25, 15 } };
+
+		ibv_wr_set_inline_data_list(x, 2, d);
+	}
+	memset(inl, 0, sizeof(inl));
+	ret = ibv_wr_complete(x);
+	fill(inl, sizeof(inl), 2);
+	check(!ret && completes(a, WRID(2), IBV_WC_SEND, &wc),
+	      "wr_send_imm inline: sender's completion");
+	check(completes(b, WRID(101), IBV_WC_RECV, &wc) && wc.byte_len == 40 &&
+	      (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == TEST_IMM &&
+	      !memcmp(b->buf + 1024, inl, 40),
+	      "wr_send_imm inline: immediate and the bytes copied at the call");
+
+	/* RDMA WRITE, then WRITE with immediate. */
+	fill(a->buf + 200, 300, 3);
+	ibv_wr_start(x);
+	x->wr_id = WRID(3);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, b->mr->rkey, (uintptr_t)b->buf + 3000);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 200, 300);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(3), IBV_WC_RDMA_WRITE, &wc) &&
+	      !memcmp(b->buf + 3000, a->buf + 200, 300),
+	      "wr_rdma_write: 300 bytes land at the remote address");
+
+	post_recv(b, 0, 0, WRID(102));
+	fill(a->buf + 200, 50, 4);
+	ibv_wr_start(x);
+	x->wr_id = WRID(4);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(x, b->mr->rkey, (uintptr_t)b->buf + 3500,
+			      htonl(TEST_IMM + 1));
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 200, 50);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(4), IBV_WC_RDMA_WRITE, &wc) &&
+	      completes(b, WRID(102), IBV_WC_RECV_RDMA_WITH_IMM, &wc) &&
+	      ntohl(wc.imm_data) == TEST_IMM + 1 &&
+	      !memcmp(b->buf + 3500, a->buf + 200, 50),
+	      "wr_rdma_write_imm: data and immediate");
+
+	/* RDMA READ. */
+	fill(b->buf + 1500, 128, 5);
+	ibv_wr_start(x);
+	x->wr_id = WRID(5);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, b->mr->rkey, (uintptr_t)b->buf + 1500);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 1500, 128);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(5), IBV_WC_RDMA_READ, &wc) &&
+	      !memcmp(a->buf + 1500, b->buf + 1500, 128),
+	      "wr_rdma_read: 128 bytes read back");
+
+	/* Atomics, one batch: compare-and-swap then fetch-and-add. */
+	*atom = htobe64(0x1122334455667700ULL);
+	ibv_wr_start(x);
+	x->wr_id = WRID(6);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(x, b->mr->rkey, (uintptr_t)atom,
+			      0x1122334455667700ULL, 0x8877665544332211ULL);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 2048, 8);
+	x->wr_id = WRID(7);
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_atomic_fetch_add(x, b->mr->rkey, (uintptr_t)atom,
+				0x0000000100000001ULL);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 2056, 8);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(6), IBV_WC_COMP_SWAP, &wc) &&
+	      completes(a, WRID(7), IBV_WC_FETCH_ADD, &wc),
+	      "wr_atomic_cmp_swp + wr_atomic_fetch_add in one batch complete");
+	/* The device reads and writes the words big-endian. */
+	check(be64toh(*(uint64_t *)(a->buf + 2048)) == 0x1122334455667700ULL &&
+	      be64toh(*(uint64_t *)(a->buf + 2056)) == 0x8877665544332211ULL &&
+	      be64toh(*atom) == 0x8877665544332211ULL + 0x0000000100000001ULL,
+	      "atomics: old values returned, remote word swapped then added");
+}
+
+/* Three SENDs rung once, unsignalled but the last; then wr_abort. */
+static void batch_and_abort(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	struct ibv_wc wc;
+	int i, ret, ok = 1;
+
+	for (i = 0; i < 3; i++)
+		post_recv(b, 100 * i, 100, WRID(200 + i));
+	fill(a->buf, 300, 9);
+	ibv_wr_start(x);
+	for (i = 0; i < 3; i++) {
+		x->wr_id = WRID(10 + i);
+		x->wr_flags = i == 2 ? IBV_SEND_SIGNALED : 0;
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 100 * i, 100);
+	}
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(12), IBV_WC_SEND, &wc) &&
+	      poll_one(a->cq, &wc, 100) == 0,
+	      "batch of 3: one completion, the signalled last one");
+	for (i = 0; i < 3; i++)
+		ok &= completes(b, WRID(200 + i), IBV_WC_RECV, &wc) &&
+		      wc.byte_len == 100;
+	check(ok && !memcmp(b->buf, a->buf, 300),
+	      "batch of 3: all three arrive, in order");
+
+	/* Aborted: nothing leaves; the next batch takes the same slots. */
+	memset(b->buf, 0, 300);
+	post_recv(b, 0, 100, WRID(210));
+	ibv_wr_start(x);
+	x->wr_id = WRID(20);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 100);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 100);
+	ibv_wr_abort(x);
+	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
+	      "wr_abort: no completion on either end");
+	ibv_wr_start(x);
+	x->wr_id = WRID(21);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 100, 50);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(21), IBV_WC_SEND, &wc) &&
+	      completes(b, WRID(210), IBV_WC_RECV, &wc) && wc.byte_len == 50 &&
+	      !memcmp(b->buf, a->buf + 100, 50),
+	      "after wr_abort: the next batch's one SEND is all that arrives");
+
+	/* An error in the batch: wr_complete says so, nothing is sent. */
+	post_recv(b, 0, 100, WRID(220));
+	ibv_wr_start(x);
+	x->wr_id = WRID(30);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 10);
+	{
+		struct ibv_sge sg[32];
+
+		for (i = 0; i < 32; i++)
+			sg[i] = (struct ibv_sge){ (uintptr_t)a->buf, 1,
+						  a->mr->lkey };
+		ibv_wr_send(x);
+		ibv_wr_set_sge_list(x, 32, sg);
+	}
+	ret = ibv_wr_complete(x);
+	check(ret == EINVAL, "too many SGEs in a batch: wr_complete %d (%s)",
+	      ret, strerror(ret));
+	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
+	      "failed batch: nothing sent, not even the good first WR");
+
+	ibv_wr_start(x);
+	x->wr_id = WRID(31);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, a->buf, 2000);	/* past any inline room */
+	ret = ibv_wr_complete(x);
+	check(ret == ENOMEM && poll_one(a->cq, &wc, 200) == 0,
+	      "inline too long: wr_complete %d (%s), nothing sent",
+	      ret, strerror(ret));
+
+	/* A batch longer than the queue. */
+	ibv_wr_start(x);
+	for (i = 0; i < 64; i++) {
+		x->wr_id = WRID(40 + i);
+		x->wr_flags = 0;
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 1);
+	}
+	ret = ibv_wr_complete(x);
+	check(ret == ENOMEM && poll_one(b->cq, &wc, 200) == 0,
+	      "a batch past the queue's end: wr_complete %d (%s), nothing sent",
+	      ret, strerror(ret));
+	ibv_wr_start(x);
+	x->wr_id = WRID(60);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 7, 33);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(60), IBV_WC_SEND, &wc) &&
+	      completes(b, WRID(220), IBV_WC_RECV, &wc) && wc.byte_len == 33 &&
+	      !memcmp(b->buf, a->buf + 7, 33),
+	      "after the failed batches the queue works");
+}
+
+/*
+ * b binds a type 2 window on its buffer, a writes through it; b
+ * invalidates it locally; b binds it again and a's SEND with
+ * invalidate names it.
+ */
+static void windows(struct end *a, struct end *b)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw_bind_info info = {
+		.addr = 0, .length = 256,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp_ex *x = b->qpx;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int ret;
+
+	if (!mw) {
+		check(0, "ibv_alloc_mw type 2: %s", strerror(errno));
+		return;
+	}
+	ibv_dereg_mr(b->mr);
+	b->mr = ibv_reg_mr(pd, b->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	if (!b->mr)
+		bail("ibv_reg_mr with MW_BIND");
+	info.mr = b->mr;
+	info.addr = (uintptr_t)b->buf + 1024;
+
+	rkey = ibv_inc_rkey(mw->rkey);
+	ibv_wr_start(x);
+	x->wr_id = WRID(80);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, &info);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(80), IBV_WC_BIND_MW, &wc),
+	      "wr_bind_mw: the bind completes");
+	fill(a->buf, 64, 0x31);
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = WRID(81);
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(a->qpx, rkey, (uintptr_t)b->buf + 1024);
+	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 64);
+	ret = ibv_wr_complete(a->qpx);
+	check(!ret && completes(a, WRID(81), IBV_WC_RDMA_WRITE, &wc) &&
+	      !memcmp(b->buf + 1024, a->buf, 64),
+	      "an RDMA WRITE through the bound window's rkey lands");
+
+	ibv_wr_start(x);
+	x->wr_id = WRID(82);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(82), IBV_WC_LOCAL_INV, &wc),
+	      "wr_local_inv: completes");
+
+	rkey = ibv_inc_rkey(rkey);
+	ibv_wr_start(x);
+	x->wr_id = WRID(83);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, &info);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(b, WRID(83), IBV_WC_BIND_MW, &wc),
+	      "wr_bind_mw again, a new rkey");
+	post_recv(b, 0, 100, WRID(180));
+	ibv_wr_start(a->qpx);
+	a->qpx->wr_id = WRID(84);
+	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(a->qpx, rkey);
+	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 20);
+	ret = ibv_wr_complete(a->qpx);
+	check(!ret && completes(a, WRID(84), IBV_WC_SEND, &wc),
+	      "wr_send_inv: sender's completion");
+	check(completes(b, WRID(180), IBV_WC_RECV, &wc) &&
+	      (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == rkey &&
+	      !memcmp(b->buf, a->buf, 20),
+	      "wr_send_inv: the receiver is told which rkey went");
+	ibv_dealloc_mw(mw);
+}
+
+static void ud(void)
+{
+	struct end s, r;
+	struct ibv_ah_attr ah_attr = { .dlid = lid, .port_num = 1 };
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	int ret;
+
+	make_end(&s, IBV_QPT_UD, IBV_QP_EX_WITH_SEND |
+		 IBV_QP_EX_WITH_SEND_WITH_IMM);
+	make_end(&r, IBV_QPT_UD, IBV_QP_EX_WITH_SEND);
+	bring_up(&s, 0);
+	bring_up(&r, 0);
+	ah = ibv_create_ah(pd, &ah_attr);
+	if (!ah)
+		bail("ibv_create_ah");
+
+	post_recv(&r, 0, 40 + 200, WRID(300));
+	fill(s.buf, 200, 11);
+	ibv_wr_start(s.qpx);
+	s.qpx->wr_id = WRID(70);
+	s.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(s.qpx, htonl(TEST_IMM));
+	ibv_wr_set_ud_addr(s.qpx, ah, r.qp->qp_num, TEST_QKEY);
+	ibv_wr_set_sge(s.qpx, s.mr->lkey, (uintptr_t)s.buf, 200);
+	ret = ibv_wr_complete(s.qpx);
+	check(!ret && completes(&s, WRID(70), IBV_WC_SEND, &wc),
+	      "UD wr_send_imm + wr_set_ud_addr: sender's completion");
+	check(completes(&r, WRID(300), IBV_WC_RECV, &wc) &&
+	      wc.byte_len == 240 && wc.src_qp == s.qp->qp_num &&
+	      ntohl(wc.imm_data) == TEST_IMM &&
+	      !memcmp(r.buf + 40, s.buf, 200),
+	      "UD: 200 bytes behind the GRH room, from the right QP, with imm");
+
+	post_recv(&r, 0, 40 + 64, WRID(301));
+	ibv_wr_start(s.qpx);
+	s.qpx->wr_id = WRID(71);
+	s.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send(s.qpx);
+	ibv_wr_set_ud_addr(s.qpx, ah, r.qp->qp_num, TEST_QKEY);
+	ibv_wr_set_inline_data(s.qpx, s.buf + 5, 64);
+	ret = ibv_wr_complete(s.qpx);
+	check(!ret && completes(&s, WRID(71), IBV_WC_SEND, &wc) &&
+	      completes(&r, WRID(301), IBV_WC_RECV, &wc) &&
+	      wc.byte_len == 104 && !memcmp(r.buf + 40, s.buf + 5, 64),
+	      "UD inline 64 bytes arrive");
+
+	ibv_destroy_ah(ah);
+	free_end(&s);
+	free_end(&r);
+}
+
+/* UC: SEND and RDMA WRITE with immediate, one batch. */
+static void uc(void)
+{
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	struct end a, b;
+	struct ibv_wc wc;
+	int ret;
+
+	make_end(&a, IBV_QPT_UC, ops);
+	make_end(&b, IBV_QPT_UC, ops);
+	bring_up(&a, b.qp->qp_num);
+	bring_up(&b, a.qp->qp_num);
+	post_recv(&b, 0, 100, WRID(400));
+	post_recv(&b, 0, 0, WRID(401));
+	fill(a.buf, 200, 13);
+	ibv_wr_start(a.qpx);
+	a.qpx->wr_id = WRID(90);
+	a.qpx->wr_flags = 0;
+	ibv_wr_send(a.qpx);
+	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf, 100);
+	a.qpx->wr_id = WRID(91);
+	a.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(a.qpx, b.mr->rkey, (uintptr_t)b.buf + 2000,
+			      htonl(TEST_IMM + 2));
+	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf + 100, 100);
+	ret = ibv_wr_complete(a.qpx);
+	check(!ret && completes(&a, WRID(91), IBV_WC_RDMA_WRITE, &wc),
+	      "UC batch: SEND + WRITE_IMM, the signalled one completes");
+	check(completes(&b, WRID(400), IBV_WC_RECV, &wc) &&
+	      !memcmp(b.buf, a.buf, 100) &&
+	      completes(&b, WRID(401), IBV_WC_RECV_RDMA_WITH_IMM, &wc) &&
+	      ntohl(wc.imm_data) == TEST_IMM + 2 &&
+	      !memcmp(b.buf + 2000, a.buf + 100, 100),
+	      "UC: both land, immediate included");
+	free_end(&a);
+	free_end(&b);
+}
+
+/* What the QP type or the device cannot do: refused at creation. */
+static void refused(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *qp;
+
+	if (!cq)
+		bail("ibv_create_cq");
+	errno = 0;
+	qp = create_qp_ex(cq, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE);
+	check(!qp && errno == EINVAL, "UD with RDMA WRITE refused: %s",
+	      strerror(errno));
+	errno = 0;
+	qp = create_qp_ex(cq, IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ);
+	check(!qp && errno == EINVAL, "UC with RDMA READ refused: %s",
+	      strerror(errno));
+	errno = 0;
+	qp = create_qp_ex(cq, IBV_QPT_RC, IBV_QP_EX_WITH_TSO);
+	check(!qp && errno == EOPNOTSUPP, "TSO refused: %s", strerror(errno));
+	qp = create_qp_ex(cq, IBV_QPT_UC, IBV_QP_EX_WITH_SEND |
+			  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
+	check(qp && ibv_qp_to_qp_ex(qp), "UC with SEND and WRITE_IMM created");
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+int main(void)
+{
+	struct ibv_port_attr port;
+	struct end a, b;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	ctx = open_first_device("wr-api");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd || ibv_query_port(ctx, 1, &port))
+		bail("setup");
+	lid = port.lid;
+
+	/* A provider without the interface: say so and stop. */
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!cq)
+		bail("ibv_create_cq");
+	qp = create_qp_ex(cq, IBV_QPT_RC, RC_OPS);
+	if (!qp || !ibv_qp_to_qp_ex(qp)) {
+		printf("1..0 # SKIP this provider has no ibv_wr_* API (%s)\n",
+		       qp ? "no qp_ex" : strerror(errno));
+		return 0;
+	}
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+
+	make_end(&a, IBV_QPT_RC, RC_OPS);
+	make_end(&b, IBV_QPT_RC, RC_OPS);
+	bring_up(&a, b.qp->qp_num);
+	bring_up(&b, a.qp->qp_num);
+	rc_opcodes(&a, &b);
+	batch_and_abort(&a, &b);
+	windows(&a, &b);
+	free_end(&a);
+	free_end(&b);
+	uc();
+	ud();
+	refused();
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return tap_finish();
+}
