@@ -506,31 +506,42 @@ struct transition {
 #define S(x) IBV_QPS_##x
 #define A(x) IBV_QP_##x
 
+/*
+ * Attribute sets several transitions share: what INIT needs (required
+ * from RESET, optional from INIT), and what a move to RTS may change (from
+ * RTR, RTS and SQD).
+ */
+#define INIT_ATTRS {							\
+	[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),			\
+	[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),		\
+	[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),		\
+	[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),		\
+	[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),		\
+	[T_RAW] = A(PORT),						\
+}
+#define TO_RTS_OPT_ATTRS {						\
+	[T_UD] = A(CUR_STATE) | A(QKEY),				\
+	[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |		\
+		 A(PATH_MIG_STATE),					\
+	[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |		\
+		 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),			\
+	[T_XI] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |		\
+		 A(PATH_MIG_STATE),					\
+	[T_XT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |		\
+		 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),			\
+}
+
 /* The IB specification's table of transitions and their attributes. */
 static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[S(RESET)] = {
 		[S(RESET)] = { .valid = true },
 		[S(ERR)] = { .valid = true },
-		[S(INIT)] = { .valid = true, .req = {
-			[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
-			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_RAW] = A(PORT),
-		} },
+		[S(INIT)] = { .valid = true, .req = INIT_ATTRS },
 	},
 	[S(INIT)] = {
 		[S(RESET)] = { .valid = true },
 		[S(ERR)] = { .valid = true },
-		[S(INIT)] = { .valid = true, .opt = {
-			[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
-			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XI] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_RAW] = A(PORT),
-		} },
+		[S(INIT)] = { .valid = true, .opt = INIT_ATTRS },
 		[S(RTR)] = { .valid = true, .req = {
 			[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
 			[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
@@ -557,32 +568,12 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_XI] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
 				 A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
 			[T_XT] = A(TIMEOUT) | A(SQ_PSN),
-		}, .opt = {
-			[T_UD] = A(CUR_STATE) | A(QKEY),
-			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(PATH_MIG_STATE),
-			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-			[T_XI] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(PATH_MIG_STATE),
-			[T_XT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-		} },
+		}, .opt = TO_RTS_OPT_ATTRS },
 	},
 	[S(RTS)] = {
 		[S(RESET)] = { .valid = true },
 		[S(ERR)] = { .valid = true },
-		[S(RTS)] = { .valid = true, .opt = {
-			[T_UD] = A(CUR_STATE) | A(QKEY),
-			[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-				 A(PATH_MIG_STATE),
-			[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-				 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
-			[T_XI] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-				 A(PATH_MIG_STATE),
-			[T_XT] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-				 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
-		} },
+		[S(RTS)] = { .valid = true, .opt = TO_RTS_OPT_ATTRS },
 		[S(SQD)] = { .valid = true, .opt = {
 			[T_UD] = A(EN_SQD_ASYNC_NOTIFY),
 			[T_UC] = A(EN_SQD_ASYNC_NOTIFY),
@@ -594,17 +585,7 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[S(SQD)] = {
 		[S(RESET)] = { .valid = true },
 		[S(ERR)] = { .valid = true },
-		[S(RTS)] = { .valid = true, .opt = {
-			[T_UD] = A(CUR_STATE) | A(QKEY),
-			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(PATH_MIG_STATE),
-			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-			[T_XI] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(PATH_MIG_STATE),
-			[T_XT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-				 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-		} },
+		[S(RTS)] = { .valid = true, .opt = TO_RTS_OPT_ATTRS },
 		[S(SQD)] = { .valid = true, .opt = {
 			[T_UD] = A(PKEY_INDEX) | A(QKEY),
 			[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
