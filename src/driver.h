@@ -633,6 +633,22 @@ struct ibv_query_srq {
 	};
 };
 
+/* The request fields CREATE_QP and EX_CREATE_QP share, after user_handle. */
+#define CREATE_QP_FIELDS						\
+	__u32 pd_handle;						\
+	__u32 send_cq_handle;						\
+	__u32 recv_cq_handle;						\
+	__u32 srq_handle;						\
+	__u32 max_send_wr;						\
+	__u32 max_recv_wr;						\
+	__u32 max_send_sge;						\
+	__u32 max_recv_sge;						\
+	__u32 max_inline_data;						\
+	__u8 sq_sig_all;						\
+	__u8 qp_type;							\
+	__u8 is_srq;							\
+	__u8 reserved;
+
 struct ibv_create_qp {
 	struct ib_uverbs_cmd_hdr hdr;
 	union {
@@ -640,19 +656,7 @@ struct ibv_create_qp {
 		struct {
 			__u64 response;
 			__u64 user_handle;
-			__u32 pd_handle;
-			__u32 send_cq_handle;
-			__u32 recv_cq_handle;
-			__u32 srq_handle;
-			__u32 max_send_wr;
-			__u32 max_recv_wr;
-			__u32 max_send_sge;
-			__u32 max_recv_sge;
-			__u32 max_inline_data;
-			__u8 sq_sig_all;
-			__u8 qp_type;
-			__u8 is_srq;
-			__u8 reserved;
+			CREATE_QP_FIELDS
 		};
 	};
 };
@@ -663,19 +667,7 @@ struct ibv_create_qp_ex {
 		struct ib_uverbs_ex_create_qp core_payload;
 		struct {
 			__u64 user_handle;
-			__u32 pd_handle;
-			__u32 send_cq_handle;
-			__u32 recv_cq_handle;
-			__u32 srq_handle;
-			__u32 max_send_wr;
-			__u32 max_recv_wr;
-			__u32 max_send_sge;
-			__u32 max_recv_sge;
-			__u32 max_inline_data;
-			__u8 sq_sig_all;
-			__u8 qp_type;
-			__u8 is_srq;
-			__u8 reserved;
+			CREATE_QP_FIELDS
 			__u32 comp_mask;
 			__u32 create_flags;
 			__u32 rwq_ind_tbl_handle;

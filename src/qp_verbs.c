@@ -271,6 +271,20 @@ static struct mlx4_qp *queueless_qp(struct ibv_context *context)
 	return qp;
 }
 
+/* The end of queueless_qp()'s QP: the kernel's answer @ret, @resp. */
+static struct ibv_qp *queueless_qp_made(struct mlx4_qp *qp, int ret,
+					void *resp, size_t resp_size)
+{
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	mlx4_mark_defined(resp, resp_size);
+	qp->qpn = qp->verbs_qp.qp.qp_num;
+	return &qp->verbs_qp.qp;
+}
+
 /*
  * A QP that lives in the kernel only, with no queues of ours: an XRC
  * target QP, created from @create, or opened by number from @open.
@@ -300,14 +314,7 @@ static struct ibv_qp *kernel_only_qp(struct ibv_context *context,
 				      sizeof(qp->verbs_qp), open, &cmd,
 				      sizeof(cmd), &resp, sizeof(resp));
 	}
-	if (ret) {
-		free(qp);
-		errno = ret;
-		return NULL;
-	}
-	mlx4_mark_defined(&resp, sizeof(resp));
-	qp->qpn = qp->verbs_qp.qp.qp_num;
-	return &qp->verbs_qp.qp;
+	return queueless_qp_made(qp, ret, &resp, sizeof(resp));
 }
 
 static int create_qp_cmd(struct mlx4_qp *qp, struct ibv_context *context,
@@ -384,14 +391,7 @@ static struct ibv_qp *create_rss_qp(struct ibv_context *context,
 	ret = ibv_cmd_create_qp_ex2(context, &qp->verbs_qp, attr, &cmd.ibv_cmd,
 				    sizeof(cmd), &resp, sizeof(resp)
 				    PABI65(, NULL));
-	if (ret) {
-		free(qp);
-		errno = ret;
-		return NULL;
-	}
-	mlx4_mark_defined(&resp, sizeof(resp));
-	qp->qpn = qp->verbs_qp.qp.qp_num;
-	return &qp->verbs_qp.qp;
+	return queueless_qp_made(qp, ret, &resp, sizeof(resp));
 }
 
 enum {
