@@ -8,5 +8,6 @@ check-mutants: all
 
 EXTRA_DIST += tests/mutants/README tests/mutants/run.pl \
 	tests/mutants/cq.mut tests/mutants/dbrec.mut tests/mutants/mmio.mut \
-	tests/mutants/qp.mut tests/mutants/srq.mut tests/mutants/verbs.mut
+	tests/mutants/qp.mut tests/mutants/srq.mut tests/mutants/verbs.mut \
+	tests/mutants/domain.mut
 .PHONY: check-mutants

@@ -55,6 +55,7 @@ my @suite = (
 	'verbs/rdma-semantics-project.tap',     # 1
 	'verbs/verbs-control-project.tap',      # 1
 	'verbs/raw-eth-project.tap',            # 3
+	'verbs/domains-project.tap',            # 2
 	'verbs/dv-library.tap',                 # 0.5
 	'verbs/interop.tap',                    # 4
 	'verbs/devinfo-project.tap',            # 4
