@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../../sim/protocol.h"
@@ -119,16 +120,10 @@ static void make_side(struct conn *c, struct side *s)
 			 .max_recv_sge = 1 },
 	};
 
-	s->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!s->buf)
-		bail("aligned_alloc");
-	memset(s->buf, 0, BUF_SIZE);
-	s->mr = ibv_reg_mr(c->pd, s->buf, BUF_SIZE,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	s->buf = registered_buffer(c->pd, BUF_SIZE, ACCESS_ALL, &s->mr);
 	s->cq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
-	if (!s->mr || !s->cq)
-		bail("reg_mr/create_cq");
+	if (!s->cq)
+		bail("create_cq");
 	init.send_cq = init.recv_cq = s->cq;
 	s->qp = ibv_create_qp(c->pd, &init);
 	if (!s->qp)

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -187,15 +188,7 @@ static void make_end(struct end *e, const struct pair_opts *o)
 		bail("ibv_create_qp");
 	init_end(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		 IBV_ACCESS_REMOTE_ATOMIC);
-	e->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!e->buf)
-		bail("aligned_alloc");
-	memset(e->buf, 0, BUF_SIZE);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!e->mr)
-		bail("ibv_reg_mr");
+	e->buf = registered_buffer(pd, BUF_SIZE, ACCESS_ALL, &e->mr);
 }
 
 static void connect_end(struct end *e, uint32_t remote_qpn,
@@ -1585,13 +1578,7 @@ static void ud_end(struct end *e)
 	if (!e->cq)
 		bail("ibv_create_cq");
 	e->qp = ud_qp(e->cq);
-	e->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!e->buf)
-		bail("aligned_alloc");
-	memset(e->buf, 0, BUF_SIZE);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	if (!e->mr)
-		bail("ibv_reg_mr");
+	e->buf = registered_buffer(pd, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE, &e->mr);
 }
 
 /*
