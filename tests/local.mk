@@ -7,7 +7,7 @@
 # without a script too (the unit tests, layout-check).
 
 EXTRA_DIST += tests/README tests/lib.sh tests/tap.h tests/device.h \
-	tests/qp-connect.h
+	tests/qp-connect.h tests/buffer.h
 
 TEST_EXTENSIONS = .tap
 LOG_DRIVER = $(TAP_LOG_DRIVER)
@@ -17,8 +17,8 @@ AM_TESTS_ENVIRONMENT = \
 	top_builddir='$(abs_top_builddir)'; top_srcdir='$(abs_top_srcdir)'; \
 	export top_builddir top_srcdir;
 
-# The programs of tests/verbs and tests/sim include tap.h, device.h and
-# qp-connect.h from here.
+# The programs of tests/verbs and tests/sim include tap.h, device.h,
+# qp-connect.h and buffer.h from here.
 TESTS_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 
 include tests/unit/local.mk

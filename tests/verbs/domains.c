@@ -26,6 +26,7 @@
 
 #include "mlx4dv.h"
 #include "../device.h"
+#include "../qp-connect.h"
 #include "../tap.h"
 
 #define BUF_SIZE	8192
@@ -242,37 +243,20 @@ static void free_end(struct end *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
-{
-	return ibv_modify_qp(qp, a, IBV_QP_STATE | mask);
-}
-
 /* RESET to RTS, connected to @remote_qpn through port 1. */
 static void connect_to(struct end *e, uint32_t remote_qpn)
 {
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	const struct qp_path path = {
+		.remote_qpn = remote_qpn, .dlid = lid,
+		.rq_psn = TEST_PSN, .sq_psn = TEST_PSN,
+		.access = IBV_ACCESS_REMOTE_WRITE, .rd_atomic = 1,
+		.min_rnr_timer = 1, .timeout = 10, .retry_cnt = 2,
+		.rnr_retry = 7,
 	};
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = remote_qpn, .rq_psn = TEST_PSN,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-		.ah_attr = { .dlid = lid, .port_num = 1 },
-	};
-	struct ibv_qp_attr rts = {
-		.qp_state = IBV_QPS_RTS, .timeout = 10, .retry_cnt = 2,
-		.rnr_retry = 7, .sq_psn = TEST_PSN, .max_rd_atomic = 1,
-	};
+	const char *step;
 
-	if (modify(e->qp, &init, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		   IBV_QP_ACCESS_FLAGS) ||
-	    modify(e->qp, &rtr, IBV_QP_AV | IBV_QP_PATH_MTU |
-		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ||
-	    modify(e->qp, &rts, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		bail("connect");
+	if (qp_connect(e->qp, &path, &step))
+		bail(step);
 }
 
 static void connect_pair(struct end *a, struct end *b)

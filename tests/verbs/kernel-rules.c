@@ -388,42 +388,48 @@ static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
 	return ibv_modify_wq(wq, &attr);
 }
 
-static int wq_reset_to_err(void)
+/*
+ * A new WQ moved to each of @n @states in turn: the moves before the last
+ * must succeed (-1 if one does not), the last one's result is the case's.
+ */
+static int wq_moves(const enum ibv_wq_state *states, int n)
 {
 	struct ibv_wq *wq = make_wq(4, 1);
-	int ret;
+	int ret = 0;
 
 	if (!wq)
 		return -1;
-	ret = wq_to(wq, IBV_WQS_ERR);
+	for (int i = 0; i < n && !ret; i++) {
+		ret = wq_to(wq, states[i]);
+		if (ret && i < n - 1)
+			ret = -1;
+	}
 	return ibv_destroy_wq(wq) ? -1 : ret;
+}
+
+static int wq_reset_to_err(void)
+{
+	static const enum ibv_wq_state moves[] = { IBV_WQS_ERR };
+
+	return wq_moves(moves, 1);
 }
 
 static int wq_err_to_rdy(void)
 {
-	struct ibv_wq *wq = make_wq(4, 1);
-	int ret;
+	static const enum ibv_wq_state moves[] = {
+		IBV_WQS_RDY, IBV_WQS_ERR, IBV_WQS_RDY,
+	};
 
-	if (!wq)
-		return -1;
-	ret = wq_to(wq, IBV_WQS_RDY) || wq_to(wq, IBV_WQS_ERR) ? -1 :
-	      wq_to(wq, IBV_WQS_RDY);
-	return ibv_destroy_wq(wq) ? -1 : ret;
+	return wq_moves(moves, 3);
 }
 
 static int wq_rdy_err_reset(void)
 {
-	struct ibv_wq *wq = make_wq(4, 1);
-	int ret;
+	static const enum ibv_wq_state moves[] = {
+		IBV_WQS_RDY, IBV_WQS_ERR, IBV_WQS_RESET,
+	};
 
-	if (!wq)
-		return -1;
-	ret = wq_to(wq, IBV_WQS_RDY);
-	if (!ret)
-		ret = wq_to(wq, IBV_WQS_ERR);
-	if (!ret)
-		ret = wq_to(wq, IBV_WQS_RESET);
-	return ibv_destroy_wq(wq) ? -1 : ret;
+	return wq_moves(moves, 3);
 }
 
 static struct ibv_xrcd *open_xrcd(void)

@@ -21,7 +21,7 @@ EXTRA_DIST += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
 # ends.
 check_PROGRAMS += tests/verbs/rdma-semantics
 tests_verbs_rdma_semantics_SOURCES = tests/verbs/rdma-semantics.c \
-	tests/tap.h tests/device.h tests/qp-connect.h
+	tests/tap.h tests/device.h tests/qp-connect.h tests/buffer.h
 tests_verbs_rdma_semantics_LDADD = -libverbs
 TESTS += tests/verbs/rdma-semantics-system.tap \
 	tests/verbs/rdma-semantics-project.tap
@@ -68,7 +68,7 @@ EXTRA_DIST += tests/verbs/dv-library.tap
 # The ibv_wr_* interface (the distribution's provider has none).
 check_PROGRAMS += tests/verbs/wr-api
 tests_verbs_wr_api_SOURCES = tests/verbs/wr-api.c \
-	tests/tap.h tests/device.h tests/qp-connect.h
+	tests/tap.h tests/device.h tests/qp-connect.h tests/buffer.h
 tests_verbs_wr_api_LDADD = -libverbs
 TESTS += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap
 EXTRA_DIST += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap \
@@ -127,7 +127,7 @@ EXTRA_DIST += tests/verbs/difftrace.tap tests/verbs/difftrace-accepted.txt
 # losses of UD and UC, port, QP and device failures, with both providers.
 check_PROGRAMS += tests/verbs/faults
 tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/device.h \
-	tests/qp-connect.h
+	tests/qp-connect.h tests/buffer.h
 tests_verbs_faults_LDADD = -libverbs -lpthread
 TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults-pingpong.tap

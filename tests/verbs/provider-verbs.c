@@ -69,6 +69,18 @@ static int to_rts(struct ibv_qp *qp, uint32_t dest)
 	return qp_connect(qp, &path, &step);
 }
 
+/*
+ * Two RC QPs, a sending to b, on @cq (b's receives on @srq, if any),
+ * connected: the CHECK says they are.
+ */
+static void connect_pair(struct ibv_cq *cq, struct ibv_srq *srq,
+			 struct ibv_qp **a, struct ibv_qp **b)
+{
+	*a = rc_qp(cq, cq, NULL);
+	*b = rc_qp(cq, cq, srq);
+	CHECK(!to_rts(*a, (*b)->qp_num) && !to_rts(*b, (*a)->qp_num), "connect");
+}
+
 static int post_recv(struct ibv_qp *qp, uint64_t id, int slot)
 {
 	struct ibv_sge sge = { (uintptr_t)(buf + slot * MSG), MSG, mr->lkey };
@@ -88,6 +100,21 @@ static int post_send(struct ibv_qp *qp, uint64_t id, int slot, int flags)
 	struct ibv_send_wr *bad;
 
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * Four SENDs from @a to four receives of @b (wr_ids 20 to 23 and 10 to
+ * 13): eight completions to come, @gap_us apart or not.
+ */
+static void four_sends(struct ibv_qp *a, struct ibv_qp *b, unsigned int gap_us)
+{
+	for (int i = 0; i < 4; i++)
+		post_recv(b, 10 + i, i);
+	for (int i = 0; i < 4; i++) {
+		post_send(a, 20 + i, 4 + i, 0);
+		if (gap_us)
+			usleep(gap_us);
+	}
 }
 
 /* Poll @n completions into @wc, waiting up to five seconds. */
@@ -124,9 +151,7 @@ static void test_resize(void)
 	if (!cq)
 		die("ibv_create_cq");
 	CHECK(cq->cqe >= 15, "cqe %d", cq->cqe);
-	a = rc_qp(cq, cq, NULL);
-	b = rc_qp(cq, cq, NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(cq, NULL, &a, &b);
 
 	/* Six messages: twelve completions wait in a CQ of 16. */
 	for (i = 0; i < 6; i++)
@@ -192,20 +217,15 @@ static void test_cq_ex(void)
 	struct ibv_poll_cq_attr pattr = {};
 	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
 	struct ibv_qp *a, *b;
-	int sends = 0, recvs = 0, ret, i;
+	int sends = 0, recvs = 0, ret;
 	time_t end;
 
 	CHECK(cq != NULL, "ibv_create_cq_ex: %s", strerror(errno));
 	if (!cq)
 		return;
-	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
 
-	for (i = 0; i < 4; i++)
-		post_recv(b, 10 + i, i);
-	for (i = 0; i < 4; i++)
-		post_send(a, 20 + i, 4 + i, 0);
+	four_sends(a, b, 0);
 
 	end = time(NULL) + 5;
 	while (sends + recvs < 8 && time(NULL) < end) {
@@ -279,7 +299,7 @@ static void test_cq_timestamps(void)
 	uint64_t ts[8], khz, slack, clock0, clock1, wall0, wall1, wait_end;
 	struct ibv_cq_ex *cq, *refused;
 	struct ibv_qp *a, *b;
-	int n = 0, ordered = 1, nonzero = 1, ret, i;
+	int n = 0, ordered = 1, nonzero = 1, ret;
 	time_t end;
 
 	cattr.wc_flags |= IBV_WC_EX_WITH_SLID;
@@ -300,17 +320,12 @@ static void test_cq_timestamps(void)
 	CHECK(khz != 0, "hca_core_clock");
 	slack = khz * 10;	/* 10 ms of ticks */
 
-	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
 
 	wall0 = monotonic_ns();
 	clock0 = raw_clock();
 	CHECK(clock0 != 0, "the clock");
-	for (i = 0; i < 4; i++)
-		post_recv(b, 10 + i, i);
-	for (i = 0; i < 4; i++)
-		post_send(a, 20 + i, 4 + i, 0);
+	four_sends(a, b, 0);
 
 	end = time(NULL) + 5;
 	while (n < 8 && time(NULL) < end) {
@@ -416,16 +431,9 @@ static void test_cq_wallclock(int project)
 	CHECK(!ibv_query_device_ex(ctx, NULL, &dattr), "query_device_ex");
 	khz = dattr.hca_core_clock;
 
-	a = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	b = rc_qp(ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq), NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
 	before = realtime_ns();
-	for (int i = 0; i < 4; i++)
-		post_recv(b, 10 + i, i);
-	for (int i = 0; i < 4; i++) {
-		post_send(a, 20 + i, 4 + i, 0);
-		usleep(2000);	/* completions some ticks apart */
-	}
+	four_sends(a, b, 2000);	/* completions some ticks apart */
 	end = time(NULL) + 5;
 	while (n < 8 && time(NULL) < end) {
 		ret = ibv_start_poll(cq, &pattr);
@@ -468,9 +476,7 @@ static void test_reset(void)
 	struct ibv_qp *a, *b;
 	int i, n;
 
-	a = rc_qp(cq, cq, NULL);
-	b = rc_qp(cq, cq, NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(cq, NULL, &a, &b);
 
 	/* Receives left in b and their completions vanish with RESET. */
 	for (i = 0; i < 3; i++)
@@ -514,9 +520,7 @@ static void test_srq(void)
 	if (!srq)
 		return;
 	CHECK(sattr.attr.max_wr >= 16, "max_wr %u", sattr.attr.max_wr);
-	a = rc_qp(cq, cq, NULL);
-	b = rc_qp(cq, cq, srq);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(cq, srq, &a, &b);
 
 	attr.srq_limit = 4;
 	CHECK(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "modify limit");
@@ -569,9 +573,7 @@ static void test_refusals(void)
 	struct ibv_qp *a, *b;
 	int i, ret;
 
-	a = rc_qp(cq, cq, NULL);
-	b = rc_qp(cq, cq, NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(cq, NULL, &a, &b);
 	ibv_query_qp(a, &(struct ibv_qp_attr){}, IBV_QP_CAP, &qattr);
 
 	for (i = 0; i < 4; i++)
@@ -651,9 +653,7 @@ static void test_mw(void)
 	CHECK(tmr && mw1 && mw2, "alloc: %s", strerror(errno));
 	if (!tmr || !mw1 || !mw2)
 		return;
-	a = rc_qp(cq, cq, NULL);
-	b = rc_qp(cq, cq, NULL);
-	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	connect_pair(cq, NULL, &a, &b);
 	memset(buf, 0x5a, 16);
 
 	/* Type 1: bound through b's send queue, then a writes through it. */

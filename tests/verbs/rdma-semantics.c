@@ -18,6 +18,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -187,15 +188,7 @@ static void make_end(struct end *e, const struct pair_opts *o)
 		bail("ibv_create_qp");
 	init_end(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		 IBV_ACCESS_REMOTE_ATOMIC);
-	e->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!e->buf)
-		bail("aligned_alloc");
-	memset(e->buf, 0, BUF_SIZE);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!e->mr)
-		bail("ibv_reg_mr");
+	e->buf = registered_buffer(pd, BUF_SIZE, ACCESS_ALL, &e->mr);
 }
 
 static void connect_end(struct end *e, uint32_t remote_qpn,
@@ -240,6 +233,17 @@ static void make_pair(struct pair *p, const struct pair_opts *o)
 	connect_end(&p->b, p->a.qp->qp_num, o);
 }
 
+/* A pair made as @o says, its CQs reporting to a new completion channel. */
+static struct ibv_comp_channel *make_pair_with_events(struct pair *p,
+						      struct pair_opts o)
+{
+	o.channel = ibv_create_comp_channel(ctx);
+	if (!o.channel)
+		bail("ibv_create_comp_channel");
+	make_pair(p, &o);
+	return o.channel;
+}
+
 static void free_end(struct end *e)
 {
 	if (ibv_destroy_qp(e->qp) || ibv_dereg_mr(e->mr) ||
@@ -256,6 +260,21 @@ static void free_pair(struct pair *p)
 
 static const struct pair_opts defaults = { 16, 7, 1, NULL };
 
+/* Give b of @p a QP that receives through @srq, and reconnect the pair. */
+static void attach_srq(struct pair *p, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr qinit = {
+		.qp_type = IBV_QPT_RC, .send_cq = p->b.cq, .recv_cq = p->b.cq,
+		.srq = srq, .cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+
+	ibv_destroy_qp(p->b.qp);
+	p->b.qp = ibv_create_qp(pd, &qinit);
+	if (!p->b.qp)
+		bail("ibv_create_qp with an SRQ");
+	reconnect_pair(p, 0, &defaults);
+}
+
 static int post_send(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
 		     uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
 {
@@ -270,6 +289,29 @@ static int post_send(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+/*
+ * An atomic from a on the 8 bytes at @remote_off of b's buffer; the value
+ * before it lands at @offset of a's.
+ */
+static int post_atomic(struct pair *p, enum ibv_wr_opcode op, uint32_t offset,
+		       uint32_t remote_off, uint64_t compare_add,
+		       uint64_t swap, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		(uintptr_t)p->a.buf + offset, 8, p->a.mr->lkey
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WRID(wr_id), .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)p->b.buf + remote_off;
+	wr.wr.atomic.rkey = p->b.mr->rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(p->a.qp, &wr, &bad);
 }
 
 static int post_recv(struct end *e, uint32_t offset, uint32_t len,
@@ -540,18 +582,8 @@ static void read_and_atomics(void)
 	counter = htobe64(ATOMIC_START);
 	memcpy(p.b.buf + 1024, &counter, 8);
 	for (int i = 0; i < 2; i++) {
-		struct ibv_sge sge = { (uintptr_t)p.a.buf + 1024 + 8 * i, 8,
-				       p.a.mr->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = WRID(9 + i), .sg_list = &sge, .num_sge = 1,
-			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-			.send_flags = IBV_SEND_SIGNALED,
-		}, *bad;
-
-		wr.wr.atomic.remote_addr = (uintptr_t)p.b.buf + 1024;
-		wr.wr.atomic.rkey = p.b.mr->rkey;
-		wr.wr.atomic.compare_add = ATOMIC_ADD;
-		ibv_post_send(p.a.qp, &wr, &bad);
+		post_atomic(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, 1024 + 8 * i, 1024,
+			    ATOMIC_ADD, 0, 9 + i);
 		poll_one(p.a.cq, &wc);
 	}
 	memcpy(&counter, p.b.buf + 1024, 8);
@@ -561,22 +593,9 @@ static void read_and_atomics(void)
 	      be64toh(orig) == ATOMIC_START + ATOMIC_ADD,
 	      "fetch-and-add twice: the target gains twice the addend, the second fetch sees it once (0x%" PRIx64 ", 0x%" PRIx64 ")",
 	      be64toh(counter), be64toh(orig));
-	{
-		struct ibv_sge sge = { (uintptr_t)p.a.buf + 1040, 8,
-				       p.a.mr->lkey };
-		struct ibv_send_wr wr = {
-			.wr_id = WRID(11), .sg_list = &sge, .num_sge = 1,
-			.opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
-			.send_flags = IBV_SEND_SIGNALED,
-		}, *bad;
-
-		wr.wr.atomic.remote_addr = (uintptr_t)p.b.buf + 1024;
-		wr.wr.atomic.rkey = p.b.mr->rkey;
-		wr.wr.atomic.compare_add = ATOMIC_START + 2 * ATOMIC_ADD;
-		wr.wr.atomic.swap = ATOMIC_SWAP;
-		ibv_post_send(p.a.qp, &wr, &bad);
-		poll_one(p.a.cq, &wc);
-	}
+	post_atomic(&p, IBV_WR_ATOMIC_CMP_AND_SWP, 1040, 1024,
+		    ATOMIC_START + 2 * ATOMIC_ADD, ATOMIC_SWAP, 11);
+	poll_one(p.a.cq, &wc);
 	memcpy(&counter, p.b.buf + 1024, 8);
 	memcpy(&orig, p.a.buf + 1040, 8);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_COMP_SWAP &&
@@ -635,18 +654,14 @@ static void zero_length_gather(void)
 
 static void immediate_and_events(void)
 {
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
-	struct pair_opts o = defaults;
+	struct ibv_comp_channel *ch;
 	struct ibv_cq *ev_cq;
 	struct pollfd pfd;
 	struct ibv_wc wc;
 	void *cq_ctx;
 	struct pair p;
 
-	if (!ch)
-		bail("ibv_create_comp_channel");
-	o.channel = ch;
-	make_pair(&p, &o);
+	ch = make_pair_with_events(&p, defaults);
 	ibv_req_notify_cq(p.b.cq, 0);
 	post_recv(&p.b, 0, 64, 12);
 	{
@@ -738,13 +753,8 @@ static void srq_events(void)
 {
 	struct ibv_srq_init_attr init = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ibv_srq_attr attr = { .srq_limit = 3 };
-	struct ibv_qp_init_attr qinit = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
-	};
 	struct ibv_qp_attr to_err = { .qp_state = IBV_QPS_ERR };
 	struct ibv_srq *srq;
-	struct ibv_qp *qp;
 	struct ibv_wc wc;
 	struct pair p;
 	int ret;
@@ -753,15 +763,7 @@ static void srq_events(void)
 	srq = ibv_create_srq(pd, &init);
 	if (!srq)
 		bail("ibv_create_srq");
-	qinit.send_cq = qinit.recv_cq = p.b.cq;
-	qinit.srq = srq;
-	qp = ibv_create_qp(pd, &qinit);
-	if (!qp)
-		bail("ibv_create_qp with an SRQ");
-	/* b's QP gives way to one that receives through the SRQ. */
-	ibv_destroy_qp(p.b.qp);
-	p.b.qp = qp;
-	reconnect_pair(&p, 0, &defaults);
+	attach_srq(&p, srq);
 	for (int i = 0; i < 5; i++) {
 		struct ibv_sge sge = { (uintptr_t)p.b.buf + 64 * i, 64,
 				       p.b.mr->lkey };
@@ -786,8 +788,8 @@ static void srq_events(void)
 	check(ret == 0 && attr.srq_limit == 0 && attr.max_wr >= 16,
 	      "the limit disarms itself (query: limit %u, max_wr %u)",
 	      attr.srq_limit, attr.max_wr);
-	ibv_modify_qp(qp, &to_err, IBV_QP_STATE);
-	check(await_async_event(IBV_EVENT_QP_LAST_WQE_REACHED, qp),
+	ibv_modify_qp(p.b.qp, &to_err, IBV_QP_STATE);
+	check(await_async_event(IBV_EVENT_QP_LAST_WQE_REACHED, p.b.qp),
 	      "an SRQ's QP moved to ERROR: IBV_EVENT_QP_LAST_WQE_REACHED");
 	free_pair(&p);
 	check(ibv_destroy_srq(srq) == 0, "the SRQ is destroyed after its QP");
@@ -942,18 +944,14 @@ static void multicast(void)
  */
 static void rearm_unpolled(void)
 {
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
-	struct pair_opts o = defaults;
+	struct ibv_comp_channel *ch;
 	struct ibv_cq *ev_cq;
 	struct ibv_wc wc;
 	void *cq_ctx;
 	struct pair p;
 	int woke = 0;
 
-	if (!ch)
-		bail("ibv_create_comp_channel");
-	o.channel = ch;
-	make_pair(&p, &o);
+	ch = make_pair_with_events(&p, defaults);
 	post_recv(&p.b, 0, 64, 4100);
 	post_recv(&p.b, 64, 64, 4101);
 	for (int i = 0; i < 2; i++) {
@@ -1026,10 +1024,6 @@ static void destroy_with_completions(void)
 static void srq_stale_entries(void)
 {
 	struct ibv_srq_init_attr init = { .attr = { .max_wr = 1, .max_sge = 2 } };
-	struct ibv_qp_init_attr qinit = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
-	};
 	struct ibv_srq *srq;
 	struct ibv_wc wc;
 	struct pair p;
@@ -1039,13 +1033,7 @@ static void srq_stale_entries(void)
 	srq = ibv_create_srq(pd, &init);
 	if (!srq)
 		bail("ibv_create_srq");
-	qinit.send_cq = qinit.recv_cq = p.b.cq;
-	qinit.srq = srq;
-	ibv_destroy_qp(p.b.qp);
-	p.b.qp = ibv_create_qp(pd, &qinit);
-	if (!p.b.qp)
-		bail("ibv_create_qp with an SRQ");
-	reconnect_pair(&p, 0, &defaults);
+	attach_srq(&p, srq);
 	for (int i = 0; i < 3; i++) {
 		struct ibv_sge sge[2] = {
 			{ (uintptr_t)p.b.buf + 512 * i, 32, p.b.mr->lkey },
@@ -1180,21 +1168,6 @@ static void reused_record(void)
 	      status_str(&wc));
 	drain_async_events();
 	free_pair(&p);
-}
-
-/* Give b of @p a QP that receives through @srq, and reconnect the pair. */
-static void attach_srq(struct pair *p, struct ibv_srq *srq)
-{
-	struct ibv_qp_init_attr qinit = {
-		.qp_type = IBV_QPT_RC, .send_cq = p->b.cq, .recv_cq = p->b.cq,
-		.srq = srq, .cap = { .max_send_wr = 8, .max_send_sge = 1 },
-	};
-
-	ibv_destroy_qp(p->b.qp);
-	p->b.qp = ibv_create_qp(pd, &qinit);
-	if (!p->b.qp)
-		bail("ibv_create_qp with an SRQ");
-	reconnect_pair(p, 0, &defaults);
 }
 
 /*
@@ -1379,17 +1352,13 @@ static void solicited_events(void)
 		{ IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, true, "solicited" },
 		{ IBV_SEND_SOLICITED, true, "unsignalled solicited" },
 	};
-	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
-	struct pair_opts o = path_opts;
+	struct ibv_comp_channel *ch;
 	struct ibv_cq *ev_cq;
 	struct ibv_wc wc;
 	void *cq_ctx;
 	struct pair p;
 
-	if (!ch)
-		bail("ibv_create_comp_channel");
-	o.channel = ch;
-	make_pair(&p, &o);
+	ch = make_pair_with_events(&p, path_opts);
 	for (int path = 0; path < NPATHS; path++) {
 		for (int k = 0; k < 3; k++) {
 			struct ibv_send_wr wr = {
@@ -1585,13 +1554,7 @@ static void ud_end(struct end *e)
 	if (!e->cq)
 		bail("ibv_create_cq");
 	e->qp = ud_qp(e->cq);
-	e->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!e->buf)
-		bail("aligned_alloc");
-	memset(e->buf, 0, BUF_SIZE);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	if (!e->mr)
-		bail("ibv_reg_mr");
+	e->buf = registered_buffer(pd, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE, &e->mr);
 }
 
 /*

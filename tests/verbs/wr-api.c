@@ -18,6 +18,7 @@
 #include <endian.h>
 #include <infiniband/verbs.h>
 
+#include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -73,15 +74,7 @@ static void make_end(struct end *e, enum ibv_qp_type type, uint64_t ops)
 	e->qpx = ibv_qp_to_qp_ex(e->qp);
 	if (!e->qpx)
 		bail("ibv_qp_to_qp_ex");
-	e->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!e->buf)
-		bail("aligned_alloc");
-	memset(e->buf, 0, BUF_SIZE);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!e->mr)
-		bail("ibv_reg_mr");
+	e->buf = registered_buffer(pd, BUF_SIZE, ACCESS_ALL, &e->mr);
 }
 
 static void free_end(struct end *e)
@@ -92,7 +85,6 @@ static void free_end(struct end *e)
 	free(e->buf);
 }
 
-/* RESET to RTS; @remote_qpn 0 for UD. */
 /* @e's QP to RTS, connected to @remote_qpn (RC, UC) or not (UD). */
 static void bring_up(struct end *e, uint32_t remote_qpn)
 {
@@ -149,6 +141,27 @@ static bool completes(struct end *e, uint64_t id, enum ibv_wc_opcode op,
 	       wc->wr_id == id && wc->opcode == op;
 }
 
+/* The next WR of a batch: its @id and @flags, then its verb. */
+static void wr_next(struct ibv_qp_ex *x, uint64_t id, unsigned int flags)
+{
+	x->wr_id = id;
+	x->wr_flags = flags;
+}
+
+/* A new batch, its first WR's @id and @flags set: its verb comes next. */
+static void wr_begin(struct ibv_qp_ex *x, uint64_t id, unsigned int flags)
+{
+	ibv_wr_start(x);
+	wr_next(x, id, flags);
+}
+
+/* The WR's one gather entry: @len bytes at @off in @e's buffer. */
+static void set_sge(struct ibv_qp_ex *x, struct end *e, uint32_t off,
+		    uint32_t len)
+{
+	ibv_wr_set_sge(x, e->mr->lkey, (uintptr_t)e->buf + off, len);
+}
+
 static void fill(uint8_t *p, size_t len, unsigned int seed)
 {
 	size_t i;
@@ -168,9 +181,7 @@ static void rc_opcodes(struct end *a, struct end *b)
 	/* SEND from two SGEs. */
 	fill(a->buf, 100, 1);
 	post_recv(b, 1024, 200, WRID(100));
-	ibv_wr_start(x);
-	x->wr_id = WRID(1);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(1), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
 	{
 		struct ibv_sge sg[2] = {
@@ -189,9 +200,7 @@ static void rc_opcodes(struct end *a, struct end *b)
 	/* SEND with immediate, inline from a list; the buffer reused at once. */
 	fill(inl, sizeof(inl), 2);
 	post_recv(b, 1024, 200, WRID(101));
-	ibv_wr_start(x);
-	x->wr_id = WRID(2);
-	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	wr_begin(x, WRID(2), IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
 	ibv_wr_send_imm(x, htonl(TEST_IMM));
 	{
 		struct ibv_data_buf d[2] = { { inl, 25 }, { inl + 25, 15 } };
@@ -210,11 +219,9 @@ static void rc_opcodes(struct end *a, struct end *b)
 
 	/* RDMA WRITE, then WRITE with immediate. */
 	fill(a->buf + 200, 300, 3);
-	ibv_wr_start(x);
-	x->wr_id = WRID(3);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(3), IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write(x, b->mr->rkey, (uintptr_t)b->buf + 3000);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 200, 300);
+	set_sge(x, a, 200, 300);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(3), IBV_WC_RDMA_WRITE, &wc) &&
 	      !memcmp(b->buf + 3000, a->buf + 200, 300),
@@ -222,12 +229,10 @@ static void rc_opcodes(struct end *a, struct end *b)
 
 	post_recv(b, 0, 0, WRID(102));
 	fill(a->buf + 200, 50, 4);
-	ibv_wr_start(x);
-	x->wr_id = WRID(4);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(4), IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write_imm(x, b->mr->rkey, (uintptr_t)b->buf + 3500,
 			      htonl(TEST_IMM + 1));
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 200, 50);
+	set_sge(x, a, 200, 50);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(4), IBV_WC_RDMA_WRITE, &wc) &&
 	      completes(b, WRID(102), IBV_WC_RECV_RDMA_WITH_IMM, &wc) &&
@@ -237,11 +242,9 @@ static void rc_opcodes(struct end *a, struct end *b)
 
 	/* RDMA READ. */
 	fill(b->buf + 1500, 128, 5);
-	ibv_wr_start(x);
-	x->wr_id = WRID(5);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(5), IBV_SEND_SIGNALED);
 	ibv_wr_rdma_read(x, b->mr->rkey, (uintptr_t)b->buf + 1500);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 1500, 128);
+	set_sge(x, a, 1500, 128);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(5), IBV_WC_RDMA_READ, &wc) &&
 	      !memcmp(a->buf + 1500, b->buf + 1500, 128),
@@ -249,17 +252,14 @@ static void rc_opcodes(struct end *a, struct end *b)
 
 	/* Atomics, one batch: compare-and-swap then fetch-and-add. */
 	*atom = htobe64(0x1122334455667700ULL);
-	ibv_wr_start(x);
-	x->wr_id = WRID(6);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(6), IBV_SEND_SIGNALED);
 	ibv_wr_atomic_cmp_swp(x, b->mr->rkey, (uintptr_t)atom,
 			      0x1122334455667700ULL, 0x8877665544332211ULL);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 2048, 8);
-	x->wr_id = WRID(7);
-	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	set_sge(x, a, 2048, 8);
+	wr_next(x, WRID(7), IBV_SEND_SIGNALED | IBV_SEND_FENCE);
 	ibv_wr_atomic_fetch_add(x, b->mr->rkey, (uintptr_t)atom,
 				0x0000000100000001ULL);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 2056, 8);
+	set_sge(x, a, 2056, 8);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(6), IBV_WC_COMP_SWAP, &wc) &&
 	      completes(a, WRID(7), IBV_WC_FETCH_ADD, &wc),
@@ -283,10 +283,9 @@ static void batch_and_abort(struct end *a, struct end *b)
 	fill(a->buf, 300, 9);
 	ibv_wr_start(x);
 	for (i = 0; i < 3; i++) {
-		x->wr_id = WRID(10 + i);
-		x->wr_flags = i == 2 ? IBV_SEND_SIGNALED : 0;
+		wr_next(x, WRID(10 + i), i == 2 ? IBV_SEND_SIGNALED : 0);
 		ibv_wr_send(x);
-		ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 100 * i, 100);
+		set_sge(x, a, 100 * i, 100);
 	}
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(12), IBV_WC_SEND, &wc) &&
@@ -301,21 +300,17 @@ static void batch_and_abort(struct end *a, struct end *b)
 	/* Aborted: nothing leaves; the next batch takes the same slots. */
 	memset(b->buf, 0, 300);
 	post_recv(b, 0, 100, WRID(210));
-	ibv_wr_start(x);
-	x->wr_id = WRID(20);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(20), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 100);
+	set_sge(x, a, 0, 100);
 	ibv_wr_send(x);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 100);
+	set_sge(x, a, 0, 100);
 	ibv_wr_abort(x);
 	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
 	      "wr_abort: no completion on either end");
-	ibv_wr_start(x);
-	x->wr_id = WRID(21);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(21), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 100, 50);
+	set_sge(x, a, 100, 50);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(21), IBV_WC_SEND, &wc) &&
 	      completes(b, WRID(210), IBV_WC_RECV, &wc) && wc.byte_len == 50 &&
@@ -324,11 +319,9 @@ static void batch_and_abort(struct end *a, struct end *b)
 
 	/* An error in the batch: wr_complete says so, nothing is sent. */
 	post_recv(b, 0, 100, WRID(220));
-	ibv_wr_start(x);
-	x->wr_id = WRID(30);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(30), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 10);
+	set_sge(x, a, 0, 10);
 	{
 		struct ibv_sge sg[32];
 
@@ -344,9 +337,7 @@ static void batch_and_abort(struct end *a, struct end *b)
 	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
 	      "failed batch: nothing sent, not even the good first WR");
 
-	ibv_wr_start(x);
-	x->wr_id = WRID(31);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(31), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
 	ibv_wr_set_inline_data(x, a->buf, 2000);	/* past any inline room */
 	ret = ibv_wr_complete(x);
@@ -357,20 +348,17 @@ static void batch_and_abort(struct end *a, struct end *b)
 	/* A batch longer than the queue. */
 	ibv_wr_start(x);
 	for (i = 0; i < 64; i++) {
-		x->wr_id = WRID(40 + i);
-		x->wr_flags = 0;
+		wr_next(x, WRID(40 + i), 0);
 		ibv_wr_send(x);
-		ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 1);
+		set_sge(x, a, 0, 1);
 	}
 	ret = ibv_wr_complete(x);
 	check(ret == ENOMEM && poll_one(b->cq, &wc, 200) == 0,
 	      "a batch past the queue's end: wr_complete %d (%s), nothing sent",
 	      ret, strerror(ret));
-	ibv_wr_start(x);
-	x->wr_id = WRID(60);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(60), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
-	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 7, 33);
+	set_sge(x, a, 7, 33);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(60), IBV_WC_SEND, &wc) &&
 	      completes(b, WRID(220), IBV_WC_RECV, &wc) && wc.byte_len == 33 &&
@@ -400,55 +388,43 @@ static void windows(struct end *a, struct end *b)
 		return;
 	}
 	ibv_dereg_mr(b->mr);
-	b->mr = ibv_reg_mr(pd, b->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	b->mr = ibv_reg_mr(pd, b->buf, BUF_SIZE, ACCESS_ALL | IBV_ACCESS_MW_BIND);
 	if (!b->mr)
 		bail("ibv_reg_mr with MW_BIND");
 	info.mr = b->mr;
 	info.addr = (uintptr_t)b->buf + 1024;
 
 	rkey = ibv_inc_rkey(mw->rkey);
-	ibv_wr_start(x);
-	x->wr_id = WRID(80);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(80), IBV_SEND_SIGNALED);
 	ibv_wr_bind_mw(x, mw, rkey, &info);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(b, WRID(80), IBV_WC_BIND_MW, &wc),
 	      "wr_bind_mw: the bind completes");
 	fill(a->buf, 64, 0x31);
-	ibv_wr_start(a->qpx);
-	a->qpx->wr_id = WRID(81);
-	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(a->qpx, WRID(81), IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write(a->qpx, rkey, (uintptr_t)b->buf + 1024);
-	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 64);
+	set_sge(a->qpx, a, 0, 64);
 	ret = ibv_wr_complete(a->qpx);
 	check(!ret && completes(a, WRID(81), IBV_WC_RDMA_WRITE, &wc) &&
 	      !memcmp(b->buf + 1024, a->buf, 64),
 	      "an RDMA WRITE through the bound window's rkey lands");
 
-	ibv_wr_start(x);
-	x->wr_id = WRID(82);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(82), IBV_SEND_SIGNALED);
 	ibv_wr_local_inv(x, rkey);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(b, WRID(82), IBV_WC_LOCAL_INV, &wc),
 	      "wr_local_inv: completes");
 
 	rkey = ibv_inc_rkey(rkey);
-	ibv_wr_start(x);
-	x->wr_id = WRID(83);
-	x->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(x, WRID(83), IBV_SEND_SIGNALED);
 	ibv_wr_bind_mw(x, mw, rkey, &info);
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(b, WRID(83), IBV_WC_BIND_MW, &wc),
 	      "wr_bind_mw again, a new rkey");
 	post_recv(b, 0, 100, WRID(180));
-	ibv_wr_start(a->qpx);
-	a->qpx->wr_id = WRID(84);
-	a->qpx->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(a->qpx, WRID(84), IBV_SEND_SIGNALED);
 	ibv_wr_send_inv(a->qpx, rkey);
-	ibv_wr_set_sge(a->qpx, a->mr->lkey, (uintptr_t)a->buf, 20);
+	set_sge(a->qpx, a, 0, 20);
 	ret = ibv_wr_complete(a->qpx);
 	check(!ret && completes(a, WRID(84), IBV_WC_SEND, &wc),
 	      "wr_send_inv: sender's completion");
@@ -478,12 +454,10 @@ static void ud(void)
 
 	post_recv(&r, 0, 40 + 200, WRID(300));
 	fill(s.buf, 200, 11);
-	ibv_wr_start(s.qpx);
-	s.qpx->wr_id = WRID(70);
-	s.qpx->wr_flags = IBV_SEND_SIGNALED;
+	wr_begin(s.qpx, WRID(70), IBV_SEND_SIGNALED);
 	ibv_wr_send_imm(s.qpx, htonl(TEST_IMM));
 	ibv_wr_set_ud_addr(s.qpx, ah, r.qp->qp_num, TEST_QKEY);
-	ibv_wr_set_sge(s.qpx, s.mr->lkey, (uintptr_t)s.buf, 200);
+	set_sge(s.qpx, &s, 0, 200);
 	ret = ibv_wr_complete(s.qpx);
 	check(!ret && completes(&s, WRID(70), IBV_WC_SEND, &wc),
 	      "UD wr_send_imm + wr_set_ud_addr: sender's completion");
@@ -494,9 +468,7 @@ static void ud(void)
 	      "UD: 200 bytes behind the GRH room, from the right QP, with imm");
 
 	post_recv(&r, 0, 40 + 64, WRID(301));
-	ibv_wr_start(s.qpx);
-	s.qpx->wr_id = WRID(71);
-	s.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	wr_begin(s.qpx, WRID(71), IBV_SEND_SIGNALED | IBV_SEND_INLINE);
 	ibv_wr_send(s.qpx);
 	ibv_wr_set_ud_addr(s.qpx, ah, r.qp->qp_num, TEST_QKEY);
 	ibv_wr_set_inline_data(s.qpx, s.buf + 5, 64);
@@ -526,16 +498,13 @@ static void uc(void)
 	post_recv(&b, 0, 100, WRID(400));
 	post_recv(&b, 0, 0, WRID(401));
 	fill(a.buf, 200, 13);
-	ibv_wr_start(a.qpx);
-	a.qpx->wr_id = WRID(90);
-	a.qpx->wr_flags = 0;
+	wr_begin(a.qpx, WRID(90), 0);
 	ibv_wr_send(a.qpx);
-	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf, 100);
-	a.qpx->wr_id = WRID(91);
-	a.qpx->wr_flags = IBV_SEND_SIGNALED;
+	set_sge(a.qpx, &a, 0, 100);
+	wr_next(a.qpx, WRID(91), IBV_SEND_SIGNALED);
 	ibv_wr_rdma_write_imm(a.qpx, b.mr->rkey, (uintptr_t)b.buf + 2000,
 			      htonl(TEST_IMM + 2));
-	ibv_wr_set_sge(a.qpx, a.mr->lkey, (uintptr_t)a.buf + 100, 100);
+	set_sge(a.qpx, &a, 100, 100);
 	ret = ibv_wr_complete(a.qpx);
 	check(!ret && completes(&a, WRID(91), IBV_WC_RDMA_WRITE, &wc),
 	      "UC batch: SEND + WRITE_IMM, the signalled one completes");
