@@ -52,51 +52,36 @@ enum {
 
 #define NOINLINE __attribute__((noinline, noclone))
 
-/* The measured calls: one each, nothing else inside. */
+/*
+ * The measured calls: one each, nothing else inside.  Each phase has a
+ * wrapper of its own, bench_PHASE, because callgrind collects by function
+ * (--toggle-collect=bench_PHASE).
+ */
 NOINLINE int bench_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad)
 {
 	return ibv_post_recv(qp, wr, bad);
 }
 
-NOINLINE int bench_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			     struct ibv_send_wr **bad)
-{
-	return ibv_post_send(qp, wr, bad);
+#define BENCH_POST_SEND(phase)						\
+NOINLINE int bench_##phase(struct ibv_qp *qp, struct ibv_send_wr *wr,	\
+			   struct ibv_send_wr **bad)			\
+{									\
+	return ibv_post_send(qp, wr, bad);				\
 }
+BENCH_POST_SEND(post_send)
+BENCH_POST_SEND(post_send_inline)
+BENCH_POST_SEND(post_send_write)
+BENCH_POST_SEND(post_send_ud)
 
-NOINLINE int bench_post_send_inline(struct ibv_qp *qp, struct ibv_send_wr *wr,
-				    struct ibv_send_wr **bad)
-{
-	return ibv_post_send(qp, wr, bad);
+#define BENCH_POLL_CQ(phase)						\
+NOINLINE int bench_##phase(struct ibv_cq *cq, int ne, struct ibv_wc *wc) \
+{									\
+	return ibv_poll_cq(cq, ne, wc);					\
 }
-
-NOINLINE int bench_post_send_write(struct ibv_qp *qp, struct ibv_send_wr *wr,
-				   struct ibv_send_wr **bad)
-{
-	return ibv_post_send(qp, wr, bad);
-}
-
-NOINLINE int bench_post_send_ud(struct ibv_qp *qp, struct ibv_send_wr *wr,
-				struct ibv_send_wr **bad)
-{
-	return ibv_post_send(qp, wr, bad);
-}
-
-NOINLINE int bench_poll_cq_empty(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
-{
-	return ibv_poll_cq(cq, ne, wc);
-}
-
-NOINLINE int bench_poll_cq_one(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
-{
-	return ibv_poll_cq(cq, ne, wc);
-}
-
-NOINLINE int bench_poll_cq_batch(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
-{
-	return ibv_poll_cq(cq, ne, wc);
-}
+BENCH_POLL_CQ(poll_cq_empty)
+BENCH_POLL_CQ(poll_cq_one)
+BENCH_POLL_CQ(poll_cq_batch)
 
 /*
  * One WQE through the ibv_wr_* calls: the kinds of request of the
