@@ -343,6 +343,7 @@ static int poll_one_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 
 	if (cqe_is_xrc_recv(cqe, qpn)) {
 		qp = NULL;
+		cq->last_qp = NULL;
 		err = retire_xrc_wqe(cq, cqe, &wc->wr_id);
 		if (err)
 			return err;
@@ -593,41 +594,80 @@ int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
  * Extended polling: ibv_start_poll / ibv_next_poll / ibv_end_poll
  */
 
-static int poll_one_ex(struct mlx4_cq *cq)
+/*
+ * The CQE poll_one_ex() leaves, out of line: an error, an XRC receive, an
+ * SRQ's, a QP not in the cache.
+ */
+static int __attribute__((noinline, cold))
+poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
-	struct mlx4_cqe *cqe;
-	struct mlx4_qp *qp;
-	uint32_t qpn;
+	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	struct mlx4_qp *qp = cq->last_qp;
 
-	cqe = next_cqe_sw(cq);
-	if (!cqe)
-		return ENOENT;
-	++cq->cons_index;
-
-	qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
-	if (unlikely(cqe_is_xrc_recv(cqe, qpn))) {
-		cq->cur_qp = NULL;
+	if (cqe_is_xrc_recv(cqe, qpn)) {
+		cq->last_qp = NULL;
 		if (retire_xrc_wqe(cq, cqe, &ibcq->wr_id))
 			return EINVAL;
 	} else {
-		qp = cq->cur_qp;
-		if (unlikely(!qp || qp->qpn != qpn)) {
+		if (!qp || qp->qpn != qpn) {
 			qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
+			cq->last_qp = qp;
 			if (unlikely(!qp))
 				return EINVAL;
-			cq->cur_qp = qp;
 		}
 		ibcq->wr_id = retire_wqe(qp, cqe);
 	}
 
-	cq->cur_cqe = cqe;
-	if (unlikely((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
-		     MLX4_CQE_OPCODE_ERROR))
+	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
+	    MLX4_CQE_OPCODE_ERROR)
 		ibcq->status = syndrome_to_status(
 			((struct mlx4_err_cqe *)cqe)->syndrome);
 	else
 		ibcq->status = IBV_WC_SUCCESS;
+	return 0;
+}
+
+/*
+ * Consume the next CQE: wr_id and status in the ibv_cq_ex, the CQE in
+ * cq->cur_cqe and its QP in cq->last_qp (NULL for an XRC SRQ's) for the
+ * getters.  The QP stays cached across polls: mlx4_cq_clean() drops it.
+ * Inline, the common case: a success of that QP, not on an SRQ.
+ */
+static inline int poll_one_ex(struct mlx4_cq *cq)
+{
+	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
+	uint32_t ci = cq->cons_index;
+	struct mlx4_cqe *cqe = get_cqe(cq, ci);
+	uint8_t op = cqe->owner_sr_opcode;
+	struct mlx4_qp *qp;
+	uint32_t qpn;
+
+	if (!owner_is_sw(op, ci, cq->mask + 1))
+		return ENOENT;
+	/* Read the body only after seeing the owner bit flip. */
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+	cq->cons_index = ci + 1;
+	cq->cur_cqe = cqe;
+
+	qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	qp = cq->last_qp;
+	if (unlikely(!qp || qp->qpn != qpn))
+		return poll_one_ex_rare(cq, cqe);
+	if (op & MLX4_CQE_IS_SEND_MASK) {
+		if (unlikely((op & MLX4_CQE_OPCODE_MASK) ==
+			     MLX4_CQE_OPCODE_ERROR))
+			return poll_one_ex_rare(cq, cqe);
+		ibcq->wr_id = retire_send(&qp->sq, be16toh(cqe->wqe_index));
+	} else {
+		/* Receive opcodes are 0 to 3: beyond, an error CQE. */
+		if (unlikely((op & MLX4_CQE_OPCODE_MASK & ~3) ||
+			     (qpn & MLX4_XRC_QPN_BIT) || qp->verbs_qp.qp.srq))
+			return poll_one_ex_rare(cq, cqe);
+		ibcq->wr_id = retire_recv(&qp->rq);
+	}
+	ibcq->status = IBV_WC_SUCCESS;
 	return 0;
 }
 
@@ -640,7 +680,6 @@ static int mlx4_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr
 		return EINVAL;
 
 	mlx4_lock(&cq->lock);
-	cq->cur_qp = NULL;
 	err = poll_one_ex(cq);
 	if (err) {
 		/* No end_poll follows a failed start_poll. */
@@ -720,7 +759,7 @@ static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 
 	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
 		return send_wc[opcode].flags;
-	flags = recv_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->cur_qp, cqe);
+	flags = recv_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->last_qp, cqe);
 	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
 		flags |= IBV_WC_GRH;
 	return flags;
@@ -736,7 +775,7 @@ static uint8_t mlx4_cq_read_sl(struct ibv_cq_ex *ibcq)
 	struct mlx4_cq *cq = to_mcq_ex(ibcq);
 	uint16_t sl_vid = be16toh(cq->cur_cqe->sl_vid);
 
-	if (cq->cur_qp && cq->cur_qp->link_layer == IBV_LINK_LAYER_ETHERNET)
+	if (cq->last_qp && cq->last_qp->link_layer == IBV_LINK_LAYER_ETHERNET)
 		return sl_vid >> 13;
 	return sl_vid >> 12;
 }

@@ -205,7 +205,8 @@ struct mlx4_cq {
 	void		       *cqe_base;	/* struct mlx4_cqe of entry 0 */
 	__be32		       *set_ci_db;
 	struct mlx4_context    *ctx;
-	struct mlx4_qp	       *last_qp;	/* of the last completion */
+	/* Of the last completion (NULL: unknown, or an XRC SRQ's). */
+	struct mlx4_qp	       *last_qp;
 	uint8_t			timestamped;	/* CQEs: a time, no SL/SLID */
 	uint8_t			dv_owned;	/* exposed by mlx4dv_init_obj */
 
@@ -215,9 +216,8 @@ struct mlx4_cq {
 	int			cqe_size;
 	struct mlx4_buf		buf;
 
-	/* Extended polling: the CQE being read and its queue. */
+	/* Extended polling: the CQE being read (its QP: last_qp). */
 	struct mlx4_cqe	       *cur_cqe;
-	struct mlx4_qp	       *cur_qp;
 	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
 	struct mlx4_clock_anchor wallclock;	/* for _WALLCLOCK times */
 
