@@ -62,13 +62,13 @@ void mlx4_cq_set_cons_index(struct mlx4_cq *cq, uint32_t ci)
 	cq->ci_owner = sw_owner_bit(cq, ci);
 }
 
-/* The CQE after @cqe, of index @next, and *owner for it. */
+/* The CQE after @cqe, and *owner for it. */
 static inline struct mlx4_cqe *cqe_after(struct mlx4_cq *cq,
-					 struct mlx4_cqe *cqe, uint32_t next,
-					 uint8_t *owner)
+					 struct mlx4_cqe *cqe, uint8_t *owner)
 {
-	if (likely(next & cq->mask))
-		return (struct mlx4_cqe *)((char *)cqe + cq->cqe_size);
+	cqe = (struct mlx4_cqe *)((char *)cqe + cq->cqe_size);
+	if (likely(cqe != cq->cqe_end))
+		return cqe;
 	/* The ring wraps: a new pass, the other owner bit. */
 	*owner ^= MLX4_CQE_OWNER_MASK;
 	return cq->cqe_base;
@@ -150,22 +150,37 @@ static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
 	}
 }
 
-/* What a send completion reports, by the opcode of its WQE. */
+/* The bits of a CQE's last byte that say what it completes. */
+#define CQE_KIND(op)	((op) & (MLX4_CQE_IS_SEND_MASK | MLX4_CQE_OPCODE_MASK))
+#define SEND_CQE(op)	(MLX4_CQE_IS_SEND_MASK | (op))
+
+/*
+ * What a completion reports, by the CQE_KIND() of its CQE: a send by the
+ * opcode of its WQE, a receive by the opcode of the incoming message.
+ * One table, so that reading a CQE's opcode needs no branch; zero for
+ * the others (errors), as rdma-core's provider reports them.
+ */
 static const struct {
 	uint8_t opcode;		/* enum ibv_wc_opcode */
 	uint8_t flags;		/* enum ibv_wc_flags */
-} send_wc[32] = {
-	[MLX4_OPCODE_NOP]		= { IBV_WC_SEND, 0 },
-	[MLX4_OPCODE_SEND]		= { IBV_WC_SEND, 0 },
-	[MLX4_OPCODE_SEND_INVAL]	= { IBV_WC_SEND, 0 },
-	[MLX4_OPCODE_SEND_IMM]		= { IBV_WC_SEND, IBV_WC_WITH_IMM },
-	[MLX4_OPCODE_RDMA_WRITE]	= { IBV_WC_RDMA_WRITE, 0 },
-	[MLX4_OPCODE_RDMA_WRITE_IMM]	= { IBV_WC_RDMA_WRITE, IBV_WC_WITH_IMM },
-	[MLX4_OPCODE_RDMA_READ]		= { IBV_WC_RDMA_READ, 0 },
-	[MLX4_OPCODE_ATOMIC_CS]		= { IBV_WC_COMP_SWAP, 0 },
-	[MLX4_OPCODE_ATOMIC_FA]		= { IBV_WC_FETCH_ADD, 0 },
-	[MLX4_OPCODE_BIND_MW]		= { IBV_WC_BIND_MW, 0 },
-	[MLX4_OPCODE_LOCAL_INVAL]	= { IBV_WC_LOCAL_INV, 0 },
+} cqe_wc[SEND_CQE(MLX4_CQE_OPCODE_MASK) + 1] = {
+	[SEND_CQE(MLX4_OPCODE_NOP)]	= { IBV_WC_SEND, 0 },
+	[SEND_CQE(MLX4_OPCODE_SEND)]	= { IBV_WC_SEND, 0 },
+	[SEND_CQE(MLX4_OPCODE_SEND_INVAL)] = { IBV_WC_SEND, 0 },
+	[SEND_CQE(MLX4_OPCODE_SEND_IMM)] = { IBV_WC_SEND, IBV_WC_WITH_IMM },
+	[SEND_CQE(MLX4_OPCODE_RDMA_WRITE)] = { IBV_WC_RDMA_WRITE, 0 },
+	[SEND_CQE(MLX4_OPCODE_RDMA_WRITE_IMM)] = { IBV_WC_RDMA_WRITE,
+						   IBV_WC_WITH_IMM },
+	[SEND_CQE(MLX4_OPCODE_RDMA_READ)] = { IBV_WC_RDMA_READ, 0 },
+	[SEND_CQE(MLX4_OPCODE_ATOMIC_CS)] = { IBV_WC_COMP_SWAP, 0 },
+	[SEND_CQE(MLX4_OPCODE_ATOMIC_FA)] = { IBV_WC_FETCH_ADD, 0 },
+	[SEND_CQE(MLX4_OPCODE_BIND_MW)]	= { IBV_WC_BIND_MW, 0 },
+	[SEND_CQE(MLX4_OPCODE_LOCAL_INVAL)] = { IBV_WC_LOCAL_INV, 0 },
+	[MLX4_RECV_OPCODE_RDMA_WRITE_IMM] = { IBV_WC_RECV_RDMA_WITH_IMM,
+					      IBV_WC_WITH_IMM },
+	[MLX4_RECV_OPCODE_SEND]		= { IBV_WC_RECV, 0 },
+	[MLX4_RECV_OPCODE_SEND_IMM]	= { IBV_WC_RECV, IBV_WC_WITH_IMM },
+	[MLX4_RECV_OPCODE_SEND_INVAL]	= { IBV_WC_RECV, IBV_WC_WITH_INV },
 };
 
 /*
@@ -179,18 +194,6 @@ static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
 	return qp && qp->csum && (cqe->status & ok) == ok ?
 	       IBV_WC_IP_CSUM_OK : 0;
 }
-
-/* And a receive completion, by the opcode of the incoming message. */
-static const struct {
-	uint8_t opcode;
-	uint8_t flags;
-} recv_wc[4] = {
-	[MLX4_RECV_OPCODE_RDMA_WRITE_IMM] = { IBV_WC_RECV_RDMA_WITH_IMM,
-					      IBV_WC_WITH_IMM },
-	[MLX4_RECV_OPCODE_SEND]		= { IBV_WC_RECV, 0 },
-	[MLX4_RECV_OPCODE_SEND_IMM]	= { IBV_WC_RECV, IBV_WC_WITH_IMM },
-	[MLX4_RECV_OPCODE_SEND_INVAL]	= { IBV_WC_RECV, IBV_WC_WITH_INV },
-};
 
 /*
  * Retiring the WQE a CQE completes, which gives its wr_id.  A send's
@@ -254,6 +257,20 @@ static int retire_xrc_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 	return CQ_OK;
 }
 
+/*
+ * The QP of @qpn, cached in cq->last_qp for the CQEs that follow; but not
+ * one whose number has MLX4_XRC_QPN_BIT: a receive CQE with that bit
+ * names an XRC SRQ, and the fast paths, which compare a CQE's QPN with
+ * the cached QP's only, need not tell the two apart.
+ */
+static struct mlx4_qp *lookup_qp(struct mlx4_cq *cq, uint32_t qpn)
+{
+	struct mlx4_qp *qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
+
+	cq->last_qp = (qpn & MLX4_XRC_QPN_BIT) ? NULL : qp;
+	return qp;
+}
+
 /* Whether @cqe, of @qpn, completes a receive on an XRC SRQ. */
 static inline int cqe_is_xrc_recv(struct mlx4_cqe *cqe, uint32_t qpn)
 {
@@ -261,14 +278,14 @@ static inline int cqe_is_xrc_recv(struct mlx4_cqe *cqe, uint32_t qpn)
 	       !(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK);
 }
 
-/* A successful send's ibv_wc, but wr_id and qp_num; @opcode its CQE's. */
-static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned int opcode,
+/* A successful send's ibv_wc, but wr_id and qp_num; @kind its CQE's. */
+static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned int kind,
 				struct ibv_wc *wc)
 {
 	wc->status = IBV_WC_SUCCESS;
 	wc->vendor_err = 0;
-	wc->opcode = send_wc[opcode].opcode;
-	wc->wc_flags = send_wc[opcode].flags;
+	wc->opcode = cqe_wc[kind].opcode;
+	wc->wc_flags = cqe_wc[kind].flags;
 	wc->byte_len = be32toh(cqe->byte_cnt);
 }
 
@@ -279,7 +296,7 @@ static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned int opcode,
 static inline unsigned int fill_recv_data(struct mlx4_cqe *cqe,
 					  unsigned int op, struct ibv_wc *wc)
 {
-	wc->opcode = recv_wc[op & 3].opcode;
+	wc->opcode = cqe_wc[op & 3].opcode;
 	wc->pkey_index = 0;
 	switch (op) {
 	case MLX4_RECV_OPCODE_RDMA_WRITE_IMM:
@@ -295,7 +312,7 @@ static inline unsigned int fill_recv_data(struct mlx4_cqe *cqe,
 		wc->pkey_index = be32toh(cqe->immed_rss_invalid) & 0x7f;
 		break;
 	}
-	return recv_wc[op & 3].flags;
+	return cqe_wc[op & 3].flags;
 }
 
 /* RoCE carries a 3-bit priority where IB has a 4-bit SL. */
@@ -372,10 +389,9 @@ static int poll_one_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 			return err;
 	} else {
 		if (!qp || qp->qpn != qpn) {
-			qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
+			qp = lookup_qp(cq, qpn);
 			if (unlikely(!qp))
 				return CQ_POLL_ERR;
-			cq->last_qp = qp;
 		}
 		wc->wr_id = retire_wqe(qp, cqe);
 	}
@@ -388,8 +404,7 @@ static int poll_one_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 		wc->wc_flags = 0;
 		wc->byte_len = 0;
 	} else if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK) {
-		fill_send_wc(cqe, cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK,
-			     wc);
+		fill_send_wc(cqe, CQE_KIND(cqe->owner_sr_opcode), wc);
 	} else {
 		fill_recv_wc(cq, cqe, cqe->owner_sr_opcode &
 			     MLX4_CQE_OPCODE_MASK, qp, wc);
@@ -425,11 +440,11 @@ static inline int poll_one_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 			     MLX4_CQE_OPCODE_ERROR))
 			return 0;
 		wc->wr_id = retire_send(&qp->sq, be16toh(cqe->wqe_index));
-		fill_send_wc(cqe, op & MLX4_CQE_OPCODE_MASK, wc);
+		fill_send_wc(cqe, CQE_KIND(op), wc);
 	} else {
 		/* Receive opcodes are 0 to 3: beyond, an error CQE. */
 		if (unlikely((op & MLX4_CQE_OPCODE_MASK & ~3) ||
-			     (qpn & MLX4_XRC_QPN_BIT) || qp->verbs_qp.qp.srq))
+			     qp->verbs_qp.qp.srq))
 			return 0;
 		wc->wr_id = retire_recv(&qp->rq);
 		fill_recv_wc(cq, cqe, op & MLX4_CQE_OPCODE_MASK, qp, wc);
@@ -463,8 +478,7 @@ static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
  */
 static inline int recv_run_fits(struct mlx4_cq *cq, struct mlx4_qp *qp)
 {
-	return qp && !qp->verbs_qp.qp.srq && !qp->csum && !cq->timestamped &&
-	       !(qp->qpn & MLX4_XRC_QPN_BIT);
+	return qp && !qp->verbs_qp.qp.srq && !qp->csum && !cq->timestamped;
 }
 
 /*
@@ -577,7 +591,8 @@ poll_cq_loop(struct mlx4_cq *cq, int ne, int npolled, struct ibv_wc *wc,
 			mlx4_mark_defined(cqe, sizeof(*cqe));
 			err = poll_one(cq, cqe, op, &qp, wc);
 			/* A CQE of an unknown queue is consumed too, or the CQ would jam. */
-			cqe = cqe_after(cq, cqe, ++ci, &owner);
+			cqe = cqe_after(cq, cqe, &owner);
+			++ci;
 			if (unlikely(err != CQ_OK)) {
 				/* Report the error if it is all there is. */
 				if (wc == first)
@@ -623,7 +638,7 @@ poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
 
 	ci = cq->cons_index + 1;
-	cqe = cqe_after(cq, cqe, ci, &owner);
+	cqe = cqe_after(cq, cqe, &owner);
 	cq->cons_index = ci;
 	cq->ci_cqe = cqe;
 	cq->ci_owner = owner;
@@ -684,11 +699,20 @@ int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
  */
 
 /*
+ * No end_poll follows a failed start_poll: the CQE it consumed (of an
+ * unknown queue) told to the device, the CQ unlocked.
+ */
+static void poll_ex_failed(struct mlx4_cq *cq)
+{
+	update_cons_index(cq);
+	mlx4_unlock(&cq->lock);
+}
+
+/*
  * The CQE poll_one_ex() leaves, out of line: an error, an XRC receive, an
  * SRQ's, a QP not in the cache.
  */
-static int __attribute__((noinline, cold))
-poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
+static int poll_one_ex_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
@@ -700,8 +724,7 @@ poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 			return EINVAL;
 	} else {
 		if (!qp || qp->qpn != qpn) {
-			qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
-			cq->last_qp = qp;
+			qp = lookup_qp(cq, qpn);
 			if (unlikely(!qp))
 				return EINVAL;
 		}
@@ -717,13 +740,27 @@ poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 	return 0;
 }
 
+/* poll_one_ex_any(); for ibv_start_poll (@starting), a failure ends the poll. */
+static int __attribute__((noinline, cold))
+poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, int starting)
+{
+	int err = poll_one_ex_any(cq, cqe);
+
+	if (err && starting)
+		poll_ex_failed(cq);
+	return err;
+}
+
 /*
  * Consume the next CQE: wr_id and status in the ibv_cq_ex, the CQE in
  * cq->cur_cqe and its QP in cq->last_qp (NULL for an XRC SRQ's) for the
  * getters.  The QP stays cached across polls: mlx4_cq_clean() drops it.
- * Inline, the common case: a success of that QP, not on an SRQ.
+ * Inline, the common case: a success of that QP, not on an SRQ.  For
+ * ibv_start_poll (@starting), a failure ends the poll; the rare cases
+ * are tail calls, so that the common one takes no stack frame.
  */
-static inline int poll_one_ex(struct mlx4_cq *cq)
+static inline __attribute__((always_inline))
+int poll_one_ex(struct mlx4_cq *cq, int starting)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 	struct mlx4_cqe *cqe;
@@ -732,56 +769,61 @@ static inline int poll_one_ex(struct mlx4_cq *cq)
 	uint8_t op;
 
 	cqe = ci_cqe_sw(cq, &op);
-	if (!cqe)
+	if (!cqe) {
+		if (starting)
+			mlx4_unlock(&cq->lock);
 		return ENOENT;
+	}
 	/* Read the body only after seeing the owner bit flip. */
 	udma_from_device_barrier();
 	mlx4_mark_defined(cqe, sizeof(*cqe));
-	cq->ci_cqe = cqe_after(cq, cqe, ++cq->cons_index, &cq->ci_owner);
+	cq->ci_cqe = cqe_after(cq, cqe, &cq->ci_owner);
+	cq->cons_index++;
 	cq->cur_cqe = cqe;
 
 	qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
 	qp = cq->last_qp;
 	if (unlikely(!qp || qp->qpn != qpn))
-		return poll_one_ex_rare(cq, cqe);
+		return poll_one_ex_rare(cq, cqe, starting);
 	if (op & MLX4_CQE_IS_SEND_MASK) {
 		if (unlikely((op & MLX4_CQE_OPCODE_MASK) ==
 			     MLX4_CQE_OPCODE_ERROR))
-			return poll_one_ex_rare(cq, cqe);
+			return poll_one_ex_rare(cq, cqe, starting);
 		ibcq->wr_id = retire_send(&qp->sq, be16toh(cqe->wqe_index));
 	} else {
 		/* Receive opcodes are 0 to 3: beyond, an error CQE. */
 		if (unlikely((op & MLX4_CQE_OPCODE_MASK & ~3) ||
-			     (qpn & MLX4_XRC_QPN_BIT) || qp->verbs_qp.qp.srq))
-			return poll_one_ex_rare(cq, cqe);
+			     qp->verbs_qp.qp.srq))
+			return poll_one_ex_rare(cq, cqe, starting);
 		ibcq->wr_id = retire_recv(&qp->rq);
 	}
 	ibcq->status = IBV_WC_SUCCESS;
 	return 0;
 }
 
+static int __attribute__((noinline, cold))
+start_poll_contended(struct mlx4_cq *cq)
+{
+	mlx4_lock_contended(&cq->lock);
+	return poll_one_ex(cq, 1);
+}
+
 static int mlx4_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct mlx4_cq *cq = to_mcq_ex(ibcq);
-	int err;
 
 	if (unlikely(attr->comp_mask))
 		return EINVAL;
 
-	mlx4_lock(&cq->lock);
-	err = poll_one_ex(cq);
-	if (err) {
-		/* No end_poll follows a failed start_poll. */
-		if (err != ENOENT)
-			update_cons_index(cq);
-		mlx4_unlock(&cq->lock);
-	}
-	return err;
+	/* Waiting for the lock is a call: out of line, with no frame here. */
+	if (unlikely(!mlx4_trylock(&cq->lock)))
+		return start_poll_contended(cq);
+	return poll_one_ex(cq, 1);
 }
 
 static int mlx4_next_poll(struct ibv_cq_ex *ibcq)
 {
-	return poll_one_ex(to_mcq_ex(ibcq));
+	return poll_one_ex(to_mcq_ex(ibcq), 0);
 }
 
 static void mlx4_end_poll(struct ibv_cq_ex *ibcq)
@@ -795,11 +837,8 @@ static void mlx4_end_poll(struct ibv_cq_ex *ibcq)
 static enum ibv_wc_opcode mlx4_cq_read_opcode(struct ibv_cq_ex *ibcq)
 {
 	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-	unsigned int opcode = cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK;
 
-	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
-		return send_wc[opcode].opcode;
-	return recv_wc[opcode & 3].opcode;
+	return cqe_wc[CQE_KIND(cqe->owner_sr_opcode)].opcode;
 }
 
 static uint32_t mlx4_cq_read_vendor_err(struct ibv_cq_ex *ibcq)
@@ -847,8 +886,8 @@ static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 	unsigned int flags;
 
 	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
-		return send_wc[opcode].flags;
-	flags = recv_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->last_qp, cqe);
+		return cqe_wc[SEND_CQE(opcode)].flags;
+	flags = cqe_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->last_qp, cqe);
 	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
 		flags |= IBV_WC_GRH;
 	return flags;
@@ -1114,6 +1153,7 @@ int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent)
 	cq->mask = nent - 1;
 	cq->cqe_base = (char *)cq->buf.buf + cq->cqe_size -
 		       sizeof(struct mlx4_cqe);
+	cq->cqe_end = (char *)cq->cqe_base + (size_t)nent * cq->cqe_size;
 	mlx4_cq_set_cons_index(cq, 0);
 	return 0;
 }
@@ -1343,6 +1383,7 @@ void mlx4_cq_switch_ring(struct mlx4_cq *cq, struct mlx4_buf *new_buf,
 	cq->mask = nent - 1;
 	cq->cqe_base = (char *)cq->buf.buf + cq->cqe_size -
 		       sizeof(struct mlx4_cqe);
+	cq->cqe_end = (char *)cq->cqe_base + (size_t)nent * cq->cqe_size;
 	mlx4_cq_set_cons_index(cq, cq->cons_index);
 }
 
