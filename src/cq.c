@@ -157,8 +157,8 @@ static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
 /*
  * What a completion reports, by the CQE_KIND() of its CQE: a send by the
  * opcode of its WQE, a receive by the opcode of the incoming message.
- * One table, so that reading a CQE's opcode needs no branch; zero for
- * the others (errors), as rdma-core's provider reports them.
+ * One table, so that reading a CQE's opcode needs no branch.  An error
+ * CQE has no opcode: a receive's reads as IBV_WC_RECV, a send's as 0.
  */
 static const struct {
 	uint8_t opcode;		/* enum ibv_wc_opcode */
@@ -181,6 +181,7 @@ static const struct {
 	[MLX4_RECV_OPCODE_SEND]		= { IBV_WC_RECV, 0 },
 	[MLX4_RECV_OPCODE_SEND_IMM]	= { IBV_WC_RECV, IBV_WC_WITH_IMM },
 	[MLX4_RECV_OPCODE_SEND_INVAL]	= { IBV_WC_RECV, IBV_WC_WITH_INV },
+	[MLX4_CQE_OPCODE_ERROR]		= { IBV_WC_RECV, 0 },
 };
 
 /*
