@@ -31,16 +31,10 @@ static inline struct mlx4_cqe *get_cqe(struct mlx4_cq *cq, uint32_t n)
 				   ((n & cq->mask) << cq->cqe_shift));
 }
 
-/* Whether @op, the last byte of CQE @n, gives the CQE to software. */
-static inline int owner_is_sw(uint8_t op, uint32_t n, uint32_t nent)
-{
-	return !((op >> 7) ^ !!(n & nent));
-}
-
 static inline int cqe_is_sw_owned(struct mlx4_cqe *cqe, uint32_t n,
 				  uint32_t nent)
 {
-	return owner_is_sw(cqe->owner_sr_opcode, n, nent);
+	return !((cqe->owner_sr_opcode >> 7) ^ !!(n & nent));
 }
 
 /* The owner bit of the CQEs of index @n's pass when they are software's. */
@@ -422,34 +416,37 @@ poll_one_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, struct ibv_wc *wc)
 
 /*
  * Fill @wc from @cqe, which software owns and whose body may be read
- * (@op: its last byte), if it is the common case: a successful send or
- * receive, not on an SRQ, of @qp, the QP of the last completion.  No
- * call: the first CQE of a poll needs no stack frame.  Zero, and nothing
- * done, for any other CQE.
+ * (@op: its last byte), if it is the common case: a successful send of
+ * @qp, the QP of the last completion.  Zero, and nothing done, for any
+ * other CQE.
  */
-static inline int poll_one_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-				  uint8_t op, struct mlx4_qp *qp,
-				  struct ibv_wc *wc)
+static inline int poll_send_common(struct mlx4_cqe *cqe, uint8_t op,
+				   struct mlx4_qp *qp, struct ibv_wc *wc)
 {
 	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
 
-	if (unlikely(!qp || qp->qpn != qpn))
+	if (unlikely(!qp || qp->qpn != qpn ||
+		     (op & MLX4_CQE_OPCODE_MASK) == MLX4_CQE_OPCODE_ERROR))
 		return 0;
+	wc->wr_id = retire_send(&qp->sq, be16toh(cqe->wqe_index));
+	fill_send_wc(cqe, CQE_KIND(op), wc);
+	wc->qp_num = qpn;
+	return 1;
+}
 
-	if (op & MLX4_CQE_IS_SEND_MASK) {
-		if (unlikely((op & MLX4_CQE_OPCODE_MASK) ==
-			     MLX4_CQE_OPCODE_ERROR))
-			return 0;
-		wc->wr_id = retire_send(&qp->sq, be16toh(cqe->wqe_index));
-		fill_send_wc(cqe, CQE_KIND(op), wc);
-	} else {
-		/* Receive opcodes are 0 to 3: beyond, an error CQE. */
-		if (unlikely((op & MLX4_CQE_OPCODE_MASK & ~3) ||
-			     qp->verbs_qp.qp.srq))
-			return 0;
-		wc->wr_id = retire_recv(&qp->rq);
-		fill_recv_wc(cq, cqe, op & MLX4_CQE_OPCODE_MASK, qp, wc);
-	}
+/* The same for a successful receive of @qp not on an SRQ. */
+static inline int poll_recv_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
+				   uint8_t op, struct mlx4_qp *qp,
+				   struct ibv_wc *wc)
+{
+	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+
+	/* Receive opcodes are 0 to 3: beyond, an error CQE. */
+	if (unlikely(!qp || qp->qpn != qpn ||
+		     (op & MLX4_CQE_OPCODE_MASK & ~3) || qp->verbs_qp.qp.srq))
+		return 0;
+	wc->wr_id = retire_recv(&qp->rq);
+	fill_recv_wc(cq, cqe, op & MLX4_CQE_OPCODE_MASK, qp, wc);
 	wc->qp_num = qpn;
 	return 1;
 }
@@ -465,7 +462,9 @@ static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 {
 	int err;
 
-	if (likely(poll_one_common(cq, cqe, op, *cur_qp, wc)))
+	if (likely(op & MLX4_CQE_IS_SEND_MASK ?
+		   poll_send_common(cqe, op, *cur_qp, wc) :
+		   poll_recv_common(cq, cqe, op, *cur_qp, wc)))
 		return CQ_OK;
 	cq->last_qp = *cur_qp;
 	err = poll_one_rare(cq, cqe, wc);
@@ -495,6 +494,7 @@ static int __attribute__((noinline))
 poll_recv_run(struct mlx4_cq *cq, struct mlx4_qp *qp, uint32_t ci,
 	      struct ibv_wc *wc, int ne)
 {
+	struct ibv_wc *first = wc, *end;
 	struct mlx4_cqe *cqe = get_cqe(cq, ci);
 	uint32_t left = cq->mask + 1 - (ci & cq->mask);
 	/*
@@ -502,18 +502,18 @@ poll_recv_run(struct mlx4_cq *cq, struct mlx4_qp *qp, uint32_t ci,
 	 * has in this pass, is the receive opcode, 0 to 3: no other bit
 	 * set, neither the owner bit of the other pass nor IS_SEND.
 	 */
-	uint8_t sw_owner = (ci & (cq->mask + 1)) ? MLX4_CQE_OWNER_MASK : 0;
+	uint8_t sw_owner = sw_owner_bit(cq, ci);
 	__be32 qpn = htobe32(qp->qpn);
-	unsigned int shift = sl_shift(qp);
+	/* SL and source LID are one big-endian word: sl_vid, rlid. */
+	unsigned int sl_shift16 = 16 + sl_shift(qp);
 	uint32_t tail = qp->rq.tail;
 	int cqe_size = cq->cqe_size;
-	unsigned int op;
-	int n;
 
-	if ((uint32_t)ne > left)
-		ne = left;
-	for (n = 0; n < ne; n++) {
-		op = cqe->owner_sr_opcode ^ sw_owner;
+	end = wc + ((uint32_t)ne < left ? (uint32_t)ne : left);
+	for (; wc != end; wc++) {
+		unsigned int op = cqe->owner_sr_opcode ^ sw_owner;
+		__be32 sl_vid_rlid;
+
 		if (op > MLX4_RECV_OPCODE_SEND_INVAL)
 			break;
 		udma_from_device_barrier();
@@ -524,13 +524,13 @@ poll_recv_run(struct mlx4_cq *cq, struct mlx4_qp *qp, uint32_t ci,
 		wc->wr_id = qp->rq.wrid[tail++ & qp->rq.mask];
 		wc->qp_num = be32toh(qpn);
 		wc->wc_flags = fill_recv_common(cqe, op, wc);
-		wc->slid = be16toh(cqe->rlid);
-		wc->sl = be16toh(cqe->sl_vid) >> shift;
-		wc++;
+		memcpy(&sl_vid_rlid, &cqe->sl_vid, sizeof(sl_vid_rlid));
+		wc->slid = be32toh(sl_vid_rlid);
+		wc->sl = be32toh(sl_vid_rlid) >> sl_shift16;
 		cqe = (struct mlx4_cqe *)((char *)cqe + cqe_size);
 	}
 	qp->rq.tail = tail;
-	return n;
+	return wc - first;
 }
 
 /*
@@ -615,30 +615,16 @@ failed:
 }
 
 /*
- * Poll with the CQ locked and @cqe, the one at the consumer index, seen
- * to be software's by @op, its last byte; unlocks.  Most polls that find
- * anything find one CQE (a loop waiting for each completion): the first,
- * if it is a common one, is decoded here, where no call (but tail calls)
- * makes for a stack frame, and the loop takes the others (bench/run.sh
- * poll_cq_one: 118 -> 90 instructions).
+ * The first CQE of a poll, @cqe, is in @wc: consume it, and go on with
+ * the loop if the caller wants more and there are.
  */
-static int __attribute__((noinline))
-poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-	       struct mlx4_cqe *cqe, uint8_t op)
+static inline int poll_first_done(struct mlx4_cq *cq, int ne,
+				  struct ibv_wc *wc, struct mlx4_cqe *cqe)
 {
 	uint8_t owner = cq->ci_owner;
-	uint32_t ci;
+	uint32_t ci = cq->cons_index + 1;
+	uint8_t op;
 
-	/* A receive with room for more: the loop takes them in a run. */
-	if (unlikely(ne <= 0) || (ne > 1 && !(op & MLX4_CQE_IS_SEND_MASK)))
-		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
-	/* Read the body only after seeing the owner bit flip. */
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
-	if (!poll_one_common(cq, cqe, op, cq->last_qp, wc))
-		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
-
-	ci = cq->cons_index + 1;
 	cqe = cqe_after(cq, cqe, &owner);
 	cq->cons_index = ci;
 	cq->ci_cqe = cqe;
@@ -651,6 +637,60 @@ poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 	write_cons_index(cq, ci);
 	mlx4_unlock(&cq->lock);
 	return 1;
+}
+
+/* Whether the CQE after @cqe, at the consumer index, is software's. */
+static inline int next_cqe_is_sw(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
+{
+	uint8_t owner = cq->ci_owner;
+
+	cqe = cqe_after(cq, cqe, &owner);
+	return owner_matches(cqe->owner_sr_opcode, owner);
+}
+
+/*
+ * poll_cq_locked() for a first CQE that is a receive.  If another one
+ * follows, and the caller has room, the loop takes them, in a run
+ * (bench/run.sh poll_cq_batch: 63.5 -> 61.8 instructions per CQE).
+ */
+static int __attribute__((noinline))
+poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
+		   struct mlx4_cqe *cqe, uint8_t op)
+{
+	if (ne > 1 && next_cqe_is_sw(cq, cqe))
+		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
+	/* Read the body only after seeing the owner bit flip. */
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+	if (!poll_recv_common(cq, cqe, op, cq->last_qp, wc))
+		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
+	return poll_first_done(cq, ne, wc, cqe);
+}
+
+/*
+ * Poll with the CQ locked and @cqe, the one at the consumer index, seen
+ * to be software's by @op, its last byte; unlocks.  Most polls that find
+ * anything find one CQE (a loop waiting for each completion): the first,
+ * if it is a common one, is decoded here, with no call but tail calls,
+ * and the loop, which has calls and thus a stack frame, takes the others.
+ * A receive's decoding takes more registers than the caller-saved ones:
+ * in a function of its own, it does not give a send's a frame either
+ * (bench/run.sh poll_cq_one: 118 -> 80 instructions).
+ */
+static int __attribute__((noinline))
+poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
+	       struct mlx4_cqe *cqe, uint8_t op)
+{
+	if (unlikely(ne <= 0))
+		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
+	if (!(op & MLX4_CQE_IS_SEND_MASK))
+		return poll_cq_first_recv(cq, ne, wc, cqe, op);
+	/* Read the body only after seeing the owner bit flip. */
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+	if (!poll_send_common(cqe, op, cq->last_qp, wc))
+		return poll_cq_loop(cq, ne, 0, wc, cqe, op);
+	return poll_first_done(cq, ne, wc, cqe);
 }
 
 /* The CQE at the consumer index if software's (@op: its last byte). */
