@@ -205,7 +205,7 @@ struct mlx4_cq {
 	uint32_t		mask;		/* entries - 1 */
 	int			cqe_shift;	/* log2 of cqe_size */
 	void		       *cqe_base;	/* struct mlx4_cqe of entry 0 */
-	void		       *cqe_end;	/* ... of entry mask + 1 */
+	void		       *cqe_end;	/* ... of entry mask + 1: wraps */
 	__be32		       *set_ci_db;
 	struct mlx4_context    *ctx;
 	/* Of the last completion (NULL: unknown, or an XRC SRQ's). */
