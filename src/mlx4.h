@@ -199,13 +199,17 @@ struct mlx4_cq {
 
 	/* Hot: what poll_cq touches. */
 	struct mlx4_lock	lock;
-	uint32_t		cons_index;
+	uint8_t			ci_owner;	/* ci_cqe's when software's */
+	uint32_t		cons_index;	/* mlx4_cq_set_cons_index() */
+	struct mlx4_cqe	       *ci_cqe;		/* the CQE at cons_index */
 	uint32_t		mask;		/* entries - 1 */
 	int			cqe_shift;	/* log2 of cqe_size */
 	void		       *cqe_base;	/* struct mlx4_cqe of entry 0 */
+	void		       *cqe_end;	/* ... of entry mask + 1: wraps */
 	__be32		       *set_ci_db;
 	struct mlx4_context    *ctx;
-	struct mlx4_qp	       *last_qp;	/* of the last completion */
+	/* Of the last completion (NULL: unknown, or an XRC SRQ's). */
+	struct mlx4_qp	       *last_qp;
 	uint8_t			timestamped;	/* CQEs: a time, no SL/SLID */
 	uint8_t			dv_owned;	/* exposed by mlx4dv_init_obj */
 
@@ -215,9 +219,8 @@ struct mlx4_cq {
 	int			cqe_size;
 	struct mlx4_buf		buf;
 
-	/* Extended polling: the CQE being read and its queue. */
+	/* Extended polling: the CQE being read (its QP: last_qp). */
 	struct mlx4_cqe	       *cur_cqe;
-	struct mlx4_qp	       *cur_qp;
 	uint64_t		wc_flags;	/* IBV_WC_EX_WITH_* asked for */
 	struct mlx4_clock_anchor wallclock;	/* for _WALLCLOCK times */
 
@@ -552,6 +555,9 @@ void mlx4_cq_clean(struct mlx4_cq *cq, uint32_t qpn, struct mlx4_srq *srq);
 void mlx4_cq_init_buf(void *buf, uint32_t nent, int cqe_size, uint32_t first);
 void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags);
 int mlx4_cq_alloc_ring(struct mlx4_cq *cq, struct mlx4_context *ctx, int nent);
+void mlx4_cq_set_cons_index(struct mlx4_cq *cq, uint32_t ci);
+void mlx4_cq_switch_ring(struct mlx4_cq *cq, struct mlx4_buf *new_buf,
+			 uint32_t nent);
 void mlx4_cq_free_ring(struct mlx4_cq *cq);
 int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
 			     uint32_t new_nent);

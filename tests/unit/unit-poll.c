@@ -475,7 +475,7 @@ static void test_arm(void)
 
 	fake_env_init(&env, 32, 0);
 	cq = fake_cq(&env, 8, 0x45);
-	cq->cons_index = 3;
+	mlx4_cq_set_cons_index(cq, 3);
 
 	/* sn 1, "solicited only", CI 3: record, then one 64-bit write. */
 	CHECK_EQ(mlx4_arm_cq(&cq->verbs_cq.cq, 1), 0);
@@ -484,7 +484,7 @@ static void test_arm(void)
 
 	/* An event moves the sequence number on. */
 	mlx4_cq_event(&cq->verbs_cq.cq);
-	cq->cons_index = 0x1000005;	/* only 24 bits go to the device */
+	mlx4_cq_set_cons_index(cq, 0x1000005);	/* only 24 bits go to the device */
 	CHECK_EQ(mlx4_arm_cq(&cq->verbs_cq.cq, 0), 0);
 	CHECK_BYTES(cq->arm_db, "22000005");
 	CHECK_BYTES(env.uar + MLX4_CQ_DOORBELL, "22000045 00000005");
@@ -511,7 +511,7 @@ static void test_resize_copy(int cqe_size)
 	qp->sq.wrid[4] = 0x604;
 
 	/* Consumer at 2; CQEs at 2 and 3; the device's RESIZE CQE at 4. */
-	cq->cons_index = 2;
+	mlx4_cq_set_cons_index(cq, 2);
 	qp->sq.tail = 2;
 	put_cqe(cq, 2, "00000555 00000000 00000000 00000000"
 		       "00000000 00000000 00020000 0000004a");
@@ -536,10 +536,7 @@ static void test_resize_copy(int cqe_size)
 	CHECK_EQ(new_cqe[2 * cqe_size + 31], 0x80);	/* 5: device's */
 
 	/* Switch over as mlx4_resize_cq does, then poll in order. */
-	mlx4_free_buf(&cq->buf);
-	cq->buf = new_buf;
-	cq->mask = 15;
-	cq->cqe_base = (uint8_t *)new_buf.buf + cqe_size - 32;
+	mlx4_cq_switch_ring(cq, &new_buf, 16);
 	put_cqe(cq, 5, "00000555 00000000 00000000 00000000"
 		       "00000000 00000000 00040000 0000004a");
 	CHECK_EQ(poll(cq, 4, wc), 3);
@@ -576,7 +573,7 @@ static void test_clean(void)
 	 */
 	for (i = 0; i < 6; i++)
 		cqe_at(cq, i)->owner_sr_opcode = 0;
-	cq->cons_index = 6;
+	mlx4_cq_set_cons_index(cq, 6);
 	for (i = 0; i < 6; i++) {
 		int is_b = (0x1a >> i) & 1;	/* 0 1 0 1 1 0 */
 		static int nb;
