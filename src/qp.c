@@ -1427,17 +1427,24 @@ struct mlx4_wr_batch {
 	/* The request being set up: in the scratch WQE if refused. */
 	struct mlx4_wqe_ctrl_seg *ctrl;
 	void *data;			/* where its payload goes */
-	unsigned int hdr_units;		/* its WQE's 16-byte units before it */
-	uint32_t fence;			/* its bf_qpn's fence bit */
+	/*
+	 * bf_qpn in host order without payload: the 16-byte units before
+	 * it (at most 63: adding the payload's never reaches the fence
+	 * bit) and the fence bit.
+	 */
+	unsigned int size_fence;
 	uint8_t sge_limit;		/* qp->sge_limit[], 0: no payload */
 	uint8_t opcode;
 	uint8_t need;			/* WR_NEED_* */
 
-	/* The batch. */
+	/*
+	 * The batch: its requests are WQEs [head, qp->sq.head).  err, need
+	 * and bf_bytes are 0 between batches: what ends a batch clears
+	 * them, so that wr_start() need not.
+	 */
 	unsigned int head;		/* qp->sq.head at wr_start() */
-	unsigned int ind;		/* the next request's WQE */
 	int err;			/* the first error */
-	unsigned int bf_bytes;		/* BlueFlame bytes of the last request */
+	unsigned int bf_bytes;		/* BlueFlame bytes of a lone request */
 	uint8_t sq_stamp;		/* qp->sq_stamp at wr_start() */
 	uint32_t *owner_opcode;		/* per SQ slot, until wr_complete() */
 	/*
@@ -1479,6 +1486,72 @@ wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
 	return 0;
 }
 
+/* Take WQE @ind for the request: its wrid, and its owner word for later. */
+static inline struct mlx4_wqe_ctrl_seg *
+wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+	     const struct mlx4_send_op *op, unsigned int ind)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+
+	qp->sq.wrid[ind & qp->sq.mask] = qpx->wr_id;
+	b->owner_opcode[ind & qp->sq.mask] = op->opcode_be | owner_bit(qp, ind);
+	qp->sq.head = ind + 1;
+	return get_send_wqe(qp, ind);
+}
+
+/*
+ * The control segment of a request of @opcode at @ctrl and what its
+ * setters need; returns where the opcode's own segments go.  @qpt: see
+ * wr_begin().
+ */
+static inline __attribute__((always_inline))
+void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+		  struct mlx4_wqe_ctrl_seg *ctrl, enum ibv_wr_opcode opcode,
+		  uint32_t imm, unsigned int qpt)
+{
+	const struct mlx4_send_op *op = &send_ops[opcode];
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	unsigned int flags = qpx->wr_flags;
+	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
+
+	if (qpt == MLX4_QPT_BIT_UD)
+		hdr += sizeof(struct mlx4_wqe_datagram_seg);
+	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
+	b->size_fence = hdr / 16 |
+			(flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
+	ctrl->bf_qpn = htobe32(b->size_fence);
+	b->ctrl = ctrl;
+	b->data = (char *)ctrl + hdr;
+	/* No data setter after a bind or an invalidation: the WQE holds none. */
+	b->sge_limit = op->segs < SEG_BIND_MW ? qp->sge_limit[opcode] : 0;
+	b->opcode = opcode;
+	if (qpt == MLX4_QPT_BIT_UD)
+		b->need = WR_NEED_AH;
+	else if (qpt == MLX4_QPT_BIT_RAW)
+		b->need = WR_NEED_FRAME;	/* (other QPs' is always 0) */
+	return (char *)ctrl + hdr - op->hdr_size;
+}
+
+/*
+ * wr_begin()'s unlikely case, out of line so that the likely one saves
+ * no registers: a request refused goes into the scratch WQE.
+ */
+static void * __attribute__((noinline))
+wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm,
+	      unsigned int qpt)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wqe_ctrl_seg *ctrl = b->scratch;
+	int err = wr_refusal(qp, b, opcode, qpx->wr_flags, qp->sq.head);
+
+	if (err)
+		b->err = err;
+	else
+		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
+	return wr_set_ctrl(qpx, b, ctrl, opcode, imm, qpt);
+}
+
 /*
  * The opcode call: a new request of @opcode in the next WQE, with the
  * wr_id and flags the caller set.  @qpt is the QP's type if UD or raw,
@@ -1490,45 +1563,17 @@ static inline __attribute__((always_inline))
 void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	       uint32_t imm, unsigned int qpt)
 {
-	const struct mlx4_send_op *op = &send_ops[opcode];
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
-	unsigned int flags = qpx->wr_flags;
-	unsigned int ind = b->ind;
-	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
-	struct mlx4_wqe_ctrl_seg *ctrl;
-	int err;
+	unsigned int ind = qp->sq.head;
 
-	if (qpt == MLX4_QPT_BIT_UD)
-		hdr += sizeof(struct mlx4_wqe_datagram_seg);
 	if (unlikely(b->err || wq_looks_full(&qp->sq, ind) ||
 		     !qp->sge_limit[opcode] ||
 		     ((qpt & QPT_DATAGRAM) &&
-		      (b->need || (flags & IBV_SEND_IP_CSUM)))) &&
-	    (err = wr_refusal(qp, b, opcode, flags, ind))) {
-		b->err = err;
-		ctrl = b->scratch;
-	} else {
-		ctrl = get_send_wqe(qp, ind);
-		qp->sq.wrid[ind & qp->sq.mask] = qpx->wr_id;
-		b->owner_opcode[ind & qp->sq.mask] = op->opcode_be |
-						     owner_bit(qp, ind);
-		b->ind = ind + 1;
-	}
-
-	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	b->ctrl = ctrl;
-	b->data = (char *)ctrl + hdr;
-	b->hdr_units = hdr / 16;
-	b->fence = fence_bit(flags);
-	ctrl->bf_qpn = htobe32(hdr / 16) | b->fence;
-	/* No data setter after a bind or an invalidation: the WQE holds none. */
-	b->sge_limit = op->segs < SEG_BIND_MW ? qp->sge_limit[opcode] : 0;
-	b->opcode = opcode;
-	b->need = qpt == MLX4_QPT_BIT_UD ? WR_NEED_AH :
-		  qpt == MLX4_QPT_BIT_RAW ? WR_NEED_FRAME : 0;
-	b->bf_bytes = 0;
-	return (char *)ctrl + hdr - op->hdr_size;
+		      (b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)))))
+		return wr_begin_slow(qpx, opcode, imm, qpt);
+	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode], ind),
+			   opcode, imm, qpt);
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
@@ -1625,10 +1670,10 @@ static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 			       unsigned int units)
 {
-	units += b->hdr_units;
-	b->ctrl->bf_qpn = htobe32(units) | b->fence;
+	units += b->size_fence;
+	b->ctrl->bf_qpn = htobe32(units);
 	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if (units > 64 / 16)
+	if ((units & ~MLX4_WQE_CTRL_FENCE) > 64 / 16)
 		qp->sq_stamp = 1;
 }
 
@@ -1666,24 +1711,30 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 	wr_set_size(qp, b, num_sge);
 }
 
+static void __attribute__((noinline))
+wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+		 uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
 /*
  * One entry of 1 byte to max_msg_sz into a WQE that holds it (anything
- * else: wr_set_sge_list()).  Its WQE is one block at most, but for UD,
+ * else: wr_set_other_sge()).  Its WQE is one block at most, but for UD,
  * whose wr_set_ud_addr() sets qp->sq_stamp.
  */
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		       uint32_t length)
 {
-	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
 	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
-	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ)) {
-		wr_set_sge_list(qpx, 1, &sge);
-		return;
-	}
+	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ))
+		return wr_set_other_sge(qpx, lkey, addr, length);
 	set_plain_data_seg(b->data, &sge);
-	b->ctrl->bf_qpn = htobe32(b->hdr_units + 1) | b->fence;
+	b->ctrl->bf_qpn = htobe32(b->size_fence + 1);
 }
 
 /* The request's inline payload ends at @end: its size, and BlueFlame's. */
@@ -1692,7 +1743,8 @@ static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 {
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
 
-	wr_set_size(qp, b, (bytes + 15) / 16 - b->hdr_units);
+	wr_set_size(qp, b, (bytes + 15) / 16 -
+			   (b->size_fence & ~MLX4_WQE_CTRL_FENCE));
 	/* No payload takes no BlueFlame, as a one-unit WQE never does. */
 	if (end != b->data && (bytes + 15) / 16 <= qp->bf_max_size)
 		b->bf_bytes = (bytes + 63) & ~63U;
@@ -1840,16 +1892,29 @@ static void wr_ignore_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
 }
 
+/* A new batch, the SQ locked. */
+static inline void wr_start_batch(struct mlx4_qp *qp)
+{
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	b->head = qp->sq.head;
+	b->sq_stamp = qp->sq_stamp;
+}
+
+static void __attribute__((noinline))
+wr_start_contended(struct mlx4_qp *qp)
+{
+	mlx4_lock_contended(&qp->sq.lock);
+	wr_start_batch(qp);
+}
+
 static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
 
-	mlx4_lock(&qp->sq.lock);
-	b->head = b->ind = qp->sq.head;
-	b->err = 0;
-	b->need = 0;
-	b->sq_stamp = qp->sq_stamp;
+	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
+		return wr_start_contended(qp);
+	wr_start_batch(qp);
 }
 
 /*
@@ -1862,9 +1927,13 @@ static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
 	unsigned int n;
 
-	for (n = b->head; n != b->ind; n++)
+	for (n = b->head; n != qp->sq.head; n++)
 		stamp_later_blocks(qp, get_send_wqe(qp, n));
+	qp->sq.head = b->head;
 	qp->sq_stamp = b->sq_stamp;
+	b->err = 0;
+	b->need = 0;
+	b->bf_bytes = 0;
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)
@@ -1875,24 +1944,13 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	mlx4_unlock(&qp->sq.lock);
 }
 
-static int __attribute__((noinline))
-wr_complete_failed(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
-{
-	int err = b->err ? b->err : EINVAL;	/* else a setter lacked */
-
-	wr_rollback(qp, b);
-	mlx4_unlock(&qp->sq.lock);
-	return err;
-}
-
 /*
  * The batch's WQEs before its last, @last, all written: one barrier,
  * then their first words, in order.  The doorbell, rung after a barrier
  * of its own, has the device look at them all.
  */
-static void __attribute__((noinline))
-wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
-		     unsigned int last)
+static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+				 unsigned int last)
 {
 	unsigned int n;
 
@@ -1914,39 +1972,69 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
 	unsigned int n = b->head;
 
-	if (b->ind - b->head > qp->sq_spare_wqes)
-		n = b->ind - qp->sq_spare_wqes;
-	for (; n != b->ind; n++)
+	if (qp->sq.head - b->head > qp->sq_spare_wqes)
+		n = qp->sq.head - qp->sq_spare_wqes;
+	for (; n != qp->sq.head; n++)
 		stamp_ahead_of(qp, get_send_wqe(qp, n));
 }
 
+/* The last WQE of the batch, b->ctrl: ring for all. */
+static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+			   int use_bf)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
+	unsigned int last = qp->sq.head - 1;
+
+	ring_send_doorbell(qp, ctrl,
+			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
+					      ctrl->bf_qpn },
+			   last, use_bf, b->bf_bytes);
+}
+
 /*
- * Hand the batch [b->head, b->ind) over and ring once: by BlueFlame if
- * it is one request with inline data that fits, as post_send does.
+ * wr_complete() but for a lone request: a failed batch (rolled back), an
+ * empty one, or several requests.
+ */
+static int __attribute__((noinline))
+wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	int err = b->err;
+
+	if (err || b->need) {
+		wr_rollback(qp, b);
+		mlx4_unlock(&qp->sq.lock);
+		return err ? err : EINVAL;	/* else a setter lacked */
+	}
+	if (qp->sq.head != b->head) {
+		wr_hand_over_earlier(qp, b, qp->sq.head - 1);
+		wr_ring(qp, b, 0);
+		b->bf_bytes = 0;
+		if (qp->sq_stamp)
+			wr_stamp_ahead(qp, b);
+	}
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/*
+ * Hand the batch over and ring once; a lone request with inline data
+ * that fits goes by BlueFlame, as post_send's does.
  */
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
-	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
-	unsigned int last = b->ind - 1;
-	int lone = last == b->head;
 
-	if (unlikely(b->err || b->need))
-		return wr_complete_failed(qp, b);
-	if (unlikely(!lone)) {
-		if (b->ind == b->head)
-			goto out;
-		wr_hand_over_earlier(qp, b, last);
+	if (unlikely(b->err || b->need || qp->sq.head - b->head != 1))
+		return wr_complete_slow(qp, b);
+	if (b->bf_bytes) {
+		wr_ring(qp, b, 1);
+		b->bf_bytes = 0;
+	} else {
+		wr_ring(qp, b, 0);
 	}
-	qp->sq.head = b->ind;
-	ring_send_doorbell(qp, ctrl,
-			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
-					      ctrl->bf_qpn },
-			   last, lone && b->bf_bytes, b->bf_bytes);
 	if (qp->sq_stamp)
-		wr_stamp_ahead(qp, b);
-out:
+		stamp_ahead_of(qp, b->ctrl);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
