@@ -333,15 +333,16 @@ static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
-	unsigned int i;
+	unsigned int i, stride = 1U << qp->sq.wqe_shift;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
 	*(uint32_t *)(slot + 64) = 0xffffffff;
-	if (unlikely(qp->sq.wqe_shift > 7)) {
+	if (unlikely(stride > 128)) {
 		*(uint32_t *)(slot + 128) = 0xffffffff;
 		*(uint32_t *)(slot + 192) = 0xffffffff;
-		for (i = 256; i < 1U << qp->sq.wqe_shift; i += 64)
+		/* (stride read once: these stores may alias anything) */
+		for (i = 256; i < stride; i += 64)
 			*(uint32_t *)(slot + i) = 0xffffffff;
 	}
 }
@@ -1492,11 +1493,13 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 	     const struct mlx4_send_op *op, unsigned int ind)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	unsigned int slot = ind & qp->sq.mask;
+	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
 
-	qp->sq.wrid[ind & qp->sq.mask] = qpx->wr_id;
-	b->owner_opcode[ind & qp->sq.mask] = op->opcode_be | owner_bit(qp, ind);
+	qp->sq.wrid[slot] = qpx->wr_id;
+	b->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
 	qp->sq.head = ind + 1;
-	return get_send_wqe(qp, ind);
+	return ctrl;
 }
 
 /*
@@ -1533,12 +1536,13 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 }
 
 /*
- * wr_begin()'s unlikely case, out of line so that the likely one saves
- * no registers: a request refused goes into the scratch WQE.
+ * The opcode call's unlikely case, out of line so that the likely one
+ * saves no registers (each opcode call tail-calls it, with what it needs
+ * to write its own segments): a request refused goes into the scratch
+ * WQE.  Returns where the opcode's own segments go.
  */
 static void * __attribute__((noinline))
-wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm,
-	      unsigned int qpt)
+wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
@@ -1549,15 +1553,54 @@ wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm,
 		b->err = err;
 	else
 		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
-	return wr_set_ctrl(qpx, b, ctrl, opcode, imm, qpt);
+	return wr_set_ctrl(qpx, b, ctrl, opcode, imm,
+			   qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW));
+}
+
+static void __attribute__((noinline))
+wr_rdma_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm,
+	     uint32_t rkey, uint64_t remote_addr)
+{
+	set_raddr_seg(wr_begin_slow(qpx, opcode, imm), remote_addr, rkey);
+}
+
+static void __attribute__((noinline))
+wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+	       uint32_t rkey, uint64_t remote_addr, uint64_t swap_add,
+	       uint64_t compare)
+{
+	struct mlx4_wqe_raddr_seg *rseg = wr_begin_slow(qpx, opcode, 0);
+
+	set_raddr_seg(rseg, remote_addr, rkey);
+	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
 }
 
 /*
- * The opcode call: a new request of @opcode in the next WQE, with the
- * wr_id and flags the caller set.  @qpt is the QP's type if UD or raw,
- * else 0 (each has its own copy: they need setters, and refuse checksum
- * offload they lack).  Writes the control segment and the WQE's size
- * without payload; returns where the opcode's own segments go.
+ * Does the opcode call have to take its unlikely case: a failed batch,
+ * a queue that looks full, an opcode its QP refuses, a UD or raw request
+ * with a request before it that lacks a setter, or asking for checksums?
+ * @qpt: see wr_begin().
+ */
+static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
+				    enum ibv_wr_opcode opcode,
+				    unsigned int qpt)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	return b->err || wq_looks_full(&qp->sq, qp->sq.head) ||
+	       !qp->sge_limit[opcode] ||
+	       ((qpt & QPT_DATAGRAM) &&
+		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
+}
+
+/*
+ * The opcode call, once wr_begin_unlikely() said no: a new request of
+ * @opcode in the next WQE, with the wr_id and flags the caller set.
+ * @qpt is the QP's type if UD or raw, else 0 (each has its own copy:
+ * they need setters, and refuse checksum offload they lack).  Writes the
+ * control segment and the WQE's size without payload; returns where the
+ * opcode's own segments go.
  */
 static inline __attribute__((always_inline))
 void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
@@ -1565,93 +1608,125 @@ void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
-	unsigned int ind = qp->sq.head;
 
-	if (unlikely(b->err || wq_looks_full(&qp->sq, ind) ||
-		     !qp->sge_limit[opcode] ||
-		     ((qpt & QPT_DATAGRAM) &&
-		      (b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)))))
-		return wr_begin_slow(qpx, opcode, imm, qpt);
-	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode], ind),
+	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode],
+						qp->sq.head),
 			   opcode, imm, qpt);
+}
+
+/* An opcode call without segments of its own. */
+static inline __attribute__((always_inline))
+void wr_begin_plain(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		    uint32_t imm, unsigned int qpt)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, qpt)))
+		wr_begin_slow(qpx, opcode, imm);
+	else
+		wr_begin(qpx, opcode, imm, qpt);
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
 {
-	wr_begin(qpx, IBV_WR_SEND, 0, 0);
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, 0);
 }
 
 static void wr_send_ud(struct ibv_qp_ex *qpx)
 {
-	wr_begin(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_UD);
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_UD);
 }
 
 static void wr_send_raw(struct ibv_qp_ex *qpx)
 {
-	wr_begin(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_RAW);
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_RAW);
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	wr_begin(qpx, IBV_WR_SEND_WITH_IMM, imm_data, 0);
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, 0);
 }
 
 static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	wr_begin(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
 }
 
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
-	wr_begin(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
+}
+
+/* An RDMA opcode call: the remote address segment. */
+static inline __attribute__((always_inline))
+void wr_begin_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		   uint32_t imm, uint32_t rkey, uint64_t remote_addr)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_rdma_slow(qpx, opcode, imm, rkey, remote_addr);
+	set_raddr_seg(wr_begin(qpx, opcode, imm, 0), remote_addr, rkey);
 }
 
 static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr)
 {
-	set_raddr_seg(wr_begin(qpx, IBV_WR_RDMA_WRITE, 0, 0), remote_addr,
-		      rkey);
+	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE, 0, rkey, remote_addr);
 }
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, __be32 imm_data)
 {
-	set_raddr_seg(wr_begin(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, 0),
-		      remote_addr, rkey);
+	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
+		      remote_addr);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			 uint64_t remote_addr)
 {
-	set_raddr_seg(wr_begin(qpx, IBV_WR_RDMA_READ, 0, 0), remote_addr,
-		      rkey);
+	wr_begin_rdma(qpx, IBV_WR_RDMA_READ, 0, rkey, remote_addr);
+}
+
+/* An atomic opcode call: the remote address and the operands. */
+static inline __attribute__((always_inline))
+void wr_begin_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		     uint32_t rkey, uint64_t remote_addr, uint64_t swap_add,
+		     uint64_t compare)
+{
+	struct mlx4_wqe_raddr_seg *rseg;
+
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_atomic_slow(qpx, opcode, rkey, remote_addr,
+				      swap_add, compare);
+	rseg = wr_begin(qpx, opcode, 0, 0);
+	set_raddr_seg(rseg, remote_addr, rkey);
+	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
 }
 
 static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr, uint64_t compare,
 			      uint64_t swap)
 {
-	struct mlx4_wqe_raddr_seg *rseg =
-		wr_begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, 0, 0);
-
-	set_raddr_seg(rseg, remote_addr, rkey);
-	set_atomic_seg((void *)(rseg + 1), swap, compare);
+	wr_begin_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+			swap, compare);
 }
 
 static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
-	struct mlx4_wqe_raddr_seg *rseg =
-		wr_begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, 0);
+	wr_begin_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
+			add, 0);
+}
 
-	set_raddr_seg(rseg, remote_addr, rkey);
-	set_atomic_seg((void *)(rseg + 1), add, 0);
+/* Key changes, rarer: their unlikely case is no tail call. */
+static void *wr_begin_key(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_begin_slow(qpx, opcode, 0);
+	return wr_begin(qpx, opcode, 0, 0);
 }
 
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 		       uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
-	void *seg = wr_begin(qpx, IBV_WR_BIND_MW, 0, 0);
+	void *seg = wr_begin_key(qpx, IBV_WR_BIND_MW);
 
 	if (!mw) {
 		wr_set_err(qpx_to_mqp(qpx)->wrb, EINVAL);
@@ -1662,8 +1737,7 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
-	set_local_inv_seg(wr_begin(qpx, IBV_WR_LOCAL_INV, 0, 0),
-			  invalidate_rkey);
+	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
 }
 
 /* The request's WQE holds @units of payload: its size. */
@@ -2017,9 +2091,22 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 }
 
 /*
- * Hand the batch over and ring once; a lone request with inline data
- * that fits goes by BlueFlame, as post_send's does.
+ * wr_complete() for a lone request with inline data that fits: by
+ * BlueFlame, as post_send's goes.  Out of line, so that the doorbell
+ * path saves no registers.
  */
+static int __attribute__((noinline))
+wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	wr_ring(qp, b, 1);
+	b->bf_bytes = 0;
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, b->ctrl);
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/* Hand the batch over and ring once. */
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
@@ -2027,12 +2114,9 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 
 	if (unlikely(b->err || b->need || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
-	if (b->bf_bytes) {
-		wr_ring(qp, b, 1);
-		b->bf_bytes = 0;
-	} else {
-		wr_ring(qp, b, 0);
-	}
+	if (b->bf_bytes)
+		return wr_complete_bf(qp, b);
+	wr_ring(qp, b, 0);
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
 	mlx4_unlock(&qp->sq.lock);
