@@ -1019,9 +1019,8 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 }
 
 /*
- * The steps of a call that posts a list of requests: post_send_list()
- * and the ibv_wr_* batches.  Why @wr may not go in as WQE @ind (0: it
- * may), with nothing written.
+ * The steps of post_send_list().  Why @wr may not go in as WQE @ind (0:
+ * it may), with nothing written.
  */
 static int send_wr_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			   unsigned int ind)
