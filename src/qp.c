@@ -435,9 +435,10 @@ static inline void set_datagram_seg(struct mlx4_qp *qp,
 {
 	struct mlx4_ah *ah = to_mah(ibah);
 
-	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
+	/* First: post_send's loads of them may not pass the copies. */
 	dseg->dqpn = htobe32(remote_qpn);
 	dseg->qkey = htobe32(remote_qkey);
+	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
 	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
 	qp->sq_stamp = 1;
 }
