@@ -333,15 +333,16 @@ static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
-	unsigned int i;
+	unsigned int i, stride = 1U << qp->sq.wqe_shift;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
 	*(uint32_t *)(slot + 64) = 0xffffffff;
-	if (unlikely(qp->sq.wqe_shift > 7)) {
+	if (unlikely(stride > 128)) {
 		*(uint32_t *)(slot + 128) = 0xffffffff;
 		*(uint32_t *)(slot + 192) = 0xffffffff;
-		for (i = 256; i < 1U << qp->sq.wqe_shift; i += 64)
+		/* (stride read once: these stores may alias anything) */
+		for (i = 256; i < stride; i += 64)
 			*(uint32_t *)(slot + i) = 0xffffffff;
 	}
 }
@@ -377,22 +378,18 @@ static inline void set_raddr_seg(struct mlx4_wqe_raddr_seg *rseg,
 	rseg->reserved = 0;
 }
 
+/* A compare-and-swap's operands, or a fetch-and-add's addend and 0. */
 static inline void set_atomic_seg(struct mlx4_wqe_atomic_seg *aseg,
-				  struct ibv_send_wr *wr)
+				  uint64_t swap_add, uint64_t compare)
 {
-	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		aseg->swap_add = htobe64(wr->wr.atomic.swap);
-		aseg->compare = htobe64(wr->wr.atomic.compare_add);
-	} else {
-		aseg->swap_add = htobe64(wr->wr.atomic.compare_add);
-		aseg->compare = 0;
-	}
+	aseg->swap_add = htobe64(swap_add);
+	aseg->compare = htobe64(compare);
 }
 
 static void set_bind_seg(struct mlx4_wqe_bind_seg *bseg,
-			 struct ibv_send_wr *wr)
+			 const struct ibv_mw *mw, uint32_t rkey,
+			 const struct ibv_mw_bind_info *info)
 {
-	const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
 	int access = info->mw_access_flags;
 	uint32_t flags1 = 0, flags2 = 0;
 
@@ -402,14 +399,14 @@ static void set_bind_seg(struct mlx4_wqe_bind_seg *bseg,
 		flags1 |= MLX4_WQE_MW_REMOTE_WRITE;
 	if (access & IBV_ACCESS_REMOTE_READ)
 		flags1 |= MLX4_WQE_MW_REMOTE_READ;
-	if (wr->bind_mw.mw->type == IBV_MW_TYPE_2)
+	if (mw->type == IBV_MW_TYPE_2)
 		flags2 |= MLX4_WQE_BIND_TYPE_2;
 	if (access & IBV_ACCESS_ZERO_BASED)
 		flags2 |= MLX4_WQE_BIND_ZERO_BASED;
 
 	bseg->flags1 = htobe32(flags1);
 	bseg->flags2 = htobe32(flags2);
-	bseg->new_rkey = htobe32(wr->bind_mw.rkey);
+	bseg->new_rkey = htobe32(rkey);
 	bseg->lkey = htobe32(info->mr ? info->mr->lkey : 0);
 	bseg->addr = htobe64(info->addr);
 	bseg->length = htobe64(info->length);
@@ -427,15 +424,29 @@ _Static_assert(offsetof(struct mlx4_wqe_datagram_seg, vlan) + 2 ==
 	       sizeof(struct mlx4_wqe_datagram_seg) == 48,
 	       "the AH's l2 bytes end the datagram segment");
 
-static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
-				    const struct ibv_send_wr *wr)
+/*
+ * A UD request's destination.  Its WQE is 80 bytes at least: from now
+ * on, stamping has work to do.
+ */
+static inline void set_datagram_seg(struct mlx4_qp *qp,
+				    struct mlx4_wqe_datagram_seg *dseg,
+				    struct ibv_ah *ibah, uint32_t remote_qpn,
+				    uint32_t remote_qkey)
 {
-	struct mlx4_ah *ah = to_mah(wr->wr.ud.ah);
+	struct mlx4_ah *ah = to_mah(ibah);
 
+	/* First: post_send's loads of them may not pass the copies. */
+	dseg->dqpn = htobe32(remote_qpn);
+	dseg->qkey = htobe32(remote_qkey);
 	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
-	dseg->dqpn = htobe32(wr->wr.ud.remote_qpn);
-	dseg->qkey = htobe32(wr->wr.ud.remote_qkey);
 	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
+	qp->sq_stamp = 1;
+}
+
+/* XRC: the SRQ on the far side that takes the message, in srcrb_flags. */
+static inline uint32_t xrc_srqn_bits(uint32_t remote_srqn)
+{
+	return htobe32(remote_srqn << 8);
 }
 
 /*
@@ -526,52 +537,75 @@ static inline void copy_payload(char *dst, const char *src, unsigned int len)
 }
 
 /*
- * Copy the payload of @wr into the WQE at @seg as inline segments, each
- * confined to its 64-byte block, and return where the data ends.  Each
- * segment's header is written after its data (barrier between), so a
- * prefetched block never shows a valid header over stale bytes.
+ * Inline payload, written into a WQE as inline segments, each confined
+ * to its 64-byte block, from any number of buffers (post_send's gather
+ * list, wr_set_inline_data_list()'s buffers).  Each segment's header is
+ * written after its data (barrier between), so a prefetched block never
+ * shows a valid header over stale bytes.
  */
+struct inline_writer {
+	struct mlx4_wqe_inline_seg *hdr;	/* the open segment's */
+	char *dst;				/* where the next byte goes */
+	unsigned int room;			/* bytes left in its block */
+	unsigned int seg_len;			/* bytes in it so far */
+};
+
+static inline void inline_start(struct inline_writer *w, void *seg)
+{
+	w->hdr = seg;
+	w->dst = (char *)(w->hdr + 1);
+	w->room = MLX4_INLINE_ALIGN -
+		  ((uintptr_t)w->dst & (MLX4_INLINE_ALIGN - 1));
+	w->seg_len = 0;
+}
+
+static inline __attribute__((always_inline))
+void inline_put(struct inline_writer *w, const char *src, unsigned int len)
+{
+	while (len > w->room) {
+		copy_payload(w->dst, src, w->room);
+		src += w->room;
+		len -= w->room;
+		w->dst += w->room;
+		w->seg_len += w->room;
+
+		udma_to_device_barrier();
+		w->hdr->byte_count = htobe32(MLX4_INLINE_SEG | w->seg_len);
+
+		w->hdr = (struct mlx4_wqe_inline_seg *)w->dst;
+		w->dst += sizeof(*w->hdr);
+		w->room = MLX4_INLINE_ALIGN - sizeof(*w->hdr);
+		w->seg_len = 0;
+	}
+	copy_payload(w->dst, src, len);
+	w->dst += len;
+	w->room -= len;
+	w->seg_len += len;
+}
+
+/* Close the last segment; returns where the data ends. */
+static inline void *inline_end(struct inline_writer *w)
+{
+	if (!w->seg_len)
+		return w->hdr;	/* no payload at all: no segment */
+
+	udma_to_device_barrier();
+	w->hdr->byte_count = htobe32(MLX4_INLINE_SEG | w->seg_len);
+	return w->dst;
+}
+
+/* The gather list of @wr as inline payload at @seg; returns its end. */
 static inline __attribute__((always_inline))
 void *set_inline_data(void *seg, const struct ibv_send_wr *wr)
 {
-	struct mlx4_wqe_inline_seg *hdr = seg;
-	char *dst = (char *)(hdr + 1);
-	unsigned int room = MLX4_INLINE_ALIGN -
-			    ((uintptr_t)dst & (MLX4_INLINE_ALIGN - 1));
-	unsigned int seg_len = 0;
+	struct inline_writer w;
 	int i;
 
-	for (i = 0; i < wr->num_sge; i++) {
-		const char *src = (const char *)(uintptr_t)wr->sg_list[i].addr;
-		unsigned int len = wr->sg_list[i].length;
-
-		while (len > room) {
-			copy_payload(dst, src, room);
-			src += room;
-			len -= room;
-			dst += room;
-			seg_len += room;
-
-			udma_to_device_barrier();
-			hdr->byte_count = htobe32(MLX4_INLINE_SEG | seg_len);
-
-			hdr = (struct mlx4_wqe_inline_seg *)dst;
-			dst += sizeof(*hdr);
-			room = MLX4_INLINE_ALIGN - sizeof(*hdr);
-			seg_len = 0;
-		}
-		copy_payload(dst, src, len);
-		dst += len;
-		room -= len;
-		seg_len += len;
-	}
-
-	if (!seg_len)
-		return hdr;	/* no payload at all: no segment */
-
-	udma_to_device_barrier();
-	hdr->byte_count = htobe32(MLX4_INLINE_SEG | seg_len);
-	return dst;
+	inline_start(&w, seg);
+	for (i = 0; i < wr->num_sge; i++)
+		inline_put(&w, (const char *)(uintptr_t)wr->sg_list[i].addr,
+			   wr->sg_list[i].length);
+	return inline_end(&w);
 }
 
 /*
@@ -704,10 +738,16 @@ static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
 	if (segs == SEG_RADDR) {
 		set_raddr_seg(seg, wr->wr.rdma.remote_addr, wr->wr.rdma.rkey);
 	} else if (segs == SEG_ATOMIC) {
+		struct mlx4_wqe_atomic_seg *aseg = (void *)((char *)seg +
+					sizeof(struct mlx4_wqe_raddr_seg));
+
 		set_raddr_seg(seg, wr->wr.atomic.remote_addr,
 			      wr->wr.atomic.rkey);
-		set_atomic_seg((void *)((char *)seg +
-					sizeof(struct mlx4_wqe_raddr_seg)), wr);
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+			set_atomic_seg(aseg, wr->wr.atomic.swap,
+				       wr->wr.atomic.compare_add);
+		else
+			set_atomic_seg(aseg, wr->wr.atomic.compare_add, 0);
 	}
 }
 
@@ -715,8 +755,9 @@ static inline void set_remote_segs(void *seg, struct ibv_send_wr *wr,
  * A raw frame's control segment: the frame's destination MAC, by which
  * the adapter loops a frame back to its own ports, in srcrb_flags' first
  * two bytes and the immediate; the solicit bit asks for no ICRC.  Raw
- * frames take the general path only (no recipe in qp->fast_op[]), so the
- * fast paths carry no trace of them.
+ * frames take post_send's general path only (no recipe in
+ * qp->fast_op[]), and the wr_* calls of raw QPs their own data setters,
+ * so the fast paths carry no trace of them.
  */
 static void __attribute__((noinline))
 set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
@@ -732,33 +773,58 @@ set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 
 /*
  * The control segment but its first 8 bytes (struct wqe_head below),
- * and for UD the datagram segment behind it.  @strong is the
- * strong-order bit or 0.  @qpt_bit is qp->qpt_bit, or a constant in a
- * copy made for one transport.  Returns where the opcode's own segments
- * start.
+ * for post_send and the wr_* opcode calls alike: @srcrb is
+ * qp->srcrb_of_flags[] for the request's flags (srcrb_of()), with the
+ * strong-order bit or an XRC request's remote SRQN ORed in.
+ */
+static inline uint32_t srcrb_of(struct mlx4_qp *qp, unsigned int send_flags)
+{
+	return qp->srcrb_of_flags[SRCRB_INDEX(send_flags)];
+}
+
+static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
+				uint32_t srcrb, uint32_t imm)
+{
+	ctrl->srcrb_flags = srcrb;
+	ctrl->imm = imm;
+}
+
+/*
+ * post_send's control segment, and for UD the datagram segment behind
+ * it, from @wr.  @strong is the strong-order bit or 0.  @qpt_bit is
+ * qp->qpt_bit, or a constant in a copy made for one transport.  Returns
+ * where the opcode's own segments start.
  */
 static inline __attribute__((always_inline))
-void *set_ctrl_seg(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
-		   const struct ibv_send_wr *wr, unsigned int qpt_bit,
-		   uint32_t strong, uint32_t imm)
+void *set_wr_ctrl_segs(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
+		       const struct ibv_send_wr *wr, unsigned int qpt_bit,
+		       uint32_t strong, uint32_t imm)
 {
-	uint32_t srcrb = qp->srcrb_of_flags[SRCRB_INDEX(wr->send_flags)];
+	uint32_t srcrb = srcrb_of(qp, wr->send_flags) | strong;
 	void *seg = ctrl + 1;
 
 	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qpt_bit == MLX4_QPT_BIT_UD) {
-			set_datagram_seg(seg, wr);
+			set_datagram_seg(qp, seg, wr->wr.ud.ah,
+					 wr->wr.ud.remote_qpn,
+					 wr->wr.ud.remote_qkey);
 			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
-			/* 80 bytes: from now on, stamping has work to do. */
-			qp->sq_stamp = 1;
 		} else {
-			/* XRC: the SRQ on the far side takes the message. */
-			srcrb |= htobe32(wr->qp_type.xrc.remote_srqn << 8);
+			srcrb |= xrc_srqn_bits(wr->qp_type.xrc.remote_srqn);
 		}
 	}
-	ctrl->srcrb_flags = srcrb | strong;
-	ctrl->imm = imm;
+	set_ctrl_seg(ctrl, srcrb, imm);
 	return seg;
+}
+
+/*
+ * The device may start a later WQE before an earlier one is done; a
+ * change to a key waits for the WQEs before it to finish.
+ */
+static inline uint32_t strong_order_bit(const struct mlx4_send_op *op)
+{
+	return op->segs >= SEG_BIND_MW ?
+	       MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER) : 0;
 }
 
 /* What goes into ctrl->imm for an opcode of the general path. */
@@ -849,8 +915,8 @@ struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	const struct mlx4_fast_op *op = &qp->fast_op[wr->opcode];
 	void *seg;
 
-	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, 0,
-			   wr->imm_data & op->imm_mask);
+	seg = set_wr_ctrl_segs(qp, ctrl, wr, qp->qpt_bit, 0,
+			       wr->imm_data & op->imm_mask);
 	set_remote_segs(seg, wr, op->segs);
 	set_plain_data_seg((void *)((char *)ctrl + op->data_offset),
 			   wr->sg_list);
@@ -884,7 +950,7 @@ static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
 	unsigned int size = (sizeof(*ctrl) + room) / 16 + wr->num_sge;
 	int i;
 
-	set_ctrl_seg(qp, ctrl, wr, MLX4_QPT_BIT_RAW, 0, 0);
+	set_ctrl_seg(ctrl, srcrb_of(qp, wr->send_flags), 0);
 	set_raw_ctrl(ctrl, wr->tso.hdr, ctrl->srcrb_flags |
 		     MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
 			       MLX4_WQE_CTRL_TCP_UDP_CSUM));
@@ -908,7 +974,6 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 				      unsigned int ind, unsigned int *bf_bytes)
 {
 	const struct mlx4_send_op *op;
-	uint32_t strong = 0;
 	unsigned int size;
 	void *seg;
 
@@ -917,18 +982,14 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 		return build_tso_wqe(qp, wr, ctrl, ind);
 	op = &send_ops[wr->opcode];
 
-	/*
-	 * The device may start a later WQE before an earlier one is done;
-	 * a change to a key waits for the WQEs before it to finish.
-	 */
-	if (op->segs >= SEG_BIND_MW)
-		strong = MLX4_BE32(MLX4_WQE_CTRL_STRONG_ORDER);
-	seg = set_ctrl_seg(qp, ctrl, wr, qp->qpt_bit, strong, wqe_imm(op, wr));
+	seg = set_wr_ctrl_segs(qp, ctrl, wr, qp->qpt_bit,
+			       strong_order_bit(op), wqe_imm(op, wr));
 	if (unlikely(qp->qpt_bit == MLX4_QPT_BIT_RAW))
 		set_raw_ctrl(ctrl, (void *)(uintptr_t)wr->sg_list[0].addr,
 			     ctrl->srcrb_flags);
 	if (op->segs == SEG_BIND_MW)
-		set_bind_seg(seg, wr);
+		set_bind_seg(seg, wr->bind_mw.mw, wr->bind_mw.rkey,
+			     &wr->bind_mw.bind_info);
 	else if (op->segs == SEG_LOCAL_INV)
 		set_local_inv_seg(seg, wr->invalidate_rkey);
 	else
@@ -959,9 +1020,8 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 }
 
 /*
- * The steps of a call that posts a list of requests: post_send_list()
- * and the ibv_wr_* batches.  Why @wr may not go in as WQE @ind (0: it
- * may), with nothing written.
+ * The steps of post_send_list().  Why @wr may not go in as WQE @ind (0:
+ * it may), with nothing written.
  */
 static int send_wr_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			   unsigned int ind)
@@ -1115,8 +1175,8 @@ int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	/* Now, so that fewer values live across the payload's barriers. */
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
 	qp->sq.head = ind + 1;
-	seg = set_ctrl_seg(qp, ctrl, wr, qpt_bit, 0,
-			   wr->imm_data & op->imm_mask);
+	seg = set_wr_ctrl_segs(qp, ctrl, wr, qpt_bit, 0,
+			       wr->imm_data & op->imm_mask);
 	set_remote_segs(seg, wr, op->segs);
 	end = set_inline_payload((void *)((char *)ctrl + op->data_offset),
 				 op->inline_room,
@@ -1347,27 +1407,52 @@ int mlx4_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 }
 
 /* ---------------------------------------------------------------------
- * The ibv_wr_* interface (ibv_qp_ex).  Each opcode call starts a request
- * in qp->wrb->wr, its setters fill it, and the next opcode call or
- * wr_complete() builds it with build_send_wqe(), the general path's own
- * builder.  No WQE is handed over before wr_complete(): it hands them
- * all over in order and rings once, so wr_abort() and an error in the
- * batch leave nothing the device could see.
+ * The ibv_wr_* interface (ibv_qp_ex).  Each call writes its part of the
+ * request's WQE in place, at the queue's next index: the opcode call the
+ * control segment and the opcode's own segments, wr_set_ud_addr() the
+ * datagram segment, the data setters the data or inline segments and the
+ * WQE's size.  Only the first word of each WQE, whose owner bit hands it
+ * to the device, waits for wr_complete(), which writes them all and
+ * rings once: wr_abort() and an error in the batch leave nothing the
+ * device could take.  (rdma-core's mlx5 builds its WQEs in place too; it
+ * gates them with its doorbell record, mlx4 with the owner bits.)
  */
 
+/* What a request cannot go without; wr_complete() refuses it (EINVAL). */
+enum {
+	WR_NEED_AH	= 1 << 0,	/* UD: wr_set_ud_addr() */
+	WR_NEED_FRAME	= 1 << 1,	/* raw: a frame from a data setter */
+};
+
 struct mlx4_wr_batch {
-	struct ibv_send_wr wr;		/* the request being set up */
-	struct ibv_sge inl_sge;		/* its inline bytes, in inl[] */
+	/* The request being set up: in the scratch WQE if refused. */
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	void *data;			/* where its payload goes */
+	/*
+	 * bf_qpn in host order without payload: the 16-byte units before
+	 * it (at most 63: adding the payload's never reaches the fence
+	 * bit) and the fence bit.
+	 */
+	unsigned int size_fence;
+	uint8_t sge_limit;		/* qp->sge_limit[], 0: no payload */
+	uint8_t opcode;
+	uint8_t need;			/* WR_NEED_* */
+
+	/*
+	 * The batch: its requests are WQEs [head, qp->sq.head).  err, need
+	 * and bf_bytes are 0 between batches: what ends a batch clears
+	 * them, so that wr_start() need not.
+	 */
 	unsigned int head;		/* qp->sq.head at wr_start() */
-	unsigned int ind;		/* where the next WQE goes */
-	unsigned int bf_bytes;		/* build_send_wqe()'s, for the last */
-	unsigned int max_sge;
-	int pending;			/* wr not built yet */
-	int err;			/* first error of the batch */
+	int err;			/* the first error */
+	unsigned int bf_bytes;		/* BlueFlame bytes of a lone request */
 	uint8_t sq_stamp;		/* qp->sq_stamp at wr_start() */
-	struct ibv_sge *sge;		/* max_sge entries */
-	struct wqe_head *heads;		/* per SQ slot, until wr_complete() */
-	char *inl;			/* max_inline_data bytes */
+	uint32_t *owner_opcode;		/* per SQ slot, until wr_complete() */
+	/*
+	 * Where a refused request is written, so that its setters need not
+	 * test for it: one stride, aligned as the ring (inline segments).
+	 */
+	struct mlx4_wqe_ctrl_seg *scratch;
 };
 
 static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
@@ -1375,91 +1460,554 @@ static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
 	return to_mqp(&qpx->qp_base);
 }
 
-/* Build the request set up so far, unless the batch already failed. */
-static void wr_build_pending(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static inline void wr_set_err(struct mlx4_wr_batch *b, int err)
 {
-	unsigned int bf_bytes;
-
-	if (!b->pending)
-		return;
-	b->pending = 0;
-	if (b->err)
-		return;
-	/*
-	 * A plain request needs no more checks than post_send's fast path
-	 * makes: bench/run.sh's wr_send costs 308 instructions through
-	 * check_send_wr() and build_send_wqe(), 232 this way.
-	 */
-	if (!(b->wr.send_flags & IBV_SEND_INLINE) &&
-	    send_wr_is_plain(qp, &b->wr)) {
-		if (wq_looks_full(&qp->sq, b->ind) &&
-		    mlx4_wq_overflow(&qp->sq, b->ind)) {
-			b->err = ENOMEM;
-			return;
-		}
-		b->heads[b->ind & qp->sq.mask] =
-			build_plain_wqe(qp, &b->wr, get_send_wqe(qp, b->ind),
-					b->ind);
-		b->bf_bytes = 0;
-		b->ind++;
-		return;
-	}
-	b->err = send_wr_refused(qp, &b->wr, b->ind);
-	if (b->err)
-		return;
-	b->heads[b->ind & qp->sq.mask] =
-		build_send_wqe(qp, &b->wr, get_send_wqe(qp, b->ind), b->ind,
-			       &bf_bytes);
-	b->bf_bytes = bf_bytes;
-	b->ind++;
+	if (!b->err)
+		b->err = err;
 }
 
-/* A new request of @opcode, with the wr_id and flags the caller set. */
-static struct ibv_send_wr *wr_begin(struct ibv_qp_ex *qpx,
-				    enum ibv_wr_opcode opcode)
+/*
+ * Why the request of @opcode and @flags may not have WQE @ind, or 0: the
+ * opcode call's unlikely case (a failed batch, a request before it that
+ * lacks a setter, a queue that looks full, what the QP refuses).
+ */
+static int __attribute__((noinline))
+wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
+	   unsigned int flags, unsigned int ind)
+{
+	if (b->err)
+		return b->err;
+	if (b->need || !qp->sge_limit[opcode])
+		return EINVAL;
+	if ((qp->qpt_bit & QPT_DATAGRAM) && (flags & IBV_SEND_IP_CSUM) &&
+	    !qp->csum)
+		return EINVAL;
+	if (wq_looks_full(&qp->sq, ind) && mlx4_wq_overflow(&qp->sq, ind))
+		return ENOMEM;
+	return 0;
+}
+
+/* Take WQE @ind for the request: its wrid, and its owner word for later. */
+static inline struct mlx4_wqe_ctrl_seg *
+wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+	     const struct mlx4_send_op *op, unsigned int ind)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	unsigned int slot = ind & qp->sq.mask;
+	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
+
+	qp->sq.wrid[slot] = qpx->wr_id;
+	b->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
+	qp->sq.head = ind + 1;
+	return ctrl;
+}
+
+/*
+ * The control segment of a request of @opcode at @ctrl and what its
+ * setters need; returns where the opcode's own segments go.  @qpt: see
+ * wr_begin().
+ */
+static inline __attribute__((always_inline))
+void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+		  struct mlx4_wqe_ctrl_seg *ctrl, enum ibv_wr_opcode opcode,
+		  uint32_t imm, unsigned int qpt)
+{
+	const struct mlx4_send_op *op = &send_ops[opcode];
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	unsigned int flags = qpx->wr_flags;
+	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
+
+	if (qpt == MLX4_QPT_BIT_UD)
+		hdr += sizeof(struct mlx4_wqe_datagram_seg);
+	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
+	b->size_fence = hdr / 16 |
+			(flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
+	ctrl->bf_qpn = htobe32(b->size_fence);
+	b->ctrl = ctrl;
+	b->data = (char *)ctrl + hdr;
+	/* No data setter after a bind or an invalidation: the WQE holds none. */
+	b->sge_limit = op->segs < SEG_BIND_MW ? qp->sge_limit[opcode] : 0;
+	b->opcode = opcode;
+	if (qpt == MLX4_QPT_BIT_UD)
+		b->need = WR_NEED_AH;
+	else if (qpt == MLX4_QPT_BIT_RAW)
+		b->need = WR_NEED_FRAME;	/* (other QPs' is always 0) */
+	return (char *)ctrl + hdr - op->hdr_size;
+}
+
+/*
+ * The opcode call's unlikely case, out of line so that the likely one
+ * saves no registers (each opcode call tail-calls it, with what it needs
+ * to write its own segments): a request refused goes into the scratch
+ * WQE.  Returns where the opcode's own segments go.
+ */
+static void * __attribute__((noinline))
+wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wqe_ctrl_seg *ctrl = b->scratch;
+	int err = wr_refusal(qp, b, opcode, qpx->wr_flags, qp->sq.head);
+
+	if (err)
+		b->err = err;
+	else
+		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
+	return wr_set_ctrl(qpx, b, ctrl, opcode, imm,
+			   qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW));
+}
+
+static void __attribute__((noinline))
+wr_rdma_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm,
+	     uint32_t rkey, uint64_t remote_addr)
+{
+	set_raddr_seg(wr_begin_slow(qpx, opcode, imm), remote_addr, rkey);
+}
+
+static void __attribute__((noinline))
+wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+	       uint32_t rkey, uint64_t remote_addr, uint64_t swap_add,
+	       uint64_t compare)
+{
+	struct mlx4_wqe_raddr_seg *rseg = wr_begin_slow(qpx, opcode, 0);
+
+	set_raddr_seg(rseg, remote_addr, rkey);
+	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
+}
+
+/*
+ * Does the opcode call have to take its unlikely case: a failed batch,
+ * a queue that looks full, an opcode its QP refuses, a UD or raw request
+ * with a request before it that lacks a setter, or asking for checksums?
+ * @qpt: see wr_begin().
+ */
+static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
+				    enum ibv_wr_opcode opcode,
+				    unsigned int qpt)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
 
-	wr_build_pending(qp, b);
-	/*
-	 * What every request sets; the opcode's own fields come from its
-	 * call and setters (the builders read no other).
-	 */
-	b->wr.wr_id = qpx->wr_id;
-	b->wr.opcode = opcode;
-	b->wr.send_flags = qpx->wr_flags & ~IBV_SEND_INLINE;
-	b->wr.sg_list = NULL;
-	b->wr.num_sge = 0;
-	b->pending = 1;
-	return &b->wr;
+	return b->err || wq_looks_full(&qp->sq, qp->sq.head) ||
+	       !qp->sge_limit[opcode] ||
+	       ((qpt & QPT_DATAGRAM) &&
+		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
+}
+
+/*
+ * The opcode call, once wr_begin_unlikely() said no: a new request of
+ * @opcode in the next WQE, with the wr_id and flags the caller set.
+ * @qpt is the QP's type if UD or raw, else 0 (each has its own copy:
+ * they need setters, and refuse checksum offload they lack).  Writes the
+ * control segment and the WQE's size without payload; returns where the
+ * opcode's own segments go.
+ */
+static inline __attribute__((always_inline))
+void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+	       uint32_t imm, unsigned int qpt)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode],
+						qp->sq.head),
+			   opcode, imm, qpt);
+}
+
+/* An opcode call without segments of its own. */
+static inline __attribute__((always_inline))
+void wr_begin_plain(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		    uint32_t imm, unsigned int qpt)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, qpt)))
+		wr_begin_slow(qpx, opcode, imm);
+	else
+		wr_begin(qpx, opcode, imm, qpt);
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, 0);
+}
+
+static void wr_send_ud(struct ibv_qp_ex *qpx)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_UD);
+}
+
+static void wr_send_raw(struct ibv_qp_ex *qpx)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND, 0, MLX4_QPT_BIT_RAW);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, 0);
+}
+
+static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
+}
+
+/* An RDMA opcode call: the remote address segment. */
+static inline __attribute__((always_inline))
+void wr_begin_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		   uint32_t imm, uint32_t rkey, uint64_t remote_addr)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_rdma_slow(qpx, opcode, imm, rkey, remote_addr);
+	set_raddr_seg(wr_begin(qpx, opcode, imm, 0), remote_addr, rkey);
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr)
+{
+	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE, 0, rkey, remote_addr);
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, __be32 imm_data)
+{
+	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
+		      remote_addr);
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			 uint64_t remote_addr)
+{
+	wr_begin_rdma(qpx, IBV_WR_RDMA_READ, 0, rkey, remote_addr);
+}
+
+/* An atomic opcode call: the remote address and the operands. */
+static inline __attribute__((always_inline))
+void wr_begin_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		     uint32_t rkey, uint64_t remote_addr, uint64_t swap_add,
+		     uint64_t compare)
+{
+	struct mlx4_wqe_raddr_seg *rseg;
+
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_atomic_slow(qpx, opcode, rkey, remote_addr,
+				      swap_add, compare);
+	rseg = wr_begin(qpx, opcode, 0, 0);
+	set_raddr_seg(rseg, remote_addr, rkey);
+	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+			      uint64_t remote_addr, uint64_t compare,
+			      uint64_t swap)
+{
+	wr_begin_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+			swap, compare);
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t remote_addr, uint64_t add)
+{
+	wr_begin_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
+			add, 0);
+}
+
+/* Key changes, rarer: their unlikely case is no tail call. */
+static void *wr_begin_key(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
+{
+	if (unlikely(wr_begin_unlikely(qpx, opcode, 0)))
+		return wr_begin_slow(qpx, opcode, 0);
+	return wr_begin(qpx, opcode, 0, 0);
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	void *seg = wr_begin_key(qpx, IBV_WR_BIND_MW);
+
+	if (!mw) {
+		wr_set_err(qpx_to_mqp(qpx)->wrb, EINVAL);
+		return;
+	}
+	set_bind_seg(seg, mw, rkey, info);
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
+}
+
+/* The request's WQE holds @units of payload: its size. */
+static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+			       unsigned int units)
+{
+	units += b->size_fence;
+	b->ctrl->bf_qpn = htobe32(units);
+	/* A WQE beyond one block: from now on, stamping has work to do. */
+	if ((units & ~MLX4_WQE_CTRL_FENCE) > 64 / 16)
+		qp->sq_stamp = 1;
+}
+
+/*
+ * A gather list the request's WQE does not hold: ignored after a bind
+ * or an invalidation (as post_send ignores theirs), else as post_send
+ * refuses it.
+ */
+static void __attribute__((noinline))
+wr_gather_refused(struct mlx4_qp *qp, struct mlx4_wr_batch *b, size_t num_sge)
+{
+	if (send_ops[b->opcode].segs >= SEG_BIND_MW)
+		return;
+	wr_set_err(b, num_sge > qp->sq.max_gs ? EINVAL : ENOMEM);
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+			    const struct ibv_sge *sg_list)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wqe_data_seg *dseg = b->data;
+	int i;
+
+	if (unlikely(num_sge >= b->sge_limit)) {
+		wr_gather_refused(qp, b, num_sge);
+		return;
+	}
+	/* Last first: the first segment's block goes valid last. */
+	for (i = num_sge - 1; i >= 0; i--) {
+		if (unlikely(!sge_length_ok(sg_list[i].length)))
+			wr_set_err(b, EINVAL);
+		set_data_seg(dseg + i, sg_list + i);
+	}
+	wr_set_size(qp, b, num_sge);
+}
+
+static void __attribute__((noinline))
+wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+		 uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
+/*
+ * One entry of 1 byte to max_msg_sz into a WQE that holds it (anything
+ * else: wr_set_other_sge()).  Its WQE is one block at most, but for UD,
+ * whose wr_set_ud_addr() sets qp->sq_stamp.
+ */
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
+		       uint32_t length)
+{
+	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ))
+		return wr_set_other_sge(qpx, lkey, addr, length);
+	set_plain_data_seg(b->data, &sge);
+	b->ctrl->bf_qpn = htobe32(b->size_fence + 1);
+}
+
+/* The request's inline payload ends at @end: its size, and BlueFlame's. */
+static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+				 void *end)
+{
+	unsigned int bytes = (char *)end - (char *)b->ctrl;
+
+	wr_set_size(qp, b, (bytes + 15) / 16 -
+			   (b->size_fence & ~MLX4_WQE_CTRL_FENCE));
+	/* No payload takes no BlueFlame, as a one-unit WQE never does. */
+	if (end != b->data && (bytes + 15) / 16 <= qp->bf_max_size)
+		b->bf_bytes = (bytes + 63) & ~63U;
+}
+
+/*
+ * The bytes are copied now, as the caller may reuse its buffers once the
+ * call returns.  Inline data is for SEND and RDMA WRITE only; after a
+ * bind or an invalidation it is ignored, as their gather lists are.
+ */
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
+				    const struct ibv_data_buf *buf_list)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct inline_writer w;
+	size_t i, len = 0;
+
+	if (!b->sge_limit)
+		return;	/* no payload, or refused (b->err is set) */
+	if (!send_ops[b->opcode].inline_ok) {
+		wr_set_err(b, EINVAL);
+		return;
+	}
+	for (i = 0; i < num_buf; i++) {
+		if (buf_list[i].length > (size_t)qp->max_inline_data - len) {
+			wr_set_err(b, ENOMEM);
+			return;
+		}
+		len += buf_list[i].length;
+	}
+
+	inline_start(&w, b->data);
+	for (i = 0; i < num_buf; i++)
+		inline_put(&w, buf_list[i].addr, buf_list[i].length);
+	wr_end_inline(qp, b, inline_end(&w));
+}
+
+/*
+ * 1 byte to the opcode's inline_limit[], what post_lone_inline() takes,
+ * the same way (anything else: wr_set_inline_data_list()).
+ */
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+			       size_t length)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+	unsigned int room;
+
+	if (unlikely(length - 1 >= qp->inline_limit[b->opcode])) {
+		wr_set_inline_data_list(qpx, 1, &buf);
+		return;
+	}
+	room = MLX4_INLINE_ALIGN -
+	       ((uintptr_t)b->data + sizeof(struct mlx4_wqe_inline_seg)) %
+	       MLX4_INLINE_ALIGN;
+	wr_end_inline(qp, b, set_inline_payload(b->data, room, addr, length));
+}
+
+/*
+ * A raw QP's data setters: the frame starts with the destination MAC,
+ * which the control segment repeats.
+ */
+static void wr_set_frame(struct mlx4_wr_batch *b, const void *frame,
+			 size_t length)
+{
+	if (length < RAW_DMAC_LEN) {
+		wr_set_err(b, EINVAL);
+		return;
+	}
+	set_raw_ctrl(b->ctrl, frame, b->ctrl->srcrb_flags);
+	b->need &= ~WR_NEED_FRAME;
+}
+
+static void wr_set_sge_raw(struct ibv_qp_ex *qpx, uint32_t lkey,
+			   uint64_t addr, uint32_t length)
+{
+	wr_set_sge(qpx, lkey, addr, length);
+	wr_set_frame(qpx_to_mqp(qpx)->wrb, (void *)(uintptr_t)addr, length);
+}
+
+static void wr_set_sge_list_raw(struct ibv_qp_ex *qpx, size_t num_sge,
+				const struct ibv_sge *sg_list)
+{
+	wr_set_sge_list(qpx, num_sge, sg_list);
+	wr_set_frame(qpx_to_mqp(qpx)->wrb,
+		     num_sge ? (void *)(uintptr_t)sg_list[0].addr : NULL,
+		     num_sge ? sg_list[0].length : 0);
+}
+
+/* The frame as the WQE's first inline segment has it. */
+static void wr_set_inline_frame(struct mlx4_wr_batch *b, size_t length)
+{
+	wr_set_frame(b, (char *)b->data + sizeof(struct mlx4_wqe_inline_seg),
+		     length);
+}
+
+static void wr_set_inline_data_raw(struct ibv_qp_ex *qpx, void *addr,
+				   size_t length)
+{
+	wr_set_inline_data(qpx, addr, length);
+	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+}
+
+static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
+					const struct ibv_data_buf *buf_list)
+{
+	size_t i, length = 0;
+
+	wr_set_inline_data_list(qpx, num_buf, buf_list);
+	for (i = 0; i < num_buf; i++)
+		length += buf_list[i].length;
+	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			   uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct mlx4_qp *qp = qpx_to_mqp(qpx);
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	if (unlikely(!ah))
+		return;	/* still WR_NEED_AH */
+	set_datagram_seg(qp, (void *)(b->ctrl + 1), ah, remote_qpn,
+			 remote_qkey);
+	b->need &= ~WR_NEED_AH;
+}
+
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wrb->ctrl;
+
+	ctrl->srcrb_flags = (ctrl->srcrb_flags & ~xrc_srqn_bits(0xffffff)) |
+			    xrc_srqn_bits(remote_srqn);
+}
+
+/* A QP of another type has no destination to set: as post_send, ignored. */
+static void wr_ignore_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+			      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+}
+
+static void wr_ignore_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+}
+
+/* A new batch, the SQ locked. */
+static inline void wr_start_batch(struct mlx4_qp *qp)
+{
+	struct mlx4_wr_batch *b = qp->wrb;
+
+	b->head = qp->sq.head;
+	b->sq_stamp = qp->sq_stamp;
+}
+
+static void __attribute__((noinline))
+wr_start_contended(struct mlx4_qp *qp)
+{
+	mlx4_lock_contended(&qp->sq.lock);
+	wr_start_batch(qp);
 }
 
 static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
 
-	mlx4_lock(&qp->sq.lock);
-	b->head = b->ind = qp->sq.head;
-	b->pending = 0;
-	b->err = 0;
-	b->bf_bytes = 0;
-	b->sq_stamp = qp->sq_stamp;
+	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
+		return wr_start_contended(qp);
+	wr_start_batch(qp);
 }
 
 /*
  * Forget the batch.  Its WQEs' owner words were never written; their
- * later blocks get back the stamps the data overwrote.
+ * later blocks get back the stamps the data overwrote.  (Their wrid
+ * entries are dead: each slot's next request writes its own before the
+ * device can complete it.)
  */
 static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
 	unsigned int n;
 
-	for (n = b->head; n != b->ind; n++)
+	for (n = b->head; n != qp->sq.head; n++)
 		stamp_later_blocks(qp, get_send_wqe(qp, n));
+	qp->sq.head = b->head;
 	qp->sq_stamp = b->sq_stamp;
-	b->pending = 0;
+	b->err = 0;
+	b->need = 0;
+	b->bf_bytes = 0;
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)
@@ -1470,184 +2018,109 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	mlx4_unlock(&qp->sq.lock);
 }
 
-/* As post_send_list() does, for the WQEs [b->head, b->ind). */
+/*
+ * The batch's WQEs before its last, @last, all written: one barrier,
+ * then their first words, in order.  The doorbell, rung after a barrier
+ * of its own, has the device look at them all.
+ */
+static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+				 unsigned int last)
+{
+	unsigned int n;
+
+	udma_to_device_barrier();
+	for (n = b->head; n != last; n++) {
+		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
+
+		ctrl->owner_opcode = b->owner_opcode[n & qp->sq.mask];
+	}
+}
+
+/*
+ * Stamp ahead of the batch's WQEs as post_send does after each, but
+ * only where the slot 'spare' WQEs ahead lies beyond the batch: one
+ * inside holds a WQE of the batch, which a stamp would break (it lay
+ * beyond the device's prefetch until handed over, and needs none).
+ */
+static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	unsigned int n = b->head;
+
+	if (qp->sq.head - b->head > qp->sq_spare_wqes)
+		n = qp->sq.head - qp->sq_spare_wqes;
+	for (; n != qp->sq.head; n++)
+		stamp_ahead_of(qp, get_send_wqe(qp, n));
+}
+
+/* The last WQE of the batch, b->ctrl: ring for all. */
+static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+			   int use_bf)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
+	unsigned int last = qp->sq.head - 1;
+
+	ring_send_doorbell(qp, ctrl,
+			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
+					      ctrl->bf_qpn },
+			   last, use_bf, b->bf_bytes);
+}
+
+/*
+ * wr_complete() but for a lone request: a failed batch (rolled back), an
+ * empty one, or several requests.
+ */
+static int __attribute__((noinline))
+wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	int err = b->err;
+
+	if (err || b->need) {
+		wr_rollback(qp, b);
+		mlx4_unlock(&qp->sq.lock);
+		return err ? err : EINVAL;	/* else a setter lacked */
+	}
+	if (qp->sq.head != b->head) {
+		wr_hand_over_earlier(qp, b, qp->sq.head - 1);
+		wr_ring(qp, b, 0);
+		b->bf_bytes = 0;
+		if (qp->sq_stamp)
+			wr_stamp_ahead(qp, b);
+	}
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/*
+ * wr_complete() for a lone request with inline data that fits: by
+ * BlueFlame, as post_send's goes.  Out of line, so that the doorbell
+ * path saves no registers.
+ */
+static int __attribute__((noinline))
+wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	wr_ring(qp, b, 1);
+	b->bf_bytes = 0;
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, b->ctrl);
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/* Hand the batch over and ring once. */
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
-	unsigned int n, last;
-	int ret;
 
-	wr_build_pending(qp, b);
-	ret = b->err;
-	if (ret) {
-		wr_rollback(qp, b);
-		goto out;
-	}
-	if (b->ind == b->head)
-		goto out;
-	last = b->ind - 1;
-	for (n = b->head; n != last; n++)
-		hand_over_listed_wqe(qp, get_send_wqe(qp, n),
-				     b->heads[n & qp->sq.mask]);
-	ring_listed_wqes(qp, get_send_wqe(qp, last),
-			 b->heads[last & qp->sq.mask], b->ind,
-			 b->ind - b->head == 1 && b->bf_bytes, b->bf_bytes);
-out:
+	if (unlikely(b->err || b->need || qp->sq.head - b->head != 1))
+		return wr_complete_slow(qp, b);
+	if (b->bf_bytes)
+		return wr_complete_bf(qp, b);
+	wr_ring(qp, b, 0);
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, b->ctrl);
 	mlx4_unlock(&qp->sq.lock);
-	return ret;
-}
-
-static void wr_send(struct ibv_qp_ex *qpx)
-{
-	wr_begin(qpx, IBV_WR_SEND);
-}
-
-static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
-{
-	wr_begin(qpx, IBV_WR_SEND_WITH_IMM)->imm_data = imm_data;
-}
-
-static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
-{
-	wr_begin(qpx, IBV_WR_SEND_WITH_INV)->invalidate_rkey = invalidate_rkey;
-}
-
-static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
-			  uint64_t remote_addr)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_WRITE);
-
-	wr->wr.rdma.rkey = rkey;
-	wr->wr.rdma.remote_addr = remote_addr;
-}
-
-static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
-			      uint64_t remote_addr, __be32 imm_data)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
-
-	wr->wr.rdma.rkey = rkey;
-	wr->wr.rdma.remote_addr = remote_addr;
-	wr->imm_data = imm_data;
-}
-
-static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
-			 uint64_t remote_addr)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_RDMA_READ);
-
-	wr->wr.rdma.rkey = rkey;
-	wr->wr.rdma.remote_addr = remote_addr;
-}
-
-static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
-			      uint64_t remote_addr, uint64_t compare,
-			      uint64_t swap)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
-
-	wr->wr.atomic.rkey = rkey;
-	wr->wr.atomic.remote_addr = remote_addr;
-	wr->wr.atomic.compare_add = compare;
-	wr->wr.atomic.swap = swap;
-}
-
-static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
-				uint64_t remote_addr, uint64_t add)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
-
-	wr->wr.atomic.rkey = rkey;
-	wr->wr.atomic.remote_addr = remote_addr;
-	wr->wr.atomic.compare_add = add;
-}
-
-static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
-		       uint32_t rkey, const struct ibv_mw_bind_info *info)
-{
-	struct ibv_send_wr *wr = wr_begin(qpx, IBV_WR_BIND_MW);
-
-	wr->bind_mw.mw = mw;
-	wr->bind_mw.rkey = rkey;
-	wr->bind_mw.bind_info = *info;
-}
-
-static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
-{
-	wr_begin(qpx, IBV_WR_LOCAL_INV)->invalidate_rkey = invalidate_rkey;
-}
-
-static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
-			    const struct ibv_sge *sg_list)
-{
-	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
-
-	if (num_sge > b->max_sge) {
-		b->err = b->err ? b->err : EINVAL;
-		return;
-	}
-	memcpy(b->sge, sg_list, num_sge * sizeof(*sg_list));
-	b->wr.sg_list = b->sge;
-	b->wr.num_sge = num_sge;
-	b->wr.send_flags &= ~IBV_SEND_INLINE;
-}
-
-static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
-		       uint32_t length)
-{
-	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
-
-	wr_set_sge_list(qpx, 1, &sge);
-}
-
-/*
- * The bytes are copied now, as the caller may reuse its buffers once
- * the call returns; the WQE takes them as one inline payload.
- */
-static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
-				    const struct ibv_data_buf *buf_list)
-{
-	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
-	size_t i, len = 0;
-
-	for (i = 0; i < num_buf; i++) {
-		if (buf_list[i].length > (size_t)qp->max_inline_data - len) {
-			b->err = b->err ? b->err : ENOMEM;
-			return;
-		}
-		memcpy(b->inl + len, buf_list[i].addr, buf_list[i].length);
-		len += buf_list[i].length;
-	}
-	b->inl_sge.addr = (uintptr_t)b->inl;
-	b->inl_sge.length = len;
-	b->wr.sg_list = &b->inl_sge;
-	b->wr.num_sge = 1;
-	b->wr.send_flags |= IBV_SEND_INLINE;
-}
-
-static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
-			       size_t length)
-{
-	struct ibv_data_buf buf = { .addr = addr, .length = length };
-
-	wr_set_inline_data_list(qpx, 1, &buf);
-}
-
-static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
-			   uint32_t remote_qpn, uint32_t remote_qkey)
-{
-	struct ibv_send_wr *wr = &qpx_to_mqp(qpx)->wrb->wr;
-
-	wr->wr.ud.ah = ah;
-	wr->wr.ud.remote_qpn = remote_qpn;
-	wr->wr.ud.remote_qkey = remote_qkey;
-}
-
-static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
-{
-	qpx_to_mqp(qpx)->wrb->wr.qp_type.xrc.remote_srqn = remote_srqn;
+	return 0;
 }
 
 /* Which verbs opcode each IBV_QP_EX_WITH_* flag asks for. */
@@ -1691,28 +2164,32 @@ static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
 	return 0;
 }
 
-/* Give the QP its ibv_qp_ex calls, once its queues are known. */
+/*
+ * Give the QP its ibv_qp_ex calls, once its queues are known: those of
+ * its type (UD and raw QPs need their own setters, others ignore them).
+ */
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *qpx = &qp->verbs_qp.qp_ex;
-	unsigned int max_sge = qp->sq.max_gs;
+	size_t stride = (size_t)1 << qp->sq.wqe_shift;
 	struct mlx4_wr_batch *b;
-	char *p;
+	uintptr_t scratch;
 	int ret;
 
 	ret = check_send_ops(qp, send_ops_flags);
 	if (ret)
 		return ret;
-	p = calloc(1, sizeof(*b) + max_sge * sizeof(struct ibv_sge) +
-		   qp->sq.wqe_cnt * sizeof(struct wqe_head) +
-		   qp->max_inline_data);
-	if (!p)
+	b = calloc(1, sizeof(*b) + qp->sq.wqe_cnt * sizeof(uint32_t) +
+		   MLX4_INLINE_ALIGN - 1 + stride);
+	if (!b)
 		return ENOMEM;
-	b = (struct mlx4_wr_batch *)p;
-	b->max_sge = max_sge;
-	b->sge = (struct ibv_sge *)(b + 1);
-	b->heads = (struct wqe_head *)(b->sge + max_sge);
-	b->inl = (char *)(b->heads + qp->sq.wqe_cnt);
+	b->owner_opcode = (uint32_t *)(b + 1);
+	scratch = (uintptr_t)(b->owner_opcode + qp->sq.wqe_cnt);
+	scratch = (scratch + MLX4_INLINE_ALIGN - 1) & ~(uintptr_t)
+		  (MLX4_INLINE_ALIGN - 1);
+	b->scratch = (struct mlx4_wqe_ctrl_seg *)scratch;
+	b->ctrl = b->scratch;
+	b->data = b->scratch + 1;
 	qp->wrb = b;
 
 	qpx->wr_start = wr_start;
@@ -1732,8 +2209,26 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
-	qpx->wr_set_ud_addr = wr_set_ud_addr;
-	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	qpx->wr_set_ud_addr = wr_ignore_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_ignore_xrc_srqn;
+
+	switch (qp->qpt_bit) {
+	case MLX4_QPT_BIT_UD:
+		qpx->wr_send = wr_send_ud;
+		qpx->wr_send_imm = wr_send_imm_ud;
+		qpx->wr_set_ud_addr = wr_set_ud_addr;
+		break;
+	case MLX4_QPT_BIT_XRC:
+		qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
+		break;
+	case MLX4_QPT_BIT_RAW:
+		qpx->wr_send = wr_send_raw;
+		qpx->wr_set_sge = wr_set_sge_raw;
+		qpx->wr_set_sge_list = wr_set_sge_list_raw;
+		qpx->wr_set_inline_data = wr_set_inline_data_raw;
+		qpx->wr_set_inline_data_list = wr_set_inline_data_list_raw;
+		break;
+	}
 	qp->verbs_qp.comp_mask |= VERBS_QP_EX;
 	return 0;
 }

@@ -1745,7 +1745,12 @@ static void test_wr_api_same_wqes(void)
 	for (i = 0; i < 3; i++)
 		CHECK_EQ(a->sq.wrid[i], b->sq.wrid[i]);
 
-	/* wr_abort: the ring as it was, head unmoved, no doorbell. */
+	/*
+	 * wr_abort: the ring as the device reads it, head unmoved, no
+	 * doorbell.  The wr_* calls wrote the WQE in place; what the device
+	 * looks at in a slot it does not own, the owner word and the stamp
+	 * that opens each later block, reads as before.
+	 */
 	clear_doorbells();
 	ibv_wr_start(x);
 	ibv_wr_send(x);
@@ -1753,9 +1758,67 @@ static void test_wr_api_same_wqes(void)
 	ibv_wr_abort(x);
 	CHECK_EQ(b->sq.head, 3);
 	CHECK_EQ(uar_send_doorbell(), 0);
-	CHECK(!memcmp(send_wqe(a, 3), send_wqe(b, 3), 1U << b->sq.wqe_shift),
-	      "the aborted slot reads as before (owner word, stamps)");
+	for (i = 0; i < 1U << b->sq.wqe_shift; i += 64)
+		CHECK(!memcmp(send_wqe(a, 3) + i, send_wqe(b, 3) + i, 4),
+		      "the aborted slot's block %u reads as before (%s)",
+		      i / 64, i ? "stamp" : "owner word");
 
+	free(b->wrb);
+	b->wrb = NULL;
+	fake_qp_free(a);
+	fake_qp_free(b);
+}
+
+/*
+ * A UD batch longer than the spare WQEs, stamping on: the wr_* ring
+ * equals the post_send ring, the stamps ahead of the first WQEs land on
+ * none of the later ones (their data segment opens the second block).
+ */
+static void test_wr_api_long_ud_batch(void)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_send_sge = 1 };
+	struct ibv_ah_attr ah_attr = { .dlid = 0x21, .port_num = 1 };
+	struct mlx4_qp *a = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL,
+				    0x781, 0);
+	struct mlx4_qp *b = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL,
+				    0x782, 0);
+	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
+	struct ibv_qp_ex *x = &b->verbs_qp.qp_ex;
+	struct ibv_sge sg[24];
+	struct ibv_send_wr wr[24], *bad;
+	unsigned int i, n = 24;
+
+	CHECK(ah != NULL, "create_ah");
+	CHECK_EQ(b->sq.wqe_shift, 7);
+	CHECK(n > b->sq_spare_wqes, "%u WQEs, %u spare", n, b->sq_spare_wqes);
+	CHECK_EQ(mlx4_qp_init_wr_api(b, IBV_QP_EX_WITH_SEND), 0);
+	for (i = 0; i < n; i++) {
+		sg[i] = (struct ibv_sge){ 0x1000 + i, 10 + i, 0x40 + i };
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .sg_list = &sg[i],
+			.num_sge = 1, .opcode = IBV_WR_SEND,
+			.next = i + 1 < n ? &wr[i + 1] : NULL };
+		wr[i].wr.ud.ah = ah;
+		wr[i].wr.ud.remote_qpn = 0x100 + i;
+		wr[i].wr.ud.remote_qkey = 0x1a2b3c4d;
+	}
+	CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
+	ibv_wr_start(x);
+	for (i = 0; i < n; i++) {
+		x->wr_id = i;
+		x->wr_flags = 0;
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, sg[i].lkey, sg[i].addr, sg[i].length);
+		ibv_wr_set_ud_addr(x, ah, 0x100 + i, 0x1a2b3c4d);
+	}
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	CHECK_EQ(b->sq.head, n);
+	for (i = 0; i < b->sq.wqe_cnt; i++)
+		if (memcmp(send_wqe(a, i), send_wqe(b, i), 128))
+			break;
+	CHECK(i == b->sq.wqe_cnt,
+	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
+
+	mlx4_destroy_ah(ah);
 	free(b->wrb);
 	b->wrb = NULL;
 	fake_qp_free(a);
@@ -1818,6 +1881,7 @@ int main(void)
 	test_query_device_ex();
 	test_roce_ah();
 	test_wr_api_same_wqes();
+	test_wr_api_long_ud_batch();
 	test_wr_api_xrc();
 	test_thread_domain_qp();
 
