@@ -41,6 +41,7 @@
 #include <rdma/mlx4-abi.h>
 
 #include "../../sim/protocol.h"
+#include "../wait.h"
 
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -81,14 +82,6 @@ static uint32_t nasty32(void)
 	};
 
 	return chance(70) ? v[rnd(sizeof(v) / sizeof(v[0]))] : (uint32_t)rnd64();
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
 }
 
 static pid_t daemon_pid(void)

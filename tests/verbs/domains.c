@@ -28,6 +28,7 @@
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
+#include "../wait.h"
 
 #define BUF_SIZE	8192
 #define TEST_PSN	0x1a2b3c
@@ -265,24 +266,10 @@ static void connect_pair(struct end *a, struct end *b)
 	connect_to(b, a->qp->qp_num);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 /* The next completion of @e's CQ by ibv_poll_cq, within 5 s. */
 static bool next_wc(struct end *e, struct ibv_wc *wc)
 {
-	uint64_t end = now_ms() + 5000;
-
-	do {
-		if (ibv_poll_cq(e->cq, 1, wc) == 1)
-			return true;
-	} while (now_ms() < end);
-	return false;
+	return poll_cq_within(e->cq, wc, 5000) == 1;
 }
 
 static bool completed(struct end *e, uint64_t id, enum ibv_wc_opcode op,

@@ -29,6 +29,7 @@
 #include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
+#include "../wait.h"
 #include "../../sim/protocol.h"
 
 #define BUF_SIZE	8192
@@ -77,7 +78,8 @@ static long long fault_count(const char *name)
 	return found;
 }
 
-static double now_ms(void)
+/* Fault timings are checked to a fraction of a millisecond. */
+static double fine_now_ms(void)
 {
 	struct timespec ts;
 
@@ -260,17 +262,11 @@ static void post_rdma(struct conn *c, enum ibv_wr_opcode op, uint64_t add)
 /* The next completion within @ms: 1, or 0 when none came. */
 static int poll_one(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
 {
-	double end = now_ms() + ms;
+	int n = poll_cq_within(cq, wc, ms);
 
-	do {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			bail("poll_cq");
-		if (n)
-			return 1;
-	} while (now_ms() < end);
-	return 0;
+	if (n < 0)
+		bail("poll_cq");
+	return n;
 }
 
 /* How many completions arrive on @cq within @ms; the first in @first. */
@@ -528,7 +524,7 @@ static void check_requester(const struct send_scenario *s, struct conn *c,
 
 		n = poll_one(c->a.cq, 5000, &wc);
 		if (!i)
-			*took = now_ms() - t0;
+			*took = fine_now_ms() - t0;
 		ok &= n == 1 && wc.wr_id == 10u + i && wc.status == s->status[i];
 		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
 			 i ? ", " : "", status_str(n, &wc));
@@ -621,7 +617,7 @@ static void run_send_scenario(const struct send_scenario *s)
 	if (s->faults[0].rule)
 		check(set_faults(s, &c, args, sizeof(args)),
 		      "%s: fault %s accepted", s->what, args);
-	t0 = now_ms();
+	t0 = fine_now_ms();
 	for (int i = 0; i < fills(s->sends, NELEMS(s->sends)); i++)
 		post_send(&c, 10 + i, s->sends[i]);
 	check_requester(s, &c, t0, &took);
@@ -665,10 +661,10 @@ static void rc_lost_answer(enum ibv_wr_opcode op)
 	before = fault_count("dropped");
 	check(fault("drop --next 1 --qpn 0x%x", c.b.qp->qp_num) == 0,
 	      "%s: fault accepted", what);
-	t0 = now_ms();
+	t0 = fine_now_ms();
 	post_rdma(&c, op, 5);
 	n = poll_one(c.a.cq, 5000, &wc);
-	took = now_ms() - t0;
+	took = fine_now_ms() - t0;
 	check(n == 1 && wc.status == IBV_WC_SUCCESS,
 	      "%s: requester completes it (status %s)", what,
 	      status_str(n, &wc));
@@ -1048,8 +1044,8 @@ static void device_fatal(void)
 		bail("pthread_create");
 	usleep(20000);		/* the thread blocks in ibv_get_cq_event */
 	check(fault("fatal --hca 0") == 0, "%s: fault fatal accepted", what);
-	end = now_ms() + 5000;
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && now_ms() < end)
+	end = fine_now_ms() + 5000;
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && fine_now_ms() < end)
 		usleep(1000);
 	check(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.ret == -1,
 	      "%s: a thread blocked in ibv_get_cq_event wakes with an error", what);

@@ -32,6 +32,7 @@
 
 #include "../device.h"
 #include "../tap.h"
+#include "../wait.h"
 
 static struct ibv_context *ctx;
 static struct ibv_device_attr dev;
@@ -954,21 +955,6 @@ static void free_ends(struct end e[2])
 	}
 }
 
-static int poll_one(struct ibv_cq *c, struct ibv_wc *wc)
-{
-	struct timespec start, now;
-	int n;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do {
-		n = ibv_poll_cq(c, 1, wc);
-		if (n)
-			return n;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec - start.tv_sec < 5);
-	return 0;
-}
-
 static int post(struct end *e, enum ibv_wr_opcode op, uint32_t offset,
 		uint32_t len, uint64_t remote, uint32_t rkey)
 {
@@ -1029,7 +1015,7 @@ static void inline_recv_layout(void)
 		if (post(&e[0], IBV_WR_SEND, 64 * i, 64, 0, 0))
 			bail("post_send");
 	for (int i = 0; i < 3; i++) {
-		bool ok = poll_one(e[1].cq, &wc) == 1 &&
+		bool ok = poll_cq_within(e[1].cq, &wc, 5000) == 1 &&
 			  wc.status == IBV_WC_SUCCESS && wc.byte_len == 64 &&
 			  wc.wr_id < 3 &&
 			  !memcmp(e[1].buf + 1024 * wc.wr_id,
@@ -1080,23 +1066,25 @@ static void dead_window(void)
 		.length = BUF_SIZE, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
 	};
 	bound = !ibv_post_send(e[1].qp, &wr, &bad) &&
-		poll_one(e[1].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS;
+		poll_cq_within(e[1].cq, &wc, 5000) == 1 &&
+		wc.status == IBV_WC_SUCCESS;
 	memset(e[0].buf, 0x5a, 16);
 	written = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
 			(uintptr_t)e[1].buf + 256, rkey) &&
-		  poll_one(e[0].cq, &wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+		  poll_cq_within(e[0].cq, &wc, 5000) == 1 &&
+		  wc.status == IBV_WC_SUCCESS &&
 		  e[1].buf[256] == 0x5a;
 	wr = (struct ibv_send_wr){ .opcode = IBV_WR_LOCAL_INV,
 				   .send_flags = IBV_SEND_SIGNALED,
 				   .invalidate_rkey = rkey };
 	invalidated = !ibv_post_send(e[1].qp, &wr, &bad) &&
-		      poll_one(e[1].cq, &wc) == 1 &&
+		      poll_cq_within(e[1].cq, &wc, 5000) == 1 &&
 		      wc.status == IBV_WC_SUCCESS;
 	check(bound && written && invalidated && !ibv_dealloc_mw(mw),
 	      "type 2 window: bound, written through, invalidated, deallocated");
 	refused = !post(&e[0], IBV_WR_RDMA_WRITE, 0, 16,
 			(uintptr_t)e[1].buf + 512, rkey) &&
-		  poll_one(e[0].cq, &wc) == 1;
+		  poll_cq_within(e[0].cq, &wc, 5000) == 1;
 	check(refused && wc.status == IBV_WC_REM_ACCESS_ERR &&
 	      e[1].buf[512] == 0,
 	      "a write with the dead window's key: remote access error (%s)",

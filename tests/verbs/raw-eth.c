@@ -25,6 +25,7 @@
 
 #include "../tap.h"
 #include "../device.h"
+#include "../wait.h"
 
 #define FRAME_MAX	1514
 #define RECV_SLOTS	64
@@ -206,19 +207,7 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
  */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n)
-			return n;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec >= 10)
-			return 0;
-		usleep(1);
-	}
+	return poll_cq_within(cq, wc, 10000);
 }
 
 static int send_frame(struct raw_qp *r, size_t len, bool offload)

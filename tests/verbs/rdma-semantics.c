@@ -22,6 +22,7 @@
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
+#include "../wait.h"
 
 #define BUF_SIZE	4096
 #define TIMEOUT_MS	5000
@@ -44,28 +45,16 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static uint16_t lid;
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 /*
  * One completion, or 0 with wc->status set to -1 after the timeout: a
  * stuck queue fails its case in seconds, and says so.
  */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	uint64_t end = now_ms() + TIMEOUT_MS;
-	int n;
+	int n = poll_cq_within(cq, wc, TIMEOUT_MS);
 
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-	} while (now_ms() < end);
+	if (n)
+		return n;
 	printf("# CQ %u: no completion in %d s\n", cq->handle,
 	       TIMEOUT_MS / 1000);
 	wc->status = (enum ibv_wc_status)-1;

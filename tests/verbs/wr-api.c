@@ -22,6 +22,7 @@
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
+#include "../wait.h"
 
 #define BUF_SIZE	4096
 #define TEST_PSN	0x1a2b3c
@@ -102,28 +103,6 @@ static void bring_up(struct end *e, uint32_t remote_qpn)
 		bail(step);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
-/* One completion within @ms, else 0. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, unsigned int ms)
-{
-	uint64_t end = now_ms() + ms;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-	} while (now_ms() < end);
-	return 0;
-}
-
 static void post_recv(struct end *e, uint32_t off, uint32_t len, uint64_t id)
 {
 	struct ibv_sge sge = { (uintptr_t)e->buf + off, len, e->mr->lkey };
@@ -137,7 +116,8 @@ static void post_recv(struct end *e, uint32_t off, uint32_t len, uint64_t id)
 static bool completes(struct end *e, uint64_t id, enum ibv_wc_opcode op,
 		      struct ibv_wc *wc)
 {
-	return poll_one(e->cq, wc, 5000) == 1 && wc->status == IBV_WC_SUCCESS &&
+	return poll_cq_within(e->cq, wc, 5000) == 1 &&
+	       wc->status == IBV_WC_SUCCESS &&
 	       wc->wr_id == id && wc->opcode == op;
 }
 
@@ -289,7 +269,7 @@ static void batch_and_abort(struct end *a, struct end *b)
 	}
 	ret = ibv_wr_complete(x);
 	check(!ret && completes(a, WRID(12), IBV_WC_SEND, &wc) &&
-	      poll_one(a->cq, &wc, 100) == 0,
+	      poll_cq_within(a->cq, &wc, 100) == 0,
 	      "batch of 3: one completion, the signalled last one");
 	for (i = 0; i < 3; i++)
 		ok &= completes(b, WRID(200 + i), IBV_WC_RECV, &wc) &&
@@ -306,7 +286,8 @@ static void batch_and_abort(struct end *a, struct end *b)
 	ibv_wr_send(x);
 	set_sge(x, a, 0, 100);
 	ibv_wr_abort(x);
-	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
+	check(poll_cq_within(a->cq, &wc, 200) == 0 &&
+	      poll_cq_within(b->cq, &wc, 10) == 0,
 	      "wr_abort: no completion on either end");
 	wr_begin(x, WRID(21), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
@@ -334,14 +315,15 @@ static void batch_and_abort(struct end *a, struct end *b)
 	ret = ibv_wr_complete(x);
 	check(ret == EINVAL, "too many SGEs in a batch: wr_complete %d (%s)",
 	      ret, strerror(ret));
-	check(poll_one(a->cq, &wc, 200) == 0 && poll_one(b->cq, &wc, 10) == 0,
+	check(poll_cq_within(a->cq, &wc, 200) == 0 &&
+	      poll_cq_within(b->cq, &wc, 10) == 0,
 	      "failed batch: nothing sent, not even the good first WR");
 
 	wr_begin(x, WRID(31), IBV_SEND_SIGNALED);
 	ibv_wr_send(x);
 	ibv_wr_set_inline_data(x, a->buf, 2000);	/* past any inline room */
 	ret = ibv_wr_complete(x);
-	check(ret == ENOMEM && poll_one(a->cq, &wc, 200) == 0,
+	check(ret == ENOMEM && poll_cq_within(a->cq, &wc, 200) == 0,
 	      "inline too long: wr_complete %d (%s), nothing sent",
 	      ret, strerror(ret));
 
@@ -353,7 +335,7 @@ static void batch_and_abort(struct end *a, struct end *b)
 		set_sge(x, a, 0, 1);
 	}
 	ret = ibv_wr_complete(x);
-	check(ret == ENOMEM && poll_one(b->cq, &wc, 200) == 0,
+	check(ret == ENOMEM && poll_cq_within(b->cq, &wc, 200) == 0,
 	      "a batch past the queue's end: wr_complete %d (%s), nothing sent",
 	      ret, strerror(ret));
 	wr_begin(x, WRID(60), IBV_SEND_SIGNALED);
