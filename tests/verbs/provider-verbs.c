@@ -206,6 +206,57 @@ static void test_resize(void)
 	CHECK(!ibv_destroy_cq(cq), "destroy cq");
 }
 
+/*
+ * Up to @want completions of @cq through ibv_start_poll/ibv_next_poll,
+ * within 5 s, each handed to @visit with its index; returns how many came.
+ */
+static int lazy_poll(struct ibv_cq_ex *cq, int want,
+		     void (*visit)(struct ibv_cq_ex *cq, int i, void *arg),
+		     void *arg)
+{
+	struct ibv_poll_cq_attr pattr = {};
+	time_t end = time(NULL) + 5;
+	int n = 0, ret;
+
+	while (n < want && time(NULL) < end) {
+		ret = ibv_start_poll(cq, &pattr);
+		if (ret == ENOENT)
+			continue;
+		CHECK(ret == 0, "start_poll %d", ret);
+		if (ret)
+			break;
+		do
+			visit(cq, n++, arg);
+		while (n < want && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	return n;
+}
+
+/* test_cq_ex's completions: A's four SENDs and B's four receives. */
+struct cq_ex_pair {
+	struct ibv_qp *a, *b;
+	int sends, recvs;
+};
+
+static void check_cq_ex_wc(struct ibv_cq_ex *cq, int i, void *arg)
+{
+	struct cq_ex_pair *p = arg;
+
+	CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+	if (ibv_wc_read_opcode(cq) == IBV_WC_RECV) {
+		CHECK(cq->wr_id == 10 + (uint64_t)p->recvs, "recv wr_id");
+		CHECK(ibv_wc_read_byte_len(cq) == MSG, "byte_len");
+		CHECK(ibv_wc_read_qp_num(cq) == p->b->qp_num, "qp_num");
+		CHECK(ibv_wc_read_src_qp(cq) == p->a->qp_num, "src_qp");
+		CHECK(ibv_wc_read_slid(cq) == lid, "slid");
+		p->recvs++;
+	} else {
+		CHECK(cq->wr_id == 20 + (uint64_t)p->sends, "send wr_id");
+		p->sends++;
+	}
+}
+
 static void test_cq_ex(void)
 {
 	struct ibv_cq_init_attr_ex cattr = {
@@ -214,47 +265,21 @@ static void test_cq_ex(void)
 			    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_IMM |
 			    IBV_WC_EX_WITH_SLID,
 	};
-	struct ibv_poll_cq_attr pattr = {};
 	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
-	struct ibv_qp *a, *b;
-	int sends = 0, recvs = 0, ret;
-	time_t end;
+	struct cq_ex_pair p = {};
 
 	CHECK(cq != NULL, "ibv_create_cq_ex: %s", strerror(errno));
 	if (!cq)
 		return;
-	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
+	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &p.a, &p.b);
 
-	four_sends(a, b, 0);
+	four_sends(p.a, p.b, 0);
+	lazy_poll(cq, 8, check_cq_ex_wc, &p);
+	CHECK(p.sends == 4 && p.recvs == 4, "%d sends, %d receives", p.sends,
+	      p.recvs);
 
-	end = time(NULL) + 5;
-	while (sends + recvs < 8 && time(NULL) < end) {
-		ret = ibv_start_poll(cq, &pattr);
-		if (ret == ENOENT)
-			continue;
-		CHECK(ret == 0, "start_poll %d", ret);
-		if (ret)
-			break;
-		do {
-			CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
-			if (ibv_wc_read_opcode(cq) == IBV_WC_RECV) {
-				CHECK(cq->wr_id == 10 + (uint64_t)recvs, "recv wr_id");
-				CHECK(ibv_wc_read_byte_len(cq) == MSG, "byte_len");
-				CHECK(ibv_wc_read_qp_num(cq) == b->qp_num, "qp_num");
-				CHECK(ibv_wc_read_src_qp(cq) == a->qp_num, "src_qp");
-				CHECK(ibv_wc_read_slid(cq) == lid, "slid");
-				recvs++;
-			} else {
-				CHECK(cq->wr_id == 20 + (uint64_t)sends, "send wr_id");
-				sends++;
-			}
-		} while (ibv_next_poll(cq) == 0);
-		ibv_end_poll(cq);
-	}
-	CHECK(sends == 4 && recvs == 4, "%d sends, %d receives", sends, recvs);
-
-	ibv_destroy_qp(a);
-	ibv_destroy_qp(b);
+	ibv_destroy_qp(p.a);
+	ibv_destroy_qp(p.b);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 }
 
@@ -287,6 +312,15 @@ static uint64_t monotonic_ns(void)
  * the upper one.)  SLID and SL share the CQE's room with the timestamp:
  * asking for both is refused.
  */
+/* A completion's time in ticks, into @arg's array at @i. */
+static void read_ticks(struct ibv_cq_ex *cq, int i, void *arg)
+{
+	uint64_t *ticks = arg;
+
+	CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+	ticks[i] = ibv_wc_read_completion_ts(cq);
+}
+
 static void test_cq_timestamps(void)
 {
 	struct ibv_cq_init_attr_ex cattr = {
@@ -295,12 +329,10 @@ static void test_cq_timestamps(void)
 			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
 	};
 	struct ibv_device_attr_ex dattr = {};
-	struct ibv_poll_cq_attr pattr = {};
 	uint64_t ts[8], khz, slack, clock0, clock1, wall0, wall1, wait_end;
 	struct ibv_cq_ex *cq, *refused;
 	struct ibv_qp *a, *b;
-	int n = 0, ordered = 1, nonzero = 1, ret;
-	time_t end;
+	int n, ordered = 1, nonzero = 1;
 
 	cattr.wc_flags |= IBV_WC_EX_WITH_SLID;
 	refused = ibv_create_cq_ex(ctx, &cattr);
@@ -327,24 +359,12 @@ static void test_cq_timestamps(void)
 	CHECK(clock0 != 0, "the clock");
 	four_sends(a, b, 0);
 
-	end = time(NULL) + 5;
-	while (n < 8 && time(NULL) < end) {
-		ret = ibv_start_poll(cq, &pattr);
-		if (ret == ENOENT)
-			continue;
-		CHECK(ret == 0, "start_poll %d", ret);
-		if (ret)
-			break;
-		do {
-			CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
-			ts[n] = ibv_wc_read_completion_ts(cq);
-			nonzero &= ts[n] != 0;
-			ordered &= !n || ts[n] >= ts[n - 1];
-			n++;
-		} while (n < 8 && ibv_next_poll(cq) == 0);
-		ibv_end_poll(cq);
-	}
+	n = lazy_poll(cq, 8, read_ticks, ts);
 	CHECK(n == 8, "%d completions", n);
+	for (int i = 0; i < n; i++) {
+		nonzero &= ts[i] != 0;
+		ordered &= !i || ts[i] >= ts[i - 1];
+	}
 	CHECK(nonzero, "a zero timestamp");
 	CHECK(ordered, "timestamps out of order");
 
@@ -390,6 +410,15 @@ static uint64_t realtime_ns(void)
  * simulator's clock page may lag), and two of them are as far apart as
  * their times in ticks say.
  */
+/* A completion's time in ticks and in wall-clock ns, at @i. */
+static void read_both_times(struct ibv_cq_ex *cq, int i, void *arg)
+{
+	uint64_t **times = arg;
+
+	times[0][i] = ibv_wc_read_completion_ts(cq);
+	times[1][i] = ibv_wc_read_completion_wallclock_ns(cq);
+}
+
 static void test_cq_wallclock(int project)
 {
 	struct ibv_cq_init_attr_ex cattr = {
@@ -398,12 +427,11 @@ static void test_cq_wallclock(int project)
 			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	};
 	struct ibv_device_attr_ex dattr = {};
-	struct ibv_poll_cq_attr pattr = {};
 	uint64_t ticks[8], ns[8], khz, before, after, slack = 20000000;
-	int n = 0, within = 1, spaced = 1, ret;
+	uint64_t *times[2] = { ticks, ns };
+	int n, within = 1, spaced = 1;
 	struct ibv_cq_ex *cq;
 	struct ibv_qp *a, *b;
-	time_t end;
 
 	cq = ibv_create_cq_ex(ctx, &cattr);
 	if (!project) {
@@ -434,20 +462,7 @@ static void test_cq_wallclock(int project)
 	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
 	before = realtime_ns();
 	four_sends(a, b, 2000);	/* completions some ticks apart */
-	end = time(NULL) + 5;
-	while (n < 8 && time(NULL) < end) {
-		ret = ibv_start_poll(cq, &pattr);
-		if (ret == ENOENT)
-			continue;
-		if (ret)
-			break;
-		do {
-			ticks[n] = ibv_wc_read_completion_ts(cq);
-			ns[n] = ibv_wc_read_completion_wallclock_ns(cq);
-			n++;
-		} while (n < 8 && ibv_next_poll(cq) == 0);
-		ibv_end_poll(cq);
-	}
+	n = lazy_poll(cq, 8, read_both_times, times);
 	after = realtime_ns();
 	CHECK(n == 8, "%d completions", n);
 	for (int i = 0; i < n; i++) {
