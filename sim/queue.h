@@ -13,6 +13,7 @@
 #define SQ_BATCH	16	/* send WQEs looked at in one transfer */
 #define RQ_BATCH	16	/* receive WQEs fetched in one transfer */
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
+#define SQ_FETCH_BYTES	8192	/* at most, in one look (one WQE at least) */
 
 /* A receive WQE, taken from its queue. */
 struct sim_recv {
@@ -27,7 +28,7 @@ struct sim_recv {
 	bool bad_key;			/* a scatter entry the key does not open */
 };
 
-int sq_fetch(struct sim_qp *qp, uint8_t *raw);
+int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
 int sq_ready(struct sim_qp *qp);
 int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
 

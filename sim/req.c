@@ -946,11 +946,17 @@ static void note_in_flight(const struct sim_wqe *w)
 /*
  * Run the send queue until it is empty, blocked for a retry, or the QP
  * leaves RTS.  In ERROR, what the driver posts is flushed.
+ *
+ * Empty means a look that found fewer WQEs handed over than it looked
+ * at: one handed over after that look comes with a doorbell rung after
+ * it (the driver writes the WQE, then rings), which the next scan takes.
+ * Looking again at once would cost a transfer for each doorbell.
  */
 void req_run(struct sim_qp *qp)
 {
-	static uint8_t raw[SQ_BATCH * MAX_STRIDE];
+	static uint8_t raw[SQ_FETCH_BYTES];
 	static struct sim_wqe w;
+	bool more = true;
 	int n;
 
 	if (!qp->sq.wqe_cnt)
@@ -959,13 +965,16 @@ void req_run(struct sim_qp *qp)
 		comp_flush_sq(qp);
 		return;
 	}
-	while (qp_can_send(qp) && !qp->waiting && (n = sq_fetch(qp, raw)) > 0) {
+	while (more && qp_can_send(qp) && !qp->waiting &&
+	       (n = sq_fetch(qp, raw, &more)) > 0) {
+		size_t stride = 1u << qp->sq.wqe_shift;
+
 		sim.work_done = true;
 		in_flight.n = 0;
 		for (int i = 0; i < n && qp_can_send(qp); i++) {
 			w.index = qp->sq.head;
-			TRACE(trace_send_wqe(qp, w.index, raw + i * MAX_STRIDE));
-			if (parse_wqe(qp, raw + i * MAX_STRIDE, &w)) {
+			TRACE(trace_send_wqe(qp, w.index, raw + i * stride));
+			if (parse_wqe(qp, raw + i * stride, &w)) {
 				fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 				return;
 			}
