@@ -44,16 +44,23 @@ static inline uint8_t sw_owner_bit(struct mlx4_cq *cq, uint32_t n)
 }
 
 /*
- * The consumer index is @ci: with it, the CQE there and the owner bit
- * that says it is software's, so that a poll which finds nothing loads
- * one pointer and tests one byte (bench/run.sh poll_cq_empty: 29 -> 16
- * instructions, lazy_poll_empty 47 -> 37).
+ * The consumer index is @ci: with it, @cqe, the CQE there, and @owner,
+ * the owner bit that says it is software's, so that a poll which finds
+ * nothing loads one pointer and tests one byte (bench/run.sh
+ * poll_cq_empty: 29 -> 16 instructions, lazy_poll_empty 47 -> 37).
  */
-void mlx4_cq_set_cons_index(struct mlx4_cq *cq, uint32_t ci)
+static inline void set_ci_state(struct mlx4_cq *cq, uint32_t ci,
+				struct mlx4_cqe *cqe, uint8_t owner)
 {
 	cq->cons_index = ci;
-	cq->ci_cqe = get_cqe(cq, ci);
-	cq->ci_owner = sw_owner_bit(cq, ci);
+	cq->ci_cqe = cqe;
+	cq->ci_owner = owner;
+}
+
+/* The same, from @ci alone. */
+void mlx4_cq_set_cons_index(struct mlx4_cq *cq, uint32_t ci)
+{
+	set_ci_state(cq, ci, get_cqe(cq, ci), sw_owner_bit(cq, ci));
 }
 
 /* The CQE after @cqe, and *owner for it. */
@@ -541,9 +548,7 @@ static inline void poll_done(struct mlx4_cq *cq, uint32_t ci,
 			     struct mlx4_cqe *cqe, uint8_t owner,
 			     struct mlx4_qp *qp)
 {
-	cq->cons_index = ci;
-	cq->ci_cqe = cqe;
-	cq->ci_owner = owner;
+	set_ci_state(cq, ci, cqe, owner);
 	cq->last_qp = qp;
 	write_cons_index(cq, ci);
 	mlx4_unlock(&cq->lock);
@@ -626,9 +631,7 @@ static inline int poll_first_done(struct mlx4_cq *cq, int ne,
 	uint8_t op;
 
 	cqe = cqe_after(cq, cqe, &owner);
-	cq->cons_index = ci;
-	cq->ci_cqe = cqe;
-	cq->ci_owner = owner;
+	set_ci_state(cq, ci, cqe, owner);
 	if (ne > 1) {
 		op = cqe->owner_sr_opcode;
 		if (owner_matches(op, owner))
