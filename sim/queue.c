@@ -20,8 +20,6 @@
 
 #include "queue.h"
 
-
-
 static uint64_t wqe_addr(const struct sim_qp *qp, uint32_t index)
 {
 	return qp->buf + qp->sq.offset +
@@ -57,20 +55,33 @@ static bool owner_handed(const struct sim_qp *qp, uint32_t index,
 	return !!(be32toh(owner) >> 31) == !!(index & qp->sq.wqe_cnt);
 }
 
-/* How many of the @max WQEs from the head their owner words hand over. */
-static int handed_over(const struct sim_qp *qp, const uint8_t *ring, int max)
+/*
+ * How many of the @max WQEs from the head their owner words, read into
+ * @words one every @step bytes, hand over.
+ */
+static int handed_over(const struct sim_qp *qp, const uint8_t *words,
+		       size_t step, int max)
 {
 	int n;
 
 	for (n = 0; n < max; n++) {
 		uint32_t owner;
 
-		memcpy(&owner, ring + ((size_t)n << qp->sq.wqe_shift),
-		       sizeof(owner));
+		memcpy(&owner, words + n * step, sizeof(owner));
 		if (!owner_handed(qp, qp->sq.head + n, owner))
 			break;
 	}
 	return n;
+}
+
+/* Read the send queue's @pieces in order; a breach if they cannot be. */
+static int sq_read(struct sim_qp *qp, const struct dma_piece *p, int pieces)
+{
+	if (!dma_read_ordered(qp->ctx->pid, p, pieces))
+		return 0;
+	breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
+	       qp->qpn, (unsigned long long)qp->buf);
+	return -1;
 }
 
 /*
@@ -101,12 +112,9 @@ int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more)
 	max = MAX(1, MIN(max, (int)(SQ_FETCH_BYTES / stride)));
 	pieces = sq_window(qp, qp->sq.head, max, owners, p);
 	pieces += sq_window(qp, qp->sq.head, max, raw, p + pieces);
-	if (dma_read_ordered(qp->ctx->pid, p, pieces)) {
-		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
-		       qp->qpn, (unsigned long long)qp->buf);
+	if (sq_read(qp, p, pieces))
 		return 0;
-	}
-	n = handed_over(qp, owners, max);
+	n = handed_over(qp, owners, stride, max);
 	*more = n == max;
 	return n;
 }
@@ -140,22 +148,16 @@ int sq_ready(struct sim_qp *qp)
 {
 	struct dma_piece p[SQ_BATCH];
 	uint32_t owner[SQ_BATCH];
-	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), n;
+	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt);
 
 	if (max <= 0)
 		return 0;
 	for (int i = 0; i < max; i++)
 		p[i] = (struct dma_piece){ wqe_addr(qp, qp->sq.head + i),
 					   &owner[i], sizeof(owner[i]) };
-	if (dma_read_ordered(qp->ctx->pid, p, max)) {
-		breach(qp->ctx, "QP 0x%x: send queue at 0x%llx unreadable",
-		       qp->qpn, (unsigned long long)qp->buf);
+	if (sq_read(qp, p, max))
 		return 0;
-	}
-	for (n = 0; n < max; n++)
-		if (!owner_handed(qp, qp->sq.head + n, owner[n]))
-			break;
-	return n;
+	return handed_over(qp, (const uint8_t *)owner, sizeof(owner[0]), max);
 }
 
 /* The scatter list of a receive WQE, checked against the keys. */
