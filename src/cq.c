@@ -372,6 +372,29 @@ static inline void fill_recv_wc(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 }
 
 /*
+ * The WQE that @cqe, of @qpn, completes, whatever its queue, retired:
+ * its wr_id in *@wr_id, its QP (NULL for an XRC SRQ's) in *@qp and in
+ * cq->last_qp.  CQ_POLL_ERR for a CQE of no queue we know.
+ */
+static int retire_any_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
+			  uint32_t qpn, uint64_t *wr_id, struct mlx4_qp **qp)
+{
+	if (cqe_is_xrc_recv(cqe, qpn)) {
+		*qp = NULL;
+		cq->last_qp = NULL;
+		return retire_xrc_wqe(cq, cqe, wr_id);
+	}
+	*qp = cq->last_qp;
+	if (!*qp || (*qp)->qpn != qpn) {
+		*qp = lookup_qp(cq, qpn);
+		if (unlikely(!*qp))
+			return CQ_POLL_ERR;
+	}
+	*wr_id = retire_wqe(*qp, cqe);
+	return CQ_OK;
+}
+
+/*
  * Fill @wc from @cqe, whatever it is: an error, an XRC receive, the
  * completion of any QP.  cq->last_qp caches the QP of the last one.
  */
@@ -380,23 +403,12 @@ static int poll_one_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 {
 	struct mlx4_err_cqe *ecqe = (struct mlx4_err_cqe *)cqe;
 	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
-	struct mlx4_qp *qp = cq->last_qp;
+	struct mlx4_qp *qp;
 	int err;
 
-	if (cqe_is_xrc_recv(cqe, qpn)) {
-		qp = NULL;
-		cq->last_qp = NULL;
-		err = retire_xrc_wqe(cq, cqe, &wc->wr_id);
-		if (err)
-			return err;
-	} else {
-		if (!qp || qp->qpn != qpn) {
-			qp = lookup_qp(cq, qpn);
-			if (unlikely(!qp))
-				return CQ_POLL_ERR;
-		}
-		wc->wr_id = retire_wqe(qp, cqe);
-	}
+	err = retire_any_wqe(cq, cqe, qpn, &wc->wr_id, &qp);
+	if (err)
+		return err;
 	wc->qp_num = qpn;
 
 	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
@@ -760,20 +772,10 @@ static int poll_one_ex_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
-	struct mlx4_qp *qp = cq->last_qp;
+	struct mlx4_qp *qp;
 
-	if (cqe_is_xrc_recv(cqe, qpn)) {
-		cq->last_qp = NULL;
-		if (retire_xrc_wqe(cq, cqe, &ibcq->wr_id))
-			return EINVAL;
-	} else {
-		if (!qp || qp->qpn != qpn) {
-			qp = lookup_qp(cq, qpn);
-			if (unlikely(!qp))
-				return EINVAL;
-		}
-		ibcq->wr_id = retire_wqe(qp, cqe);
-	}
+	if (retire_any_wqe(cq, cqe, qpn, &ibcq->wr_id, &qp))
+		return EINVAL;
 
 	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
 	    MLX4_CQE_OPCODE_ERROR)
