@@ -169,6 +169,7 @@ void fake_qp_free(struct mlx4_qp *qp)
 	mlx4_table_remove(&qp->ctx->qp_table, qp->qpn);
 	mlx4_qp_free_queues(qp);
 	mlx4_release_parent_domain(qp->domain);
+	free(qp->wrb);
 	free(qp);
 }
 

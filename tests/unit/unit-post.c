@@ -1763,8 +1763,6 @@ static void test_wr_api_same_wqes(void)
 		      "the aborted slot's block %u reads as before (%s)",
 		      i / 64, i ? "stamp" : "owner word");
 
-	free(b->wrb);
-	b->wrb = NULL;
 	fake_qp_free(a);
 	fake_qp_free(b);
 }
@@ -1819,8 +1817,6 @@ static void test_wr_api_long_ud_batch(void)
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
 	mlx4_destroy_ah(ah);
-	free(b->wrb);
-	b->wrb = NULL;
 	fake_qp_free(a);
 	fake_qp_free(b);
 }
@@ -1847,8 +1843,6 @@ static void test_wr_api_xrc(void)
 	CHECK_EQ(ibv_wr_complete(x), 0);
 	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002 00abcd0c 00000000");
 	CHECK_EQ(qp->sq.wrid[0], 5);
-	free(qp->wrb);
-	qp->wrb = NULL;
 	fake_qp_free(qp);
 
 	qp = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x311, 0);
