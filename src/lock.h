@@ -42,6 +42,18 @@ static inline void mlx4_cpu_relax(void)
 #endif
 }
 
+/*
+ * Set the lock word; nonzero if it was set already.  An atomic OR of the
+ * bit whose old value only a branch looks at is one instruction on x86
+ * (lock bts), where an exchange needs the 1 in a register and a test of
+ * the old value: bench/run.sh post_recv, poll_cq_* and lazy_poll_*: 2
+ * instructions less each.
+ */
+static inline int mlx4_lock_taken(struct mlx4_lock *lock)
+{
+	return __atomic_fetch_or(&lock->locked, 1, __ATOMIC_ACQUIRE) & 1;
+}
+
 /* Wait for the lock and take it. */
 void mlx4_lock_contended(struct mlx4_lock *lock);
 
@@ -49,8 +61,7 @@ static inline void mlx4_lock(struct mlx4_lock *lock)
 {
 	if (__builtin_expect(lock->single_threaded, 0))
 		return;
-	if (__builtin_expect(__atomic_exchange_n(&lock->locked, 1,
-						 __ATOMIC_ACQUIRE), 0))
+	if (__builtin_expect(mlx4_lock_taken(lock), 0))
 		mlx4_lock_contended(lock);
 }
 
@@ -58,7 +69,7 @@ static inline void mlx4_lock(struct mlx4_lock *lock)
 static inline int mlx4_trylock(struct mlx4_lock *lock)
 {
 	return __builtin_expect(lock->single_threaded, 0) ||
-	       !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+	       !mlx4_lock_taken(lock);
 }
 
 /*
