@@ -210,6 +210,13 @@ struct mlx4_cq {
 	struct mlx4_context    *ctx;
 	/* Of the last completion (NULL: unknown, or an XRC SRQ's). */
 	struct mlx4_qp	       *last_qp;
+	/*
+	 * last_qp's number as its CQEs hold it, if the fast paths take its
+	 * sends (send_qpn) or its receives (recv_qpn: not on an SRQ); else
+	 * a value no CQE holds.  cq.c: cache_qp().
+	 */
+	__be32			send_qpn;
+	__be32			recv_qpn;
 	uint8_t			timestamped;	/* CQEs: a time, no SL/SLID */
 	uint8_t			dv_owned;	/* exposed by mlx4dv_init_obj */
 
