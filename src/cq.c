@@ -93,7 +93,7 @@ static inline uint32_t step_ci(struct mlx4_cq *cq)
  * kinds up to LAST_RECV_KIND and those from MLX4_CQE_IS_SEND_MASK to
  * LAST_SEND_KIND.
  */
-static inline unsigned int cqe_kind(struct mlx4_cqe *cqe, uint8_t owner)
+static inline uint8_t cqe_kind(struct mlx4_cqe *cqe, uint8_t owner)
 {
 	return cqe->owner_sr_opcode ^ owner;
 }
@@ -178,38 +178,52 @@ static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
 	}
 }
 
-/* The bits of a CQE's last byte that say what it completes. */
-#define CQE_KIND(op)	((op) & (MLX4_CQE_IS_SEND_MASK | MLX4_CQE_OPCODE_MASK))
 #define SEND_CQE(op)	(MLX4_CQE_IS_SEND_MASK | (op))
 
+/* A bit of a CQE's last byte that neither the owner nor the opcode take. */
+#define CQE_SPARE_BIT	0x20
+
 /*
- * What a completion reports, by the CQE_KIND() of its CQE: a send by the
+ * The entry of cqe_wc for the CQEs of @kind (IS_SEND and the opcode),
+ * under each of the four values of the bits that do not say what a CQE
+ * completes: the owner bit and the spare one.
+ */
+#define CQE_WC(kind, wc_opcode, wc_flags)				\
+	[kind] = { wc_opcode, wc_flags },				\
+	[(kind) | CQE_SPARE_BIT] = { wc_opcode, wc_flags },		\
+	[(kind) | MLX4_CQE_OWNER_MASK] = { wc_opcode, wc_flags },	\
+	[(kind) | CQE_SPARE_BIT | MLX4_CQE_OWNER_MASK] = { wc_opcode, wc_flags }
+
+/*
+ * What a completion reports, by the last byte of its CQE: a send by the
  * opcode of its WQE, a receive by the opcode of the incoming message.
- * One table, so that reading a CQE's opcode needs no branch.  An error
- * CQE has no opcode: a receive's reads as IBV_WC_RECV, a send's as 0.
+ * One table, indexed by the whole byte, so that reading a CQE's opcode
+ * needs no branch and no mask (bench/run.sh lazy_poll_one: 1 instruction
+ * less).  An error CQE has no opcode: a receive's reads as IBV_WC_RECV,
+ * a send's as 0.
  */
 static const struct {
 	uint8_t opcode;		/* enum ibv_wc_opcode */
 	uint8_t flags;		/* enum ibv_wc_flags */
-} cqe_wc[SEND_CQE(MLX4_CQE_OPCODE_MASK) + 1] = {
-	[SEND_CQE(MLX4_OPCODE_NOP)]	= { IBV_WC_SEND, 0 },
-	[SEND_CQE(MLX4_OPCODE_SEND)]	= { IBV_WC_SEND, 0 },
-	[SEND_CQE(MLX4_OPCODE_SEND_INVAL)] = { IBV_WC_SEND, 0 },
-	[SEND_CQE(MLX4_OPCODE_SEND_IMM)] = { IBV_WC_SEND, IBV_WC_WITH_IMM },
-	[SEND_CQE(MLX4_OPCODE_RDMA_WRITE)] = { IBV_WC_RDMA_WRITE, 0 },
-	[SEND_CQE(MLX4_OPCODE_RDMA_WRITE_IMM)] = { IBV_WC_RDMA_WRITE,
-						   IBV_WC_WITH_IMM },
-	[SEND_CQE(MLX4_OPCODE_RDMA_READ)] = { IBV_WC_RDMA_READ, 0 },
-	[SEND_CQE(MLX4_OPCODE_ATOMIC_CS)] = { IBV_WC_COMP_SWAP, 0 },
-	[SEND_CQE(MLX4_OPCODE_ATOMIC_FA)] = { IBV_WC_FETCH_ADD, 0 },
-	[SEND_CQE(MLX4_OPCODE_BIND_MW)]	= { IBV_WC_BIND_MW, 0 },
-	[SEND_CQE(MLX4_OPCODE_LOCAL_INVAL)] = { IBV_WC_LOCAL_INV, 0 },
-	[MLX4_RECV_OPCODE_RDMA_WRITE_IMM] = { IBV_WC_RECV_RDMA_WITH_IMM,
-					      IBV_WC_WITH_IMM },
-	[MLX4_RECV_OPCODE_SEND]		= { IBV_WC_RECV, 0 },
-	[MLX4_RECV_OPCODE_SEND_IMM]	= { IBV_WC_RECV, IBV_WC_WITH_IMM },
-	[MLX4_RECV_OPCODE_SEND_INVAL]	= { IBV_WC_RECV, IBV_WC_WITH_INV },
-	[MLX4_CQE_OPCODE_ERROR]		= { IBV_WC_RECV, 0 },
+} cqe_wc[256] = {
+	CQE_WC(SEND_CQE(MLX4_OPCODE_NOP), IBV_WC_SEND, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND), IBV_WC_SEND, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND_INVAL), IBV_WC_SEND, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND_IMM), IBV_WC_SEND, IBV_WC_WITH_IMM),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_WRITE), IBV_WC_RDMA_WRITE, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_WRITE_IMM), IBV_WC_RDMA_WRITE,
+	       IBV_WC_WITH_IMM),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_READ), IBV_WC_RDMA_READ, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_ATOMIC_CS), IBV_WC_COMP_SWAP, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_ATOMIC_FA), IBV_WC_FETCH_ADD, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_BIND_MW), IBV_WC_BIND_MW, 0),
+	CQE_WC(SEND_CQE(MLX4_OPCODE_LOCAL_INVAL), IBV_WC_LOCAL_INV, 0),
+	CQE_WC(MLX4_RECV_OPCODE_RDMA_WRITE_IMM, IBV_WC_RECV_RDMA_WITH_IMM,
+	       IBV_WC_WITH_IMM),
+	CQE_WC(MLX4_RECV_OPCODE_SEND, IBV_WC_RECV, 0),
+	CQE_WC(MLX4_RECV_OPCODE_SEND_IMM, IBV_WC_RECV, IBV_WC_WITH_IMM),
+	CQE_WC(MLX4_RECV_OPCODE_SEND_INVAL, IBV_WC_RECV, IBV_WC_WITH_INV),
+	CQE_WC(MLX4_CQE_OPCODE_ERROR, IBV_WC_RECV, 0),
 };
 
 /*
@@ -226,14 +240,15 @@ static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
 
 /*
  * Retiring the WQE a CQE completes, which gives its wr_id.  A send's
- * wqe_index counts WQEs modulo 2^16: the tail moves past it, and the
- * unsignalled WQEs before it retire with it.  The ring's size
- * (MLX4_MAX_SQ_WQES at most) divides 2^16: its wr_id is at wqe_index.
+ * wqe_index counts WQEs modulo 2^16: the unsignalled ones before it
+ * retire with it.
  */
-static inline uint64_t retire_send(struct mlx4_wq *wq, uint16_t wqe_index)
+static inline uint64_t retire_send(struct mlx4_wq *wq, unsigned int wqe_index)
 {
-	wq->tail += (uint16_t)(wqe_index + 1 - wq->tail);
-	return wq->wrid[wqe_index & wq->mask];
+	uint32_t tail = wq->tail + (uint16_t)(wqe_index - wq->tail);
+
+	wq->tail = tail + 1;
+	return wq->wrid[tail & wq->mask];
 }
 
 /*
@@ -293,18 +308,35 @@ static inline __be32 cqe_qpn_be(struct mlx4_cqe *cqe)
 /* A send_qpn or recv_qpn that no CQE's QPN field equals. */
 #define NO_QPN	MLX4_BE32(~(uint32_t)MLX4_CQE_QPN_MASK)
 
+/* No CQE takes the fast paths until cache_qp() opens them again. */
+static void close_fast_paths(struct mlx4_cq *cq)
+{
+	cq->send_qpn = NO_QPN;
+	cq->recv_qpn = NO_QPN;
+}
+
 /*
  * @qp (NULL: none) is the QP of the last completion.  The fast paths
  * take the next CQE if its QPN field is send_qpn or recv_qpn, by the
  * CQE's direction: one compare, with no byte swap nor test of NULL or of
  * an SRQ (with cqe_kind(), bench/run.sh poll_cq_one: 78 -> 67
  * instructions, lazy_poll_one 95 -> 91).
+ *
+ * The extended interface's fast paths leave the ibv_cq_ex's status as
+ * they find it, a success: it is set here, where they open, and an error
+ * closes them (poll_one_ex_any()), so that the CQE after it takes the
+ * long way, which sets it again (lazy_poll_*: one store less a CQE).
  */
 static void cache_qp(struct mlx4_cq *cq, struct mlx4_qp *qp)
 {
 	cq->last_qp = qp;
-	cq->send_qpn = qp ? htobe32(qp->qpn) : NO_QPN;
-	cq->recv_qpn = qp && !qp->verbs_qp.qp.srq ? htobe32(qp->qpn) : NO_QPN;
+	if (!qp) {
+		close_fast_paths(cq);
+		return;
+	}
+	cq->send_qpn = htobe32(qp->qpn);
+	cq->recv_qpn = qp->verbs_qp.qp.srq ? NO_QPN : htobe32(qp->qpn);
+	cq->verbs_cq.cq_ex.status = IBV_WC_SUCCESS;
 }
 
 /*
@@ -329,7 +361,7 @@ static inline int cqe_is_xrc_recv(struct mlx4_cqe *cqe, uint32_t qpn)
 }
 
 /* A successful send's ibv_wc, but wr_id and qp_num; @kind its CQE's. */
-static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned int kind,
+static inline void fill_send_wc(struct mlx4_cqe *cqe, uint8_t kind,
 				struct ibv_wc *wc)
 {
 	wc->status = IBV_WC_SUCCESS;
@@ -436,6 +468,9 @@ static int retire_any_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 		*qp = lookup_qp(cq, qpn);
 		if (unlikely(!*qp))
 			return CQ_POLL_ERR;
+	} else {
+		/* After an error that closed them. */
+		cache_qp(cq, *qp);
 	}
 	*wr_id = retire_wqe(*qp, cqe);
 	return CQ_OK;
@@ -465,7 +500,7 @@ static int poll_one_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 		wc->wc_flags = 0;
 		wc->byte_len = 0;
 	} else if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK) {
-		fill_send_wc(cqe, CQE_KIND(cqe->owner_sr_opcode), wc);
+		fill_send_wc(cqe, cqe->owner_sr_opcode, wc);
 	} else {
 		fill_recv_wc(cq, cqe, cqe->owner_sr_opcode &
 			     MLX4_CQE_OPCODE_MASK, qp, wc);
@@ -487,7 +522,7 @@ poll_one_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, struct ibv_wc *wc)
  * any other CQE.
  */
 static inline int poll_send_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-				   unsigned int kind, struct ibv_wc *wc)
+				   uint8_t kind, struct ibv_wc *wc)
 {
 	struct mlx4_qp *qp;
 
@@ -502,7 +537,7 @@ static inline int poll_send_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 
 /* The same for a successful receive (@kind: a receive's) not on an SRQ. */
 static inline int poll_recv_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-				   unsigned int kind, struct ibv_wc *wc)
+				   uint8_t kind, struct ibv_wc *wc)
 {
 	struct mlx4_qp *qp;
 
@@ -517,7 +552,7 @@ static inline int poll_recv_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 
 /* Fill @wc from @cqe, of @kind, whatever it is. */
 static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-			   unsigned int kind, struct ibv_wc *wc)
+			   uint8_t kind, struct ibv_wc *wc)
 {
 	if (likely(kind & MLX4_CQE_IS_SEND_MASK ?
 		   poll_send_common(cq, cqe, kind, wc) :
@@ -562,12 +597,12 @@ static inline uint32_t run_length(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
  */
 static inline __attribute__((always_inline)) uint32_t
 take_recv_run(struct mlx4_cq *cq, struct ibv_wc *wc, uint32_t room,
-	      struct mlx4_cqe **cqe_p, uint8_t *owner_p, unsigned int *kind_p)
+	      struct mlx4_cqe **cqe_p, uint8_t *owner_p, uint8_t *kind_p)
 {
 	struct mlx4_qp *qp = cq->last_qp;
 	struct ibv_wc *first = wc, *end = wc + room;
 	struct mlx4_cqe *cqe = *cqe_p;
-	unsigned int kind = *kind_p;
+	uint8_t kind = *kind_p;
 	uint8_t owner = *owner_p;
 	__be32 qpn_be = cq->recv_qpn;
 	uint32_t qpn = qp->qpn;
@@ -637,7 +672,7 @@ static inline void poll_done(struct mlx4_cq *cq, uint32_t ci,
  */
 static int __attribute__((noinline))
 poll_cq_loop(struct mlx4_cq *cq, int ne, int npolled, struct ibv_wc *wc,
-	     struct mlx4_cqe *cqe, unsigned int kind)
+	     struct mlx4_cqe *cqe, uint8_t kind)
 {
 	struct ibv_wc *first = wc - npolled, *end = first + ne;
 	uint32_t ci = cq->cons_index;
@@ -691,7 +726,7 @@ static inline int poll_first_done(struct mlx4_cq *cq, int ne,
 				  struct ibv_wc *wc)
 {
 	uint32_t ci = step_ci(cq);
-	unsigned int kind;
+	uint8_t kind;
 
 	if (ne > 1) {
 		kind = cqe_kind(cq->ci_cqe, cq->ci_owner);
@@ -721,7 +756,7 @@ static inline int next_cqe_is_sw(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
  */
 static int __attribute__((noinline))
 poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-	      struct mlx4_cqe *cqe, unsigned int kind)
+	      struct mlx4_cqe *cqe, uint8_t kind)
 {
 	uint8_t owner = cq->ci_owner;
 	uint32_t n, ci;
@@ -792,7 +827,7 @@ poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 
 /* The CQE at the consumer index if software's (*@kind: its kind). */
 static inline struct mlx4_cqe *ci_cqe_sw(struct mlx4_cq *cq,
-					 unsigned int *kind)
+					 uint8_t *kind)
 {
 	struct mlx4_cqe *cqe = cq->ci_cqe;
 
@@ -804,7 +839,7 @@ static int __attribute__((noinline, cold))
 poll_cq_contended(struct mlx4_cq *cq, int ne, struct ibv_wc *wc)
 {
 	struct mlx4_cqe *cqe;
-	unsigned int kind;
+	uint8_t kind;
 
 	mlx4_lock_contended(&cq->lock);
 	cqe = ci_cqe_sw(cq, &kind);
@@ -819,7 +854,7 @@ int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct mlx4_cq *cq = to_mcq(ibcq);
 	struct mlx4_cqe *cqe;
-	unsigned int kind;
+	uint8_t kind;
 
 	if (unlikely(!mlx4_trylock(&cq->lock)))
 		return poll_cq_contended(cq, ne, wc);
@@ -861,11 +896,14 @@ static int poll_one_ex_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
 		return EINVAL;
 
 	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
-	    MLX4_CQE_OPCODE_ERROR)
+	    MLX4_CQE_OPCODE_ERROR) {
 		ibcq->status = syndrome_to_status(
 			((struct mlx4_err_cqe *)cqe)->syndrome);
-	else
+		/* The fast paths set no status: cache_qp(). */
+		close_fast_paths(cq);
+	} else {
 		ibcq->status = IBV_WC_SUCCESS;
+	}
 	return 0;
 }
 
@@ -893,7 +931,7 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 {
 	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
 	struct mlx4_cqe *cqe;
-	unsigned int kind;
+	uint8_t kind;
 
 	cqe = ci_cqe_sw(cq, &kind);
 	if (!cqe) {
@@ -919,7 +957,7 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 			return poll_one_ex_rare(cq, cqe, starting);
 		ibcq->wr_id = retire_recv(&cq->last_qp->rq);
 	}
-	ibcq->status = IBV_WC_SUCCESS;
+	/* ibcq->status is IBV_WC_SUCCESS already: cache_qp(). */
 	return 0;
 }
 
@@ -979,7 +1017,7 @@ static enum ibv_wc_opcode mlx4_cq_read_opcode(struct ibv_cq_ex *ibcq)
 {
 	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
 
-	return cqe_wc[CQE_KIND(cqe->owner_sr_opcode)].opcode;
+	return cqe_wc[cqe->owner_sr_opcode].opcode;
 }
 
 static uint32_t mlx4_cq_read_vendor_err(struct ibv_cq_ex *ibcq)
@@ -1027,7 +1065,7 @@ static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 	unsigned int flags;
 
 	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
-		return cqe_wc[SEND_CQE(opcode)].flags;
+		return cqe_wc[cqe->owner_sr_opcode].flags;
 	flags = cqe_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->last_qp, cqe);
 	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
 		flags |= IBV_WC_GRH;

@@ -656,6 +656,41 @@ static void test_poll_ex(void)
 	CHECK_BYTES(cq->set_ci_db, "00000002");
 	CHECK_EQ(cq->lock.locked, 0);
 
+	/*
+	 * After an error, the status of a success reads as one again,
+	 * whether the CQE before it was polled by start_poll or by
+	 * ibv_poll_cq; sends of WQEs 1 to 4, WQE 2's an error.
+	 */
+	qp->sq.head = 5;
+	qp->sq.wrid[1] = 0x801;
+	qp->sq.wrid[2] = 0x802;
+	qp->sq.wrid[3] = 0x803;
+	qp->sq.wrid[4] = 0x804;
+	put_cqe(cq, 2, "00000066 00000000 00000000 00000000"
+		       "00000000 00000000 00010000 0000004a");
+	put_cqe(cq, 3, "00000066 00000000 00000000 00000000"
+		       "00000000 00000000 00022213 0000005e");	/* error */
+	put_cqe(cq, 4, "00000066 00000000 00000000 00000000"
+		       "00000000 00000000 00030000 0000004a");
+	put_cqe(cq, 5, "00000066 00000000 00000000 00000000"
+		       "00000000 00000000 00040000 0000004a");
+	CHECK(ex->start_poll(ex, &pattr) == 0 && ex->wr_id == 0x801 &&
+	      ex->status == IBV_WC_SUCCESS, "a success after an error");
+	CHECK(ex->next_poll(ex) == 0 && ex->wr_id == 0x802 &&
+	      ex->status == IBV_WC_REM_ACCESS_ERR, "then an error");
+	ex->end_poll(ex);
+	{
+		struct ibv_wc wc;
+
+		CHECK(poll(cq, 1, &wc) == 1 && wc.wr_id == 0x803 &&
+		      wc.status == IBV_WC_SUCCESS,
+		      "a success by ibv_poll_cq after it");
+	}
+	CHECK(ex->start_poll(ex, &pattr) == 0 && ex->wr_id == 0x804 &&
+	      ex->status == IBV_WC_SUCCESS, "and one by start_poll after that");
+	ex->end_poll(ex);
+	CHECK_BYTES(cq->set_ci_db, "00000006");
+
 	fake_qp_free(qp);
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);
