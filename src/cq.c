@@ -595,7 +595,7 @@ static inline uint32_t run_length(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
  * *@kind are then that CQE and its kind, *@owner its owner bit; returns
  * how many it took.  bench/run.sh poll_cq_batch: 84 instructions per
  * CQE without a run, 62 with one that stopped at the ring's end and left
- * its caller to find where it stopped, and 56 with this one.
+ * its caller to find where it stopped, and 54 with this one.
  */
 static inline __attribute__((always_inline)) uint32_t
 take_recv_run(struct mlx4_cq *cq, struct ibv_wc *wc, uint32_t room,
