@@ -1429,30 +1429,40 @@ struct mlx4_wr_batch {
 	struct mlx4_wqe_ctrl_seg *ctrl;
 	void *data;			/* where its payload goes */
 	/*
-	 * bf_qpn in host order without payload: the 16-byte units before
-	 * it (at most 63: adding the payload's never reaches the fence
-	 * bit) and the fence bit.
+	 * bf_qpn without payload, big-endian: the 16-byte units before it
+	 * and the fence bit.  The units, with the payload's, are at most
+	 * 63: adding the payload's big-endian never carries out of them.
 	 */
-	unsigned int size_fence;
+	uint32_t size_be;
 	uint8_t sge_limit;		/* qp->sge_limit[], 0: no payload */
 	uint8_t opcode;
-	uint8_t need;			/* WR_NEED_* */
 
 	/*
-	 * The batch: its requests are WQEs [head, qp->sq.head).  err, need
-	 * and bf_bytes are 0 between batches: what ends a batch clears
-	 * them, so that wr_start() need not.
+	 * The batch: its requests are WQEs [head, qp->sq.head).  What
+	 * keeps wr_complete() off its lone-request path, one word tested
+	 * once, is 0 between batches: what ends a batch clears it, so that
+	 * wr_start() need not.
 	 */
+	union {
+		struct {
+			uint8_t err;		/* the first error (errno) */
+			uint8_t need;		/* WR_NEED_* */
+			uint8_t bf_blocks;	/* BlueFlame, lone request */
+		};
+		uint32_t pending;
+	};
 	unsigned int head;		/* qp->sq.head at wr_start() */
-	int err;			/* the first error */
-	unsigned int bf_bytes;		/* BlueFlame bytes of a lone request */
-	uint8_t sq_stamp;		/* qp->sq_stamp at wr_start() */
-	uint32_t *owner_opcode;		/* per SQ slot, until wr_complete() */
+	/*
+	 * qp->sq.head at which the queue looks full, from its tail at
+	 * wr_start(): the one test of the opcode calls' likely case.
+	 */
+	unsigned int stop;
 	/*
 	 * Where a refused request is written, so that its setters need not
 	 * test for it: one stride, aligned as the ring (inline segments).
 	 */
 	struct mlx4_wqe_ctrl_seg *scratch;
+	uint32_t owner_opcode[];	/* per SQ slot, until wr_complete() */
 };
 
 static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
@@ -1460,10 +1470,20 @@ static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
 	return to_mqp(&qpx->qp_base);
 }
 
+/*
+ * An error fails the batch at wr_complete(), which rolls it back: the
+ * requests after it may still take WQEs, as nothing is handed over.
+ */
 static inline void wr_set_err(struct mlx4_wr_batch *b, int err)
 {
 	if (!b->err)
 		b->err = err;
+}
+
+/* The head at which @wq looks full: its unlocked tail + max_post. */
+static inline unsigned int wq_stop(struct mlx4_wq *wq)
+{
+	return *(volatile unsigned int *)&wq->tail + wq->max_post;
 }
 
 /*
@@ -1520,9 +1540,8 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
 	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	b->size_fence = hdr / 16 |
-			(flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
-	ctrl->bf_qpn = htobe32(b->size_fence);
+	b->size_be = htobe32(hdr / 16) | fence_bit(flags);
+	ctrl->bf_qpn = b->size_be;
 	b->ctrl = ctrl;
 	b->data = (char *)ctrl + hdr;
 	/* No data setter after a bind or an invalidation: the WQE holds none. */
@@ -1549,10 +1568,12 @@ wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
 	struct mlx4_wqe_ctrl_seg *ctrl = b->scratch;
 	int err = wr_refusal(qp, b, opcode, qpx->wr_flags, qp->sq.head);
 
-	if (err)
+	if (err) {
 		b->err = err;
-	else
+	} else {
 		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
+		b->stop = wq_stop(&qp->sq);
+	}
 	return wr_set_ctrl(qpx, b, ctrl, opcode, imm,
 			   qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW));
 }
@@ -1575,11 +1596,18 @@ wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
 }
 
+/* Every QP type that may have the ibv_wr_* calls may post @opcode. */
+static inline int wr_op_everywhere(enum ibv_wr_opcode opcode)
+{
+	return (send_ops[opcode].qpt_mask & (QPT_ALL | MLX4_QPT_BIT_RAW)) ==
+	       (QPT_ALL | MLX4_QPT_BIT_RAW);
+}
+
 /*
- * Does the opcode call have to take its unlikely case: a failed batch,
- * a queue that looks full, an opcode its QP refuses, a UD or raw request
- * with a request before it that lacks a setter, or asking for checksums?
- * @qpt: see wr_begin().
+ * Does the opcode call have to take its unlikely case: a queue that
+ * looks full, an opcode its QP refuses (SEND: none does), a UD or raw
+ * request with a request before it that lacks a setter, or asking for
+ * checksums?  @qpt: see wr_begin().
  */
 static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 				    enum ibv_wr_opcode opcode,
@@ -1588,8 +1616,8 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
 
-	return b->err || wq_looks_full(&qp->sq, qp->sq.head) ||
-	       !qp->sge_limit[opcode] ||
+	return qp->sq.head == b->stop ||
+	       (!wr_op_everywhere(opcode) && !qp->sge_limit[opcode]) ||
 	       ((qpt & QPT_DATAGRAM) &&
 		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
 }
@@ -1744,10 +1772,9 @@ static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 			       unsigned int units)
 {
-	units += b->size_fence;
-	b->ctrl->bf_qpn = htobe32(units);
+	b->ctrl->bf_qpn = b->size_be + htobe32(units);
 	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if ((units & ~MLX4_WQE_CTRL_FENCE) > 64 / 16)
+	if ((be32toh(b->size_be) & ~MLX4_WQE_CTRL_FENCE) + units > 64 / 16)
 		qp->sq_stamp = 1;
 }
 
@@ -1808,7 +1835,7 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ))
 		return wr_set_other_sge(qpx, lkey, addr, length);
 	set_plain_data_seg(b->data, &sge);
-	b->ctrl->bf_qpn = htobe32(b->size_fence + 1);
+	b->ctrl->bf_qpn = b->size_be + htobe32(1);
 }
 
 /* The request's inline payload ends at @end: its size, and BlueFlame's. */
@@ -1818,10 +1845,10 @@ static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
 
 	wr_set_size(qp, b, (bytes + 15) / 16 -
-			   (b->size_fence & ~MLX4_WQE_CTRL_FENCE));
+			   (be32toh(b->size_be) & ~MLX4_WQE_CTRL_FENCE));
 	/* No payload takes no BlueFlame, as a one-unit WQE never does. */
 	if (end != b->data && (bytes + 15) / 16 <= qp->bf_max_size)
-		b->bf_bytes = (bytes + 63) & ~63U;
+		b->bf_blocks = (bytes + 63) / 64;
 }
 
 /*
@@ -1972,7 +1999,7 @@ static inline void wr_start_batch(struct mlx4_qp *qp)
 	struct mlx4_wr_batch *b = qp->wrb;
 
 	b->head = qp->sq.head;
-	b->sq_stamp = qp->sq_stamp;
+	b->stop = wq_stop(&qp->sq);
 }
 
 static void __attribute__((noinline))
@@ -1995,7 +2022,8 @@ static void wr_start(struct ibv_qp_ex *qpx)
  * Forget the batch.  Its WQEs' owner words were never written; their
  * later blocks get back the stamps the data overwrote.  (Their wrid
  * entries are dead: each slot's next request writes its own before the
- * device can complete it.)
+ * device can complete it.  qp->sq_stamp stays as the batch left it:
+ * stamping a free slot is harmless.)
  */
 static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 {
@@ -2004,10 +2032,7 @@ static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 	for (n = b->head; n != qp->sq.head; n++)
 		stamp_later_blocks(qp, get_send_wqe(qp, n));
 	qp->sq.head = b->head;
-	qp->sq_stamp = b->sq_stamp;
-	b->err = 0;
-	b->need = 0;
-	b->bf_bytes = 0;
+	b->pending = 0;
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)
@@ -2062,12 +2087,28 @@ static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 	ring_send_doorbell(qp, ctrl,
 			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
 					      ctrl->bf_qpn },
-			   last, use_bf, b->bf_bytes);
+			   last, use_bf, b->bf_blocks * 64);
 }
 
 /*
- * wr_complete() but for a lone request: a failed batch (rolled back), an
- * empty one, or several requests.
+ * wr_complete() for a lone request with inline data that fits: by
+ * BlueFlame, as post_send's goes.
+ */
+static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+{
+	wr_ring(qp, b, 1);
+	b->bf_blocks = 0;
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, b->ctrl);
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/*
+ * wr_complete() but for a lone request without BlueFlame: a failed
+ * batch (rolled back), a lone request by BlueFlame, an empty batch, or
+ * several requests.  Out of line, so that the doorbell path saves no
+ * registers.
  */
 static int __attribute__((noinline))
 wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
@@ -2079,29 +2120,15 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 		mlx4_unlock(&qp->sq.lock);
 		return err ? err : EINVAL;	/* else a setter lacked */
 	}
+	if (qp->sq.head - b->head == 1 && b->bf_blocks)
+		return wr_complete_bf(qp, b);
 	if (qp->sq.head != b->head) {
 		wr_hand_over_earlier(qp, b, qp->sq.head - 1);
 		wr_ring(qp, b, 0);
-		b->bf_bytes = 0;
+		b->bf_blocks = 0;
 		if (qp->sq_stamp)
 			wr_stamp_ahead(qp, b);
 	}
-	mlx4_unlock(&qp->sq.lock);
-	return 0;
-}
-
-/*
- * wr_complete() for a lone request with inline data that fits: by
- * BlueFlame, as post_send's goes.  Out of line, so that the doorbell
- * path saves no registers.
- */
-static int __attribute__((noinline))
-wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
-{
-	wr_ring(qp, b, 1);
-	b->bf_bytes = 0;
-	if (qp->sq_stamp)
-		stamp_ahead_of(qp, b->ctrl);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -2112,10 +2139,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_batch *b = qp->wrb;
 
-	if (unlikely(b->err || b->need || qp->sq.head - b->head != 1))
+	if (unlikely(b->pending || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
-	if (b->bf_bytes)
-		return wr_complete_bf(qp, b);
 	wr_ring(qp, b, 0);
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
@@ -2183,7 +2208,6 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		   MLX4_INLINE_ALIGN - 1 + stride);
 	if (!b)
 		return ENOMEM;
-	b->owner_opcode = (uint32_t *)(b + 1);
 	scratch = (uintptr_t)(b->owner_opcode + qp->sq.wqe_cnt);
 	scratch = (scratch + MLX4_INLINE_ALIGN - 1) & ~(uintptr_t)
 		  (MLX4_INLINE_ALIGN - 1);
