@@ -291,7 +291,11 @@ struct mlx4_qp {
 	uint16_t		tso_room;	/* the LSO segment's WQE bytes */
 	unsigned int		bf_max_size;	/* 16-byte units; 0: no BF */
 	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
-	uint8_t			sq_stamp;	/* a WQE beyond 64 bytes was posted */
+	/*
+	 * 0 until a WQE beyond 64 bytes is written, then the bytes of the
+	 * longest, in whole 64-byte blocks: the blocks stamping restores.
+	 */
+	uint16_t		sq_stamp;
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
 	uint8_t			sge_limit[MLX4_WR_OPCODES];
 	/*

@@ -324,27 +324,40 @@ static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
 
 /*
  * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
- * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp), so in a
- * stride of 128 bytes or more.  That slot is free: every block of it but
- * the first is stamped, whatever the size of the WQE last there, which
- * saves reading that size and looping for the strides of 128 and 256
- * bytes (bench/run.sh post_send_ud, 256: 12 instructions less).
+ * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp).  That slot
+ * is free: each block of it but the first that a WQE since the QP's
+ * creation may have written (below qp->sq_stamp; the blocks above still
+ * hold their stamps from then) is stamped, whatever the size of the WQE
+ * last there, which saves reading that size.  A UD QP's 80-byte WQEs in
+ * a stride of 256 bytes: one store (bench/run.sh post_send_ud: 5
+ * instructions less than stamping the stride).
  */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
-	unsigned int i, stride = 1U << qp->sq.wqe_shift;
+	unsigned int i, end;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
 	*(uint32_t *)(slot + 64) = 0xffffffff;
-	if (unlikely(stride > 128)) {
-		*(uint32_t *)(slot + 128) = 0xffffffff;
-		*(uint32_t *)(slot + 192) = 0xffffffff;
-		/* (stride read once: these stores may alias anything) */
-		for (i = 256; i < stride; i += 64)
-			*(uint32_t *)(slot + i) = 0xffffffff;
-	}
+	/*
+	 * Read again here, not kept from the caller's test, which then
+	 * needs no register (bench/run.sh: 1 instruction less per post).
+	 */
+	end = *(volatile uint16_t *)&qp->sq_stamp;
+	for (i = 128; unlikely(i < end); i += 64)
+		*(uint32_t *)(slot + i) = 0xffffffff;
+}
+
+/*
+ * A WQE of @bytes was written: if it reaches beyond its first block and
+ * beyond any before it, stamping has more work to do from now on.
+ */
+static inline void wqe_spans(struct mlx4_qp *qp, unsigned int bytes)
+{
+	bytes = (bytes + 63) & ~63U;
+	if (bytes > 64 && bytes > qp->sq_stamp)
+		qp->sq_stamp = bytes;
 }
 
 /*
@@ -425,8 +438,9 @@ _Static_assert(offsetof(struct mlx4_wqe_datagram_seg, vlan) + 2 ==
 	       "the AH's l2 bytes end the datagram segment");
 
 /*
- * A UD request's destination.  Its WQE is 80 bytes at least: from now
- * on, stamping has work to do.
+ * A UD request's destination.  Its WQE is 80 bytes with one gather
+ * entry: from now on, stamping has work to do (a longer one says so
+ * itself).
  */
 static inline void set_datagram_seg(struct mlx4_qp *qp,
 				    struct mlx4_wqe_datagram_seg *dseg,
@@ -440,7 +454,8 @@ static inline void set_datagram_seg(struct mlx4_qp *qp,
 	dseg->qkey = htobe32(remote_qkey);
 	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
 	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
-	qp->sq_stamp = 1;
+	wqe_spans(qp, sizeof(struct mlx4_wqe_ctrl_seg) + sizeof(*dseg) +
+		      sizeof(struct mlx4_wqe_data_seg));
 }
 
 /* XRC: the SRQ on the far side that takes the message, in srcrb_flags. */
@@ -961,8 +976,7 @@ static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
 	       room - sizeof(*lso) - wr->tso.hdr_sz);
 	for (i = wr->num_sge - 1; i >= 0; i--)
 		set_data_seg(dseg + i, wr->sg_list + i);
-	if (size > 64 / 16)
-		qp->sq_stamp = 1;
+	wqe_spans(qp, size * 16);
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
 	return wqe_head(MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
 			htobe32(size), wr->send_flags);
@@ -1011,8 +1025,7 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 			set_data_seg(dseg + i, wr->sg_list + i);
 		size = ((uintptr_t)seg - (uintptr_t)ctrl) / 16 + n;
 	}
-	if (size > 64 / 16)
-		qp->sq_stamp = 1;
+	wqe_spans(qp, size * 16);
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
 	return wqe_head(op->opcode_be | owner_bit(qp, ind), htobe32(size),
@@ -1189,11 +1202,9 @@ int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			   wqe_head(op->opcode_be | owner_bit(qp, ind),
 				    htobe32(size), wr->send_flags),
 			   ind, size <= qp->bf_max_size, bytes);
-	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if (bytes > 64 || unlikely(qp->sq_stamp)) {
-		qp->sq_stamp = 1;
+	wqe_spans(qp, bytes);
+	if (qp->sq_stamp)
 		stamp_ahead_of(qp, ctrl);
-	}
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -1768,14 +1779,15 @@ static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
 }
 
-/* The request's WQE holds @units of payload: its size. */
+/* The request's WQE ends at @end: its size. */
 static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
-			       unsigned int units)
+			       void *end)
 {
-	b->ctrl->bf_qpn = b->size_be + htobe32(units);
-	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if ((be32toh(b->size_be) & ~MLX4_WQE_CTRL_FENCE) + units > 64 / 16)
-		qp->sq_stamp = 1;
+	unsigned int bytes = (char *)end - (char *)b->ctrl;
+
+	b->ctrl->bf_qpn = htobe32((bytes + 15) / 16) |
+			  (b->size_be & MLX4_BE32(MLX4_WQE_CTRL_FENCE));
+	wqe_spans(qp, bytes);
 }
 
 /*
@@ -1809,7 +1821,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 			wr_set_err(b, EINVAL);
 		set_data_seg(dseg + i, sg_list + i);
 	}
-	wr_set_size(qp, b, num_sge);
+	wr_set_size(qp, b, dseg + num_sge);
 }
 
 static void __attribute__((noinline))
@@ -1824,7 +1836,7 @@ wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 /*
  * One entry of 1 byte to max_msg_sz into a WQE that holds it (anything
  * else: wr_set_other_sge()).  Its WQE is one block at most, but for UD,
- * whose wr_set_ud_addr() sets qp->sq_stamp.
+ * whose wr_set_ud_addr() counts its 80 bytes in qp->sq_stamp.
  */
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		       uint32_t length)
@@ -1844,8 +1856,7 @@ static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 {
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
 
-	wr_set_size(qp, b, (bytes + 15) / 16 -
-			   (be32toh(b->size_be) & ~MLX4_WQE_CTRL_FENCE));
+	wr_set_size(qp, b, end);
 	/* No payload takes no BlueFlame, as a one-unit WQE never does. */
 	if (end != b->data && (bytes + 15) / 16 <= qp->bf_max_size)
 		b->bf_blocks = (bytes + 63) / 64;
