@@ -273,6 +273,45 @@ struct mlx4_fast_op {
 	uint8_t			inline_room;	/* its bytes in the first block */
 };
 
+/*
+ * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
+ * that each call reaches them without a load.
+ */
+struct mlx4_wr_state {
+	/* The request being set up: in the scratch WQE if refused. */
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	void		       *data;		/* where its payload goes */
+	/*
+	 * bf_qpn without payload, big-endian: the 16-byte units before it
+	 * and the fence bit.  The units, with the payload's, are at most
+	 * 63: adding the payload's big-endian never carries out of them.
+	 */
+	uint32_t		size_be;
+	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */
+	uint8_t			opcode;
+
+	/*
+	 * The batch: its requests are WQEs [head, qp->sq.head).  What
+	 * keeps wr_complete() off its lone-request path, one word tested
+	 * once, is 0 between batches: what ends a batch clears it, so that
+	 * wr_start() need not.
+	 */
+	union {
+		struct {
+			uint8_t	err;		/* the first error (errno) */
+			uint8_t	need;		/* WR_NEED_* */
+			uint8_t	bf_blocks;	/* BlueFlame, lone request */
+		};
+		uint32_t	pending;
+	};
+	unsigned int		head;		/* qp->sq.head at wr_start() */
+	/*
+	 * qp->sq.head at which the queue looks full, from its tail at
+	 * wr_start(): the one test of the opcode calls' likely case.
+	 */
+	unsigned int		stop;
+};
+
 struct mlx4_qp {
 	struct verbs_qp		verbs_qp;
 
@@ -310,6 +349,7 @@ struct mlx4_qp {
 	uint32_t		srcrb_of_flags[12];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;
+	struct mlx4_wr_state	wr;		/* ibv_wr_*, if asked */
 
 	/* Receive side. */
 	struct mlx4_wq		rq;

@@ -1435,45 +1435,15 @@ enum {
 	WR_NEED_FRAME	= 1 << 1,	/* raw: a frame from a data setter */
 };
 
+/*
+ * What a batch needs beyond the QP's struct mlx4_wr_state: the owner
+ * word of each WQE until wr_complete(), and where a refused request is
+ * written, so that its setters need not test for it (one stride,
+ * aligned as the ring, for inline segments).
+ */
 struct mlx4_wr_batch {
-	/* The request being set up: in the scratch WQE if refused. */
-	struct mlx4_wqe_ctrl_seg *ctrl;
-	void *data;			/* where its payload goes */
-	/*
-	 * bf_qpn without payload, big-endian: the 16-byte units before it
-	 * and the fence bit.  The units, with the payload's, are at most
-	 * 63: adding the payload's big-endian never carries out of them.
-	 */
-	uint32_t size_be;
-	uint8_t sge_limit;		/* qp->sge_limit[], 0: no payload */
-	uint8_t opcode;
-
-	/*
-	 * The batch: its requests are WQEs [head, qp->sq.head).  What
-	 * keeps wr_complete() off its lone-request path, one word tested
-	 * once, is 0 between batches: what ends a batch clears it, so that
-	 * wr_start() need not.
-	 */
-	union {
-		struct {
-			uint8_t err;		/* the first error (errno) */
-			uint8_t need;		/* WR_NEED_* */
-			uint8_t bf_blocks;	/* BlueFlame, lone request */
-		};
-		uint32_t pending;
-	};
-	unsigned int head;		/* qp->sq.head at wr_start() */
-	/*
-	 * qp->sq.head at which the queue looks full, from its tail at
-	 * wr_start(): the one test of the opcode calls' likely case.
-	 */
-	unsigned int stop;
-	/*
-	 * Where a refused request is written, so that its setters need not
-	 * test for it: one stride, aligned as the ring (inline segments).
-	 */
 	struct mlx4_wqe_ctrl_seg *scratch;
-	uint32_t owner_opcode[];	/* per SQ slot, until wr_complete() */
+	uint32_t owner_opcode[];	/* per SQ slot */
 };
 
 static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
@@ -1485,7 +1455,7 @@ static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
  * An error fails the batch at wr_complete(), which rolls it back: the
  * requests after it may still take WQEs, as nothing is handed over.
  */
-static inline void wr_set_err(struct mlx4_wr_batch *b, int err)
+static inline void wr_set_err(struct mlx4_wr_state *b, int err)
 {
 	if (!b->err)
 		b->err = err;
@@ -1503,7 +1473,7 @@ static inline unsigned int wq_stop(struct mlx4_wq *wq)
  * lacks a setter, a queue that looks full, what the QP refuses).
  */
 static int __attribute__((noinline))
-wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
+wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_state *b, unsigned int opcode,
 	   unsigned int flags, unsigned int ind)
 {
 	if (b->err)
@@ -1520,7 +1490,7 @@ wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
 
 /* Take WQE @ind for the request: its wrid, and its owner word for later. */
 static inline struct mlx4_wqe_ctrl_seg *
-wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	     const struct mlx4_send_op *op, unsigned int ind)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
@@ -1528,7 +1498,7 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
 
 	qp->sq.wrid[slot] = qpx->wr_id;
-	b->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
+	qp->wrb->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
 	qp->sq.head = ind + 1;
 	return ctrl;
 }
@@ -1539,7 +1509,7 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
  * wr_begin().
  */
 static inline __attribute__((always_inline))
-void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 		  struct mlx4_wqe_ctrl_seg *ctrl, enum ibv_wr_opcode opcode,
 		  uint32_t imm, unsigned int qpt)
 {
@@ -1575,8 +1545,8 @@ static void * __attribute__((noinline))
 wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
-	struct mlx4_wqe_ctrl_seg *ctrl = b->scratch;
+	struct mlx4_wr_state *b = &qp->wr;
+	struct mlx4_wqe_ctrl_seg *ctrl = qp->wrb->scratch;
 	int err = wr_refusal(qp, b, opcode, qpx->wr_flags, qp->sq.head);
 
 	if (err) {
@@ -1625,7 +1595,7 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 				    unsigned int qpt)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	return qp->sq.head == b->stop ||
 	       (!wr_op_everywhere(opcode) && !qp->sge_limit[opcode]) ||
@@ -1646,7 +1616,7 @@ void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	       uint32_t imm, unsigned int qpt)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode],
 						qp->sq.head),
@@ -1768,7 +1738,7 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	void *seg = wr_begin_key(qpx, IBV_WR_BIND_MW);
 
 	if (!mw) {
-		wr_set_err(qpx_to_mqp(qpx)->wrb, EINVAL);
+		wr_set_err(&qpx_to_mqp(qpx)->wr, EINVAL);
 		return;
 	}
 	set_bind_seg(seg, mw, rkey, info);
@@ -1780,7 +1750,7 @@ static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 }
 
 /* The request's WQE ends at @end: its size. */
-static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 			       void *end)
 {
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
@@ -1796,7 +1766,7 @@ static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
  * refuses it.
  */
 static void __attribute__((noinline))
-wr_gather_refused(struct mlx4_qp *qp, struct mlx4_wr_batch *b, size_t num_sge)
+wr_gather_refused(struct mlx4_qp *qp, struct mlx4_wr_state *b, size_t num_sge)
 {
 	if (send_ops[b->opcode].segs >= SEG_BIND_MW)
 		return;
@@ -1807,7 +1777,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 			    const struct ibv_sge *sg_list)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 	struct mlx4_wqe_data_seg *dseg = b->data;
 	int i;
 
@@ -1841,7 +1811,7 @@ wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		       uint32_t length)
 {
-	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
+	struct mlx4_wr_state *b = &qpx_to_mqp(qpx)->wr;
 	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
 	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ))
@@ -1851,7 +1821,7 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 }
 
 /* The request's inline payload ends at @end: its size, and BlueFlame's. */
-static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 				 void *end)
 {
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
@@ -1871,7 +1841,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 				    const struct ibv_data_buf *buf_list)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 	struct inline_writer w;
 	size_t i, len = 0;
 
@@ -1903,7 +1873,7 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			       size_t length)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 	struct ibv_data_buf buf = { .addr = addr, .length = length };
 	unsigned int room;
 
@@ -1921,7 +1891,7 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * A raw QP's data setters: the frame starts with the destination MAC,
  * which the control segment repeats.
  */
-static void wr_set_frame(struct mlx4_wr_batch *b, const void *frame,
+static void wr_set_frame(struct mlx4_wr_state *b, const void *frame,
 			 size_t length)
 {
 	if (length < RAW_DMAC_LEN) {
@@ -1936,20 +1906,20 @@ static void wr_set_sge_raw(struct ibv_qp_ex *qpx, uint32_t lkey,
 			   uint64_t addr, uint32_t length)
 {
 	wr_set_sge(qpx, lkey, addr, length);
-	wr_set_frame(qpx_to_mqp(qpx)->wrb, (void *)(uintptr_t)addr, length);
+	wr_set_frame(&qpx_to_mqp(qpx)->wr, (void *)(uintptr_t)addr, length);
 }
 
 static void wr_set_sge_list_raw(struct ibv_qp_ex *qpx, size_t num_sge,
 				const struct ibv_sge *sg_list)
 {
 	wr_set_sge_list(qpx, num_sge, sg_list);
-	wr_set_frame(qpx_to_mqp(qpx)->wrb,
+	wr_set_frame(&qpx_to_mqp(qpx)->wr,
 		     num_sge ? (void *)(uintptr_t)sg_list[0].addr : NULL,
 		     num_sge ? sg_list[0].length : 0);
 }
 
 /* The frame as the WQE's first inline segment has it. */
-static void wr_set_inline_frame(struct mlx4_wr_batch *b, size_t length)
+static void wr_set_inline_frame(struct mlx4_wr_state *b, size_t length)
 {
 	wr_set_frame(b, (char *)b->data + sizeof(struct mlx4_wqe_inline_seg),
 		     length);
@@ -1959,7 +1929,7 @@ static void wr_set_inline_data_raw(struct ibv_qp_ex *qpx, void *addr,
 				   size_t length)
 {
 	wr_set_inline_data(qpx, addr, length);
-	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+	wr_set_inline_frame(&qpx_to_mqp(qpx)->wr, length);
 }
 
 static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
@@ -1970,14 +1940,14 @@ static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
 	wr_set_inline_data_list(qpx, num_buf, buf_list);
 	for (i = 0; i < num_buf; i++)
 		length += buf_list[i].length;
-	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+	wr_set_inline_frame(&qpx_to_mqp(qpx)->wr, length);
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			   uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	if (unlikely(!ah))
 		return;	/* still WR_NEED_AH */
@@ -1988,7 +1958,7 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
-	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wrb->ctrl;
+	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wr.ctrl;
 
 	ctrl->srcrb_flags = (ctrl->srcrb_flags & ~xrc_srqn_bits(0xffffff)) |
 			    xrc_srqn_bits(remote_srqn);
@@ -2007,7 +1977,7 @@ static void wr_ignore_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 /* A new batch, the SQ locked. */
 static inline void wr_start_batch(struct mlx4_qp *qp)
 {
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	b->head = qp->sq.head;
 	b->stop = wq_stop(&qp->sq);
@@ -2036,7 +2006,7 @@ static void wr_start(struct ibv_qp_ex *qpx)
  * device can complete it.  qp->sq_stamp stays as the batch left it:
  * stamping a free slot is harmless.)
  */
-static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n;
 
@@ -2050,7 +2020,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 
-	wr_rollback(qp, qp->wrb);
+	wr_rollback(qp, &qp->wr);
 	mlx4_unlock(&qp->sq.lock);
 }
 
@@ -2059,7 +2029,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
  * then their first words, in order.  The doorbell, rung after a barrier
  * of its own, has the device look at them all.
  */
-static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 				 unsigned int last)
 {
 	unsigned int n;
@@ -2068,7 +2038,7 @@ static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 	for (n = b->head; n != last; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
 
-		ctrl->owner_opcode = b->owner_opcode[n & qp->sq.mask];
+		ctrl->owner_opcode = qp->wrb->owner_opcode[n & qp->sq.mask];
 	}
 }
 
@@ -2078,7 +2048,7 @@ static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
  * inside holds a WQE of the batch, which a stamp would break (it lay
  * beyond the device's prefetch until handed over, and needs none).
  */
-static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n = b->head;
 
@@ -2089,14 +2059,14 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 }
 
 /* The last WQE of the batch, b->ctrl: ring for all. */
-static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 			   int use_bf)
 {
 	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
 	unsigned int last = qp->sq.head - 1;
 
 	ring_send_doorbell(qp, ctrl,
-			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
+			   (struct wqe_head){ qp->wrb->owner_opcode[last & qp->sq.mask],
 					      ctrl->bf_qpn },
 			   last, use_bf, b->bf_blocks * 64);
 }
@@ -2105,7 +2075,7 @@ static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
  * wr_complete() for a lone request with inline data that fits: by
  * BlueFlame, as post_send's goes.
  */
-static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	wr_ring(qp, b, 1);
 	b->bf_blocks = 0;
@@ -2122,7 +2092,7 @@ static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
  * registers.
  */
 static int __attribute__((noinline))
-wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	int err = b->err;
 
@@ -2148,7 +2118,7 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	if (unlikely(b->pending || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
@@ -2223,9 +2193,11 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	scratch = (scratch + MLX4_INLINE_ALIGN - 1) & ~(uintptr_t)
 		  (MLX4_INLINE_ALIGN - 1);
 	b->scratch = (struct mlx4_wqe_ctrl_seg *)scratch;
-	b->ctrl = b->scratch;
-	b->data = b->scratch + 1;
 	qp->wrb = b;
+	/* A setter before any opcode call writes there too. */
+	memset(&qp->wr, 0, sizeof(qp->wr));
+	qp->wr.ctrl = b->scratch;
+	qp->wr.data = b->scratch + 1;
 
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
