@@ -258,6 +258,7 @@ enum {
 
 enum {
 	MLX4_WR_OPCODES		= IBV_WR_SEND_WITH_INV + 1,
+	MLX4_CTRL_OF_FLAGS	= 0x18,		/* qp->ctrl_of_flags[] */
 };
 
 /*
@@ -343,10 +344,14 @@ struct mlx4_qp {
 	 */
 	uint16_t		inline_limit[MLX4_WR_OPCODES];
 	/*
-	 * srcrb_flags by IBV_SEND_SIGNALED/SOLICITED/IP_CSUM (SRCRB_INDEX()
-	 * in qp.c), sq_sig_all and the checksum offload folded in.
+	 * By IBV_SEND_FENCE/SIGNALED/SOLICITED/IP_CSUM (CTRL_INDEX() in
+	 * qp.c): control segment words, sq_sig_all and the checksum offload
+	 * folded in.
 	 */
-	uint32_t		srcrb_of_flags[12];
+	struct mlx4_ctrl_of_flags {
+		__be32		srcrb_flags;
+		__be32		fence;		/* bf_qpn's fence bit */
+	}			ctrl_of_flags[MLX4_CTRL_OF_FLAGS];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;
 	struct mlx4_wr_state	wr;		/* ibv_wr_*, if asked */

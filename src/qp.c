@@ -84,12 +84,14 @@ static const struct mlx4_send_op {
 
 
 /*
- * qp->srcrb_of_flags[] is indexed by IBV_SEND_SIGNALED, IBV_SEND_SOLICITED
- * and IBV_SEND_IP_CSUM, each one bit lower: one shift and one mask.
+ * qp->ctrl_of_flags[] is indexed by IBV_SEND_FENCE, IBV_SEND_SIGNALED,
+ * IBV_SEND_SOLICITED and IBV_SEND_IP_CSUM as they are: one mask.
  */
-#define SRCRB_INDEX(flags)	(((flags) >> 1) & 0xb)
-_Static_assert(IBV_SEND_SIGNALED == 1 << 1 && IBV_SEND_SOLICITED == 1 << 2 &&
-	       IBV_SEND_IP_CSUM == 1 << 4, "send flags the srcrb index takes");
+#define CTRL_INDEX(flags)	((flags) & CTRL_FLAGS)
+#define CTRL_FLAGS		(IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+				 IBV_SEND_SOLICITED | IBV_SEND_IP_CSUM)
+_Static_assert(CTRL_FLAGS == 0x17 && MLX4_CTRL_OF_FLAGS == CTRL_FLAGS + 1,
+	       "send flags the control segment index takes");
 
 /* srcrb_flags for IBV_SEND_SIGNALED (bit 1) and IBV_SEND_SOLICITED (bit 2). */
 static const uint32_t srcrb_of_flags[4] = {
@@ -276,8 +278,6 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 						       INLINE_BLOCK_ROOM);
 	}
 
-	for (op = 0; op < 4; op++)
-		qp->srcrb_of_flags[op] = qp->sq_signal_bits | srcrb_of_flags[op];
 	mlx4_qp_update_csum(qp);
 }
 
@@ -292,15 +292,23 @@ void mlx4_qp_update_csum(struct mlx4_qp *qp)
 {
 	uint32_t bits = MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
 				  MLX4_WQE_CTRL_TCP_UDP_CSUM);
-	int i;
+	unsigned int i;
 
 	qp->csum = (qp->qpt_bit == MLX4_QPT_BIT_UD && qp->ctx->ud_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_INFINIBAND) ||
 		   (qp->qpt_bit == MLX4_QPT_BIT_RAW && qp->ctx->raw_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_ETHERNET);
-	for (i = 0; i < 4; i++)
-		qp->srcrb_of_flags[SRCRB_INDEX(IBV_SEND_IP_CSUM) | i] =
-			qp->srcrb_of_flags[i] | (qp->csum ? bits : 0);
+	for (i = 0; i < MLX4_CTRL_OF_FLAGS; i++) {
+		struct mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
+
+		c->srcrb_flags = qp->sq_signal_bits |
+				 srcrb_of_flags[(i & (IBV_SEND_SIGNALED |
+						      IBV_SEND_SOLICITED)) >> 1];
+		if ((i & IBV_SEND_IP_CSUM) && qp->csum)
+			c->srcrb_flags |= bits;
+		c->fence = i & IBV_SEND_FENCE ?
+			   MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
+	}
 }
 
 static inline void *get_send_wqe(struct mlx4_qp *qp, unsigned int n)
@@ -650,9 +658,9 @@ static inline uint32_t owner_bit(struct mlx4_qp *qp, unsigned int ind)
 	return htobe32(ind << qp->owner_shift) & MLX4_BE32(1U << 31);
 }
 
-static inline uint32_t fence_bit(uint32_t send_flags)
+static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)
 {
-	return send_flags & IBV_SEND_FENCE ? MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].fence;
 }
 
 /*
@@ -789,12 +797,12 @@ set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 /*
  * The control segment but its first 8 bytes (struct wqe_head below),
  * for post_send and the wr_* opcode calls alike: @srcrb is
- * qp->srcrb_of_flags[] for the request's flags (srcrb_of()), with the
+ * qp->ctrl_of_flags[] for the request's flags (srcrb_of()), with the
  * strong-order bit or an XRC request's remote SRQN ORed in.
  */
 static inline uint32_t srcrb_of(struct mlx4_qp *qp, unsigned int send_flags)
 {
-	return qp->srcrb_of_flags[SRCRB_INDEX(send_flags)];
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].srcrb_flags;
 }
 
 static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
@@ -874,10 +882,12 @@ static inline void hand_over_wqe(struct mlx4_wqe_ctrl_seg *ctrl,
 	ctrl->owner_opcode = head.owner_opcode;
 }
 
-static inline struct wqe_head wqe_head(uint32_t owner_opcode,
+static inline struct wqe_head wqe_head(struct mlx4_qp *qp,
+				       uint32_t owner_opcode,
 				       uint32_t size_be, uint32_t send_flags)
 {
-	return (struct wqe_head){ owner_opcode, size_be | fence_bit(send_flags) };
+	return (struct wqe_head){ owner_opcode,
+				  size_be | fence_bit(qp, send_flags) };
 }
 
 /*
@@ -937,7 +947,7 @@ struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			   wr->sg_list);
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(op->opcode_be | owner_bit(qp, ind), op->size_be,
+	return wqe_head(qp, op->opcode_be | owner_bit(qp, ind), op->size_be,
 			wr->send_flags);
 }
 
@@ -978,7 +988,7 @@ static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
 		set_data_seg(dseg + i, wr->sg_list + i);
 	wqe_spans(qp, size * 16);
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
+	return wqe_head(qp, MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
 			htobe32(size), wr->send_flags);
 }
 
@@ -1028,7 +1038,7 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 	wqe_spans(qp, size * 16);
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(op->opcode_be | owner_bit(qp, ind), htobe32(size),
+	return wqe_head(qp, op->opcode_be | owner_bit(qp, ind), htobe32(size),
 			wr->send_flags);
 }
 
@@ -1199,7 +1209,7 @@ int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	bytes = ((uintptr_t)end - (uintptr_t)ctrl + 63) & ~63U;
 
 	ring_send_doorbell(qp, ctrl,
-			   wqe_head(op->opcode_be | owner_bit(qp, ind),
+			   wqe_head(qp, op->opcode_be | owner_bit(qp, ind),
 				    htobe32(size), wr->send_flags),
 			   ind, size <= qp->bf_max_size, bytes);
 	wqe_spans(qp, bytes);
@@ -1521,7 +1531,7 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
 	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	b->size_be = htobe32(hdr / 16) | fence_bit(flags);
+	b->size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
 	ctrl->bf_qpn = b->size_be;
 	b->ctrl = ctrl;
 	b->data = (char *)ctrl + hdr;
