@@ -1876,21 +1876,30 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 }
 
 /*
+ * One buffer as wr_set_inline_data_list() takes it: out of line, so
+ * that wr_set_inline_data() keeps no frame for it.
+ */
+static void __attribute__((noinline))
+wr_set_other_inline(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+/*
  * 1 byte to the opcode's inline_limit[], what post_lone_inline() takes,
- * the same way (anything else: wr_set_inline_data_list()).
+ * the same way (anything else: wr_set_other_inline()).
  */
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			       size_t length)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
-	struct ibv_data_buf buf = { .addr = addr, .length = length };
 	unsigned int room;
 
-	if (unlikely(length - 1 >= qp->inline_limit[b->opcode])) {
-		wr_set_inline_data_list(qpx, 1, &buf);
-		return;
-	}
+	if (unlikely(length - 1 >= qp->inline_limit[b->opcode]))
+		return wr_set_other_inline(qpx, addr, length);
 	room = MLX4_INLINE_ALIGN -
 	       ((uintptr_t)b->data + sizeof(struct mlx4_wqe_inline_seg)) %
 	       MLX4_INLINE_ALIGN;
