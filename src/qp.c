@@ -1508,7 +1508,8 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
 
 	qp->sq.wrid[slot] = qpx->wr_id;
-	qp->wrb->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
+	b->owner_opcode = op->opcode_be | owner_bit(qp, ind);
+	qp->wrb->owner_opcode[slot] = b->owner_opcode;
 	qp->sq.head = ind + 1;
 	return ctrl;
 }
@@ -2085,8 +2086,7 @@ static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 	unsigned int last = qp->sq.head - 1;
 
 	ring_send_doorbell(qp, ctrl,
-			   (struct wqe_head){ qp->wrb->owner_opcode[last & qp->sq.mask],
-					      ctrl->bf_qpn },
+			   (struct wqe_head){ b->owner_opcode, ctrl->bf_qpn },
 			   last, use_bf, b->bf_blocks * 64);
 }
 
