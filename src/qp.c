@@ -196,6 +196,16 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	return 0;
 }
 
+/*
+ * qp->sq_stamp for a ring stamped whole: 0, as stamps beyond a 64-byte
+ * WQE stay put until a longer one comes; but a UD QP's WQEs are 80 bytes
+ * with any data, so that set_datagram_seg() need not say so.
+ */
+static unsigned int sq_stamp_at_start(const struct mlx4_qp *qp)
+{
+	return qp->qpt_bit == MLX4_QPT_BIT_UD ? 128 : 0;
+}
+
 /* What the send queue actually holds, for the caps the user sees. */
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 			struct ibv_qp_cap *cap)
@@ -235,6 +245,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		qp->qpt_bit = 0;
 		break;
 	}
+	qp->sq_stamp = sq_stamp_at_start(qp);	/* nothing posted yet */
 
 	/*
 	 * One byte per opcode: 0 if not allowed, else max SGEs + 1; and for
@@ -376,8 +387,7 @@ void mlx4_init_sq_ownership(struct mlx4_qp *qp)
 {
 	unsigned int n;
 
-	/* Stamps beyond a 64-byte WQE stay put until a longer one comes. */
-	qp->sq_stamp = 0;
+	qp->sq_stamp = sq_stamp_at_start(qp);
 	for (n = 0; n < qp->sq.wqe_cnt; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
 
@@ -447,11 +457,10 @@ _Static_assert(offsetof(struct mlx4_wqe_datagram_seg, vlan) + 2 ==
 
 /*
  * A UD request's destination.  Its WQE is 80 bytes with one gather
- * entry: from now on, stamping has work to do (a longer one says so
+ * entry, which sq_stamp_at_start() counted (a longer one says so
  * itself).
  */
-static inline void set_datagram_seg(struct mlx4_qp *qp,
-				    struct mlx4_wqe_datagram_seg *dseg,
+static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
 				    struct ibv_ah *ibah, uint32_t remote_qpn,
 				    uint32_t remote_qkey)
 {
@@ -462,8 +471,6 @@ static inline void set_datagram_seg(struct mlx4_qp *qp,
 	dseg->qkey = htobe32(remote_qkey);
 	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
 	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
-	wqe_spans(qp, sizeof(struct mlx4_wqe_ctrl_seg) + sizeof(*dseg) +
-		      sizeof(struct mlx4_wqe_data_seg));
 }
 
 /* XRC: the SRQ on the far side that takes the message, in srcrb_flags. */
@@ -828,7 +835,7 @@ void *set_wr_ctrl_segs(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 
 	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qpt_bit == MLX4_QPT_BIT_UD) {
-			set_datagram_seg(qp, seg, wr->wr.ud.ah,
+			set_datagram_seg(seg, wr->wr.ud.ah,
 					 wr->wr.ud.remote_qpn,
 					 wr->wr.ud.remote_qkey);
 			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
@@ -1817,7 +1824,7 @@ wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 /*
  * One entry of 1 byte to max_msg_sz into a WQE that holds it (anything
  * else: wr_set_other_sge()).  Its WQE is one block at most, but for UD,
- * whose wr_set_ud_addr() counts its 80 bytes in qp->sq_stamp.
+ * whose 80 bytes sq_stamp_at_start() counted.
  */
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		       uint32_t length)
@@ -1966,13 +1973,11 @@ static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			   uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_state *b = &qp->wr;
+	struct mlx4_wr_state *b = &qpx_to_mqp(qpx)->wr;
 
 	if (unlikely(!ah))
 		return;	/* still WR_NEED_AH */
-	set_datagram_seg(qp, (void *)(b->ctrl + 1), ah, remote_qpn,
-			 remote_qkey);
+	set_datagram_seg((void *)(b->ctrl + 1), ah, remote_qpn, remote_qkey);
 	b->need &= ~WR_NEED_AH;
 }
 
