@@ -1595,18 +1595,25 @@ wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	set_atomic_seg((void *)(rseg + 1), swap_add, compare);
 }
 
-/* Every QP type that may have the ibv_wr_* calls may post @opcode. */
-static inline int wr_op_everywhere(enum ibv_wr_opcode opcode)
+/*
+ * Does every QP that has this copy of an opcode call take @opcode, so
+ * that the copy need not look at qp->sge_limit[]?  @qpt: see wr_begin();
+ * the copies for 0 are RC, UC and XRC QPs' (UD and raw QPs have the
+ * *_refused() calls for the opcodes of those that they lack).
+ */
+static inline int wr_op_taken_by_all(enum ibv_wr_opcode opcode,
+				     unsigned int qpt)
 {
-	return (send_ops[opcode].qpt_mask & (QPT_ALL | MLX4_QPT_BIT_RAW)) ==
-	       (QPT_ALL | MLX4_QPT_BIT_RAW);
+	unsigned int types = qpt ? qpt : QPT_WRITABLE;
+
+	return (send_ops[opcode].qpt_mask & types) == types;
 }
 
 /*
  * Does the opcode call have to take its unlikely case: a queue that
- * looks full, an opcode its QP refuses (SEND: none does), a UD or raw
- * request with a request before it that lacks a setter, or asking for
- * checksums?  @qpt: see wr_begin().
+ * looks full, an opcode its QP refuses (wr_op_taken_by_all() says when
+ * none does), a UD or raw request with a request before it that lacks a
+ * setter, or asking for checksums?  @qpt: see wr_begin().
  */
 static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 				    enum ibv_wr_opcode opcode,
@@ -1616,7 +1623,7 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 	struct mlx4_wr_state *b = &qp->wr;
 
 	return qp->sq.head == b->stop ||
-	       (!wr_op_everywhere(opcode) && !qp->sge_limit[opcode]) ||
+	       (!wr_op_taken_by_all(opcode, qpt) && !qp->sge_limit[opcode]) ||
 	       ((qpt & QPT_DATAGRAM) &&
 		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
 }
@@ -1677,6 +1684,12 @@ static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
 }
 
+/* Raw QPs take no SEND with immediate: the unlikely case refuses it. */
+static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	wr_begin_slow(qpx, IBV_WR_SEND_WITH_IMM, imm_data);
+}
+
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
@@ -1703,6 +1716,20 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
 		      remote_addr);
+}
+
+/* UD and raw QPs take no RDMA write: the unlikely case refuses it. */
+static void wr_rdma_write_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr)
+{
+	wr_rdma_slow(qpx, IBV_WR_RDMA_WRITE, 0, rkey, remote_addr);
+}
+
+static void wr_rdma_write_imm_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
+				      uint64_t remote_addr, __be32 imm_data)
+{
+	wr_rdma_slow(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
+		     remote_addr);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -2247,6 +2274,8 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	case MLX4_QPT_BIT_UD:
 		qpx->wr_send = wr_send_ud;
 		qpx->wr_send_imm = wr_send_imm_ud;
+		qpx->wr_rdma_write = wr_rdma_write_refused;
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
 		break;
 	case MLX4_QPT_BIT_XRC:
@@ -2254,6 +2283,9 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		break;
 	case MLX4_QPT_BIT_RAW:
 		qpx->wr_send = wr_send_raw;
+		qpx->wr_send_imm = wr_send_imm_refused;
+		qpx->wr_rdma_write = wr_rdma_write_refused;
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_sge = wr_set_sge_raw;
 		qpx->wr_set_sge_list = wr_set_sge_list_raw;
 		qpx->wr_set_inline_data = wr_set_inline_data_raw;

@@ -1858,6 +1858,16 @@ static void test_wr_api_long_ud_batch(void)
 	CHECK(i == b->sq.wqe_cnt,
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
+	/* A UD QP takes no RDMA write, with or without immediate. */
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, 0x99, 0x5000);
+	ibv_wr_set_sge(x, 0x40, 0x1000, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write_imm(x, 0x99, 0x5000, htobe32(7));
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(b->sq.head, n);
+
 	mlx4_destroy_ah(ah);
 	fake_qp_free(a);
 	fake_qp_free(b);
