@@ -265,6 +265,7 @@ enum {
 
 enum {
 	MLX4_WR_OPCODES		= IBV_WR_SEND_WITH_INV + 1,
+	MLX4_CTRL_OF_FLAGS	= 0x18,		/* qp->ctrl_of_flags[] */
 };
 
 /*
@@ -278,6 +279,46 @@ struct mlx4_fast_op {
 	uint8_t			data_offset;	/* of the data segment */
 	uint8_t			segs;		/* remote segments to write */
 	uint8_t			inline_room;	/* its bytes in the first block */
+};
+
+/*
+ * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
+ * that each call reaches them without a load.
+ */
+struct mlx4_wr_state {
+	/* The request being set up: in the scratch WQE if refused. */
+	struct mlx4_wqe_ctrl_seg *ctrl;
+	void		       *data;		/* where its payload goes */
+	/*
+	 * bf_qpn without payload, big-endian: the 16-byte units before it
+	 * and the fence bit.  The units, with the payload's, are at most
+	 * 63: adding the payload's big-endian never carries out of them.
+	 */
+	uint32_t		size_be;
+	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */
+	uint8_t			opcode;
+	uint32_t		owner_opcode;	/* its WQE's, for wr_complete() */
+
+	/*
+	 * The batch: its requests are WQEs [head, qp->sq.head).  What
+	 * keeps wr_complete() off its lone-request path, one word tested
+	 * once, is 0 between batches: what ends a batch clears it, so that
+	 * wr_start() need not.
+	 */
+	union {
+		struct {
+			uint8_t	err;		/* the first error (errno) */
+			uint8_t	need;		/* WR_NEED_* */
+			uint8_t	bf_blocks;	/* BlueFlame, lone request */
+		};
+		uint32_t	pending;
+	};
+	unsigned int		head;		/* qp->sq.head at wr_start() */
+	/*
+	 * qp->sq.head at which the queue looks full, from its tail at
+	 * wr_start(): the one test of the opcode calls' likely case.
+	 */
+	unsigned int		stop;
 };
 
 struct mlx4_qp {
@@ -298,7 +339,11 @@ struct mlx4_qp {
 	uint16_t		tso_room;	/* the LSO segment's WQE bytes */
 	unsigned int		bf_max_size;	/* 16-byte units; 0: no BF */
 	uint8_t			qpt_bit;	/* MLX4_QPT_BIT_* */
-	uint8_t			sq_stamp;	/* a WQE beyond 64 bytes was posted */
+	/*
+	 * 0 until a WQE beyond 64 bytes is written, then the bytes of the
+	 * longest, in whole 64-byte blocks: the blocks stamping restores.
+	 */
+	uint16_t		sq_stamp;
 	/* Per verbs opcode: 0 if not allowed on this QP, else max SGEs + 1. */
 	uint8_t			sge_limit[MLX4_WR_OPCODES];
 	/*
@@ -307,12 +352,17 @@ struct mlx4_qp {
 	 */
 	uint16_t		inline_limit[MLX4_WR_OPCODES];
 	/*
-	 * srcrb_flags by IBV_SEND_SIGNALED/SOLICITED/IP_CSUM (SRCRB_INDEX()
-	 * in qp.c), sq_sig_all and the checksum offload folded in.
+	 * By IBV_SEND_FENCE/SIGNALED/SOLICITED/IP_CSUM (CTRL_INDEX() in
+	 * qp.c): control segment words, sq_sig_all and the checksum offload
+	 * folded in.
 	 */
-	uint32_t		srcrb_of_flags[12];
+	struct mlx4_ctrl_of_flags {
+		__be32		srcrb_flags;
+		__be32		fence;		/* bf_qpn's fence bit */
+	}			ctrl_of_flags[MLX4_CTRL_OF_FLAGS];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;
+	struct mlx4_wr_state	wr;		/* ibv_wr_*, if asked */
 
 	/* Receive side. */
 	struct mlx4_wq		rq;

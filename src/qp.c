@@ -84,12 +84,14 @@ static const struct mlx4_send_op {
 
 
 /*
- * qp->srcrb_of_flags[] is indexed by IBV_SEND_SIGNALED, IBV_SEND_SOLICITED
- * and IBV_SEND_IP_CSUM, each one bit lower: one shift and one mask.
+ * qp->ctrl_of_flags[] is indexed by IBV_SEND_FENCE, IBV_SEND_SIGNALED,
+ * IBV_SEND_SOLICITED and IBV_SEND_IP_CSUM as they are: one mask.
  */
-#define SRCRB_INDEX(flags)	(((flags) >> 1) & 0xb)
-_Static_assert(IBV_SEND_SIGNALED == 1 << 1 && IBV_SEND_SOLICITED == 1 << 2 &&
-	       IBV_SEND_IP_CSUM == 1 << 4, "send flags the srcrb index takes");
+#define CTRL_INDEX(flags)	((flags) & CTRL_FLAGS)
+#define CTRL_FLAGS		(IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+				 IBV_SEND_SOLICITED | IBV_SEND_IP_CSUM)
+_Static_assert(CTRL_FLAGS == 0x17 && MLX4_CTRL_OF_FLAGS == CTRL_FLAGS + 1,
+	       "send flags the control segment index takes");
 
 /* srcrb_flags for IBV_SEND_SIGNALED (bit 1) and IBV_SEND_SOLICITED (bit 2). */
 static const uint32_t srcrb_of_flags[4] = {
@@ -194,6 +196,16 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	return 0;
 }
 
+/*
+ * qp->sq_stamp for a ring stamped whole: 0, as stamps beyond a 64-byte
+ * WQE stay put until a longer one comes; but a UD QP's WQEs are 80 bytes
+ * with any data, so that set_datagram_seg() need not say so.
+ */
+static unsigned int sq_stamp_at_start(const struct mlx4_qp *qp)
+{
+	return qp->qpt_bit == MLX4_QPT_BIT_UD ? 128 : 0;
+}
+
 /* What the send queue actually holds, for the caps the user sees. */
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 			struct ibv_qp_cap *cap)
@@ -233,6 +245,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		qp->qpt_bit = 0;
 		break;
 	}
+	qp->sq_stamp = sq_stamp_at_start(qp);	/* nothing posted yet */
 
 	/*
 	 * One byte per opcode: 0 if not allowed, else max SGEs + 1; and for
@@ -276,8 +289,6 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 						       INLINE_BLOCK_ROOM);
 	}
 
-	for (op = 0; op < 4; op++)
-		qp->srcrb_of_flags[op] = qp->sq_signal_bits | srcrb_of_flags[op];
 	mlx4_qp_update_csum(qp);
 }
 
@@ -292,15 +303,23 @@ void mlx4_qp_update_csum(struct mlx4_qp *qp)
 {
 	uint32_t bits = MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
 				  MLX4_WQE_CTRL_TCP_UDP_CSUM);
-	int i;
+	unsigned int i;
 
 	qp->csum = (qp->qpt_bit == MLX4_QPT_BIT_UD && qp->ctx->ud_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_INFINIBAND) ||
 		   (qp->qpt_bit == MLX4_QPT_BIT_RAW && qp->ctx->raw_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_ETHERNET);
-	for (i = 0; i < 4; i++)
-		qp->srcrb_of_flags[SRCRB_INDEX(IBV_SEND_IP_CSUM) | i] =
-			qp->srcrb_of_flags[i] | (qp->csum ? bits : 0);
+	for (i = 0; i < MLX4_CTRL_OF_FLAGS; i++) {
+		struct mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
+
+		c->srcrb_flags = qp->sq_signal_bits |
+				 srcrb_of_flags[(i & (IBV_SEND_SIGNALED |
+						      IBV_SEND_SOLICITED)) >> 1];
+		if ((i & IBV_SEND_IP_CSUM) && qp->csum)
+			c->srcrb_flags |= bits;
+		c->fence = i & IBV_SEND_FENCE ?
+			   MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
+	}
 }
 
 static inline void *get_send_wqe(struct mlx4_qp *qp, unsigned int n)
@@ -324,27 +343,40 @@ static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
 
 /*
  * Stamp the slot 'spare' WQEs after the one at @ctrl, which we just
- * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp), so in a
- * stride of 128 bytes or more.  That slot is free: every block of it but
- * the first is stamped, whatever the size of the WQE last there, which
- * saves reading that size and looping for the strides of 128 and 256
- * bytes (bench/run.sh post_send_ud, 256: 12 instructions less).
+ * posted, once WQEs beyond 64 bytes are about (qp->sq_stamp).  That slot
+ * is free: each block of it but the first that a WQE since the QP's
+ * creation may have written (below qp->sq_stamp; the blocks above still
+ * hold their stamps from then) is stamped, whatever the size of the WQE
+ * last there, which saves reading that size.  A UD QP's 80-byte WQEs in
+ * a stride of 256 bytes: one store (bench/run.sh post_send_ud: 5
+ * instructions less than stamping the stride).
  */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
 	char *slot = (char *)ctrl + qp->sq_stamp_offset;
-	unsigned int i, stride = 1U << qp->sq.wqe_shift;
+	unsigned int i, end;
 
 	if (slot >= qp->sq_end)
 		slot -= qp->sq_bytes;
 	*(uint32_t *)(slot + 64) = 0xffffffff;
-	if (unlikely(stride > 128)) {
-		*(uint32_t *)(slot + 128) = 0xffffffff;
-		*(uint32_t *)(slot + 192) = 0xffffffff;
-		/* (stride read once: these stores may alias anything) */
-		for (i = 256; i < stride; i += 64)
-			*(uint32_t *)(slot + i) = 0xffffffff;
-	}
+	/*
+	 * Read again here, not kept from the caller's test, which then
+	 * needs no register (bench/run.sh: 1 instruction less per post).
+	 */
+	end = *(volatile uint16_t *)&qp->sq_stamp;
+	for (i = 128; unlikely(i < end); i += 64)
+		*(uint32_t *)(slot + i) = 0xffffffff;
+}
+
+/*
+ * A WQE of @bytes was written: if it reaches beyond its first block and
+ * beyond any before it, stamping has more work to do from now on.
+ */
+static inline void wqe_spans(struct mlx4_qp *qp, unsigned int bytes)
+{
+	bytes = (bytes + 63) & ~63U;
+	if (bytes > 64 && bytes > qp->sq_stamp)
+		qp->sq_stamp = bytes;
 }
 
 /*
@@ -355,8 +387,7 @@ void mlx4_init_sq_ownership(struct mlx4_qp *qp)
 {
 	unsigned int n;
 
-	/* Stamps beyond a 64-byte WQE stay put until a longer one comes. */
-	qp->sq_stamp = 0;
+	qp->sq_stamp = sq_stamp_at_start(qp);
 	for (n = 0; n < qp->sq.wqe_cnt; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
 
@@ -425,11 +456,11 @@ _Static_assert(offsetof(struct mlx4_wqe_datagram_seg, vlan) + 2 ==
 	       "the AH's l2 bytes end the datagram segment");
 
 /*
- * A UD request's destination.  Its WQE is 80 bytes at least: from now
- * on, stamping has work to do.
+ * A UD request's destination.  Its WQE is 80 bytes with one gather
+ * entry, which sq_stamp_at_start() counted (a longer one says so
+ * itself).
  */
-static inline void set_datagram_seg(struct mlx4_qp *qp,
-				    struct mlx4_wqe_datagram_seg *dseg,
+static inline void set_datagram_seg(struct mlx4_wqe_datagram_seg *dseg,
 				    struct ibv_ah *ibah, uint32_t remote_qpn,
 				    uint32_t remote_qkey)
 {
@@ -440,7 +471,6 @@ static inline void set_datagram_seg(struct mlx4_qp *qp,
 	dseg->qkey = htobe32(remote_qkey);
 	memcpy(&dseg->av, &ah->av, sizeof(dseg->av));
 	memcpy(&dseg->vlan, &ah->l2, sizeof(ah->l2));
-	qp->sq_stamp = 1;
 }
 
 /* XRC: the SRQ on the far side that takes the message, in srcrb_flags. */
@@ -635,9 +665,9 @@ static inline uint32_t owner_bit(struct mlx4_qp *qp, unsigned int ind)
 	return htobe32(ind << qp->owner_shift) & MLX4_BE32(1U << 31);
 }
 
-static inline uint32_t fence_bit(uint32_t send_flags)
+static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)
 {
-	return send_flags & IBV_SEND_FENCE ? MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].fence;
 }
 
 /*
@@ -774,12 +804,12 @@ set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 /*
  * The control segment but its first 8 bytes (struct wqe_head below),
  * for post_send and the wr_* opcode calls alike: @srcrb is
- * qp->srcrb_of_flags[] for the request's flags (srcrb_of()), with the
+ * qp->ctrl_of_flags[] for the request's flags (srcrb_of()), with the
  * strong-order bit or an XRC request's remote SRQN ORed in.
  */
 static inline uint32_t srcrb_of(struct mlx4_qp *qp, unsigned int send_flags)
 {
-	return qp->srcrb_of_flags[SRCRB_INDEX(send_flags)];
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].srcrb_flags;
 }
 
 static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
@@ -805,7 +835,7 @@ void *set_wr_ctrl_segs(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 
 	if (unlikely(qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_XRC))) {
 		if (qpt_bit == MLX4_QPT_BIT_UD) {
-			set_datagram_seg(qp, seg, wr->wr.ud.ah,
+			set_datagram_seg(seg, wr->wr.ud.ah,
 					 wr->wr.ud.remote_qpn,
 					 wr->wr.ud.remote_qkey);
 			seg = (char *)seg + sizeof(struct mlx4_wqe_datagram_seg);
@@ -859,10 +889,12 @@ static inline void hand_over_wqe(struct mlx4_wqe_ctrl_seg *ctrl,
 	ctrl->owner_opcode = head.owner_opcode;
 }
 
-static inline struct wqe_head wqe_head(uint32_t owner_opcode,
+static inline struct wqe_head wqe_head(struct mlx4_qp *qp,
+				       uint32_t owner_opcode,
 				       uint32_t size_be, uint32_t send_flags)
 {
-	return (struct wqe_head){ owner_opcode, size_be | fence_bit(send_flags) };
+	return (struct wqe_head){ owner_opcode,
+				  size_be | fence_bit(qp, send_flags) };
 }
 
 /*
@@ -922,7 +954,7 @@ struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 			   wr->sg_list);
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(op->opcode_be | owner_bit(qp, ind), op->size_be,
+	return wqe_head(qp, op->opcode_be | owner_bit(qp, ind), op->size_be,
 			wr->send_flags);
 }
 
@@ -961,10 +993,9 @@ static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
 	       room - sizeof(*lso) - wr->tso.hdr_sz);
 	for (i = wr->num_sge - 1; i >= 0; i--)
 		set_data_seg(dseg + i, wr->sg_list + i);
-	if (size > 64 / 16)
-		qp->sq_stamp = 1;
+	wqe_spans(qp, size * 16);
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
+	return wqe_head(qp, MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
 			htobe32(size), wr->send_flags);
 }
 
@@ -1011,11 +1042,10 @@ static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 			set_data_seg(dseg + i, wr->sg_list + i);
 		size = ((uintptr_t)seg - (uintptr_t)ctrl) / 16 + n;
 	}
-	if (size > 64 / 16)
-		qp->sq_stamp = 1;
+	wqe_spans(qp, size * 16);
 
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(op->opcode_be | owner_bit(qp, ind), htobe32(size),
+	return wqe_head(qp, op->opcode_be | owner_bit(qp, ind), htobe32(size),
 			wr->send_flags);
 }
 
@@ -1186,14 +1216,12 @@ int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	bytes = ((uintptr_t)end - (uintptr_t)ctrl + 63) & ~63U;
 
 	ring_send_doorbell(qp, ctrl,
-			   wqe_head(op->opcode_be | owner_bit(qp, ind),
+			   wqe_head(qp, op->opcode_be | owner_bit(qp, ind),
 				    htobe32(size), wr->send_flags),
 			   ind, size <= qp->bf_max_size, bytes);
-	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if (bytes > 64 || unlikely(qp->sq_stamp)) {
-		qp->sq_stamp = 1;
+	wqe_spans(qp, bytes);
+	if (qp->sq_stamp)
 		stamp_ahead_of(qp, ctrl);
-	}
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -1419,35 +1447,15 @@ enum {
 	WR_NEED_FRAME	= 1 << 1,	/* raw: a frame from a data setter */
 };
 
+/*
+ * What a batch needs beyond the QP's struct mlx4_wr_state: the owner
+ * word of each WQE until wr_complete(), and where a refused request is
+ * written, so that its setters need not test for it (one stride,
+ * aligned as the ring, for inline segments).
+ */
 struct mlx4_wr_batch {
-	/* The request being set up: in the scratch WQE if refused. */
-	struct mlx4_wqe_ctrl_seg *ctrl;
-	void *data;			/* where its payload goes */
-	/*
-	 * bf_qpn in host order without payload: the 16-byte units before
-	 * it (at most 63: adding the payload's never reaches the fence
-	 * bit) and the fence bit.
-	 */
-	unsigned int size_fence;
-	uint8_t sge_limit;		/* qp->sge_limit[], 0: no payload */
-	uint8_t opcode;
-	uint8_t need;			/* WR_NEED_* */
-
-	/*
-	 * The batch: its requests are WQEs [head, qp->sq.head).  err, need
-	 * and bf_bytes are 0 between batches: what ends a batch clears
-	 * them, so that wr_start() need not.
-	 */
-	unsigned int head;		/* qp->sq.head at wr_start() */
-	int err;			/* the first error */
-	unsigned int bf_bytes;		/* BlueFlame bytes of a lone request */
-	uint8_t sq_stamp;		/* qp->sq_stamp at wr_start() */
-	uint32_t *owner_opcode;		/* per SQ slot, until wr_complete() */
-	/*
-	 * Where a refused request is written, so that its setters need not
-	 * test for it: one stride, aligned as the ring (inline segments).
-	 */
 	struct mlx4_wqe_ctrl_seg *scratch;
+	uint32_t owner_opcode[];	/* per SQ slot */
 };
 
 static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
@@ -1455,10 +1463,20 @@ static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
 	return to_mqp(&qpx->qp_base);
 }
 
-static inline void wr_set_err(struct mlx4_wr_batch *b, int err)
+/*
+ * An error fails the batch at wr_complete(), which rolls it back: the
+ * requests after it may still take WQEs, as nothing is handed over.
+ */
+static inline void wr_set_err(struct mlx4_wr_state *b, int err)
 {
 	if (!b->err)
 		b->err = err;
+}
+
+/* The head at which @wq looks full: its unlocked tail + max_post. */
+static inline unsigned int wq_stop(struct mlx4_wq *wq)
+{
+	return *(volatile unsigned int *)&wq->tail + wq->max_post;
 }
 
 /*
@@ -1467,7 +1485,7 @@ static inline void wr_set_err(struct mlx4_wr_batch *b, int err)
  * lacks a setter, a queue that looks full, what the QP refuses).
  */
 static int __attribute__((noinline))
-wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
+wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_state *b, unsigned int opcode,
 	   unsigned int flags, unsigned int ind)
 {
 	if (b->err)
@@ -1484,7 +1502,7 @@ wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_batch *b, unsigned int opcode,
 
 /* Take WQE @ind for the request: its wrid, and its owner word for later. */
 static inline struct mlx4_wqe_ctrl_seg *
-wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	     const struct mlx4_send_op *op, unsigned int ind)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
@@ -1492,7 +1510,8 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
 
 	qp->sq.wrid[slot] = qpx->wr_id;
-	b->owner_opcode[slot] = op->opcode_be | owner_bit(qp, ind);
+	b->owner_opcode = op->opcode_be | owner_bit(qp, ind);
+	qp->wrb->owner_opcode[slot] = b->owner_opcode;
 	qp->sq.head = ind + 1;
 	return ctrl;
 }
@@ -1503,7 +1522,7 @@ wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
  * wr_begin().
  */
 static inline __attribute__((always_inline))
-void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
+void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 		  struct mlx4_wqe_ctrl_seg *ctrl, enum ibv_wr_opcode opcode,
 		  uint32_t imm, unsigned int qpt)
 {
@@ -1515,9 +1534,8 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_batch *b,
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
 	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	b->size_fence = hdr / 16 |
-			(flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0);
-	ctrl->bf_qpn = htobe32(b->size_fence);
+	b->size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
+	ctrl->bf_qpn = b->size_be;
 	b->ctrl = ctrl;
 	b->data = (char *)ctrl + hdr;
 	/* No data setter after a bind or an invalidation: the WQE holds none. */
@@ -1540,14 +1558,16 @@ static void * __attribute__((noinline))
 wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
-	struct mlx4_wqe_ctrl_seg *ctrl = b->scratch;
+	struct mlx4_wr_state *b = &qp->wr;
+	struct mlx4_wqe_ctrl_seg *ctrl = qp->wrb->scratch;
 	int err = wr_refusal(qp, b, opcode, qpx->wr_flags, qp->sq.head);
 
-	if (err)
+	if (err) {
 		b->err = err;
-	else
+	} else {
 		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
+		b->stop = wq_stop(&qp->sq);
+	}
 	return wr_set_ctrl(qpx, b, ctrl, opcode, imm,
 			   qp->qpt_bit & (MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW));
 }
@@ -1571,20 +1591,34 @@ wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 }
 
 /*
- * Does the opcode call have to take its unlikely case: a failed batch,
- * a queue that looks full, an opcode its QP refuses, a UD or raw request
- * with a request before it that lacks a setter, or asking for checksums?
- * @qpt: see wr_begin().
+ * Does every QP that has this copy of an opcode call take @opcode, so
+ * that the copy need not look at qp->sge_limit[]?  @qpt: see wr_begin();
+ * the copies for 0 are RC, UC and XRC QPs' (UD and raw QPs have the
+ * *_refused() calls for the opcodes of those that they lack).
+ */
+static inline int wr_op_taken_by_all(enum ibv_wr_opcode opcode,
+				     unsigned int qpt)
+{
+	unsigned int types = qpt ? qpt : QPT_WRITABLE;
+
+	return (send_ops[opcode].qpt_mask & types) == types;
+}
+
+/*
+ * Does the opcode call have to take its unlikely case: a queue that
+ * looks full, an opcode its QP refuses (wr_op_taken_by_all() says when
+ * none does), a UD or raw request with a request before it that lacks a
+ * setter, or asking for checksums?  @qpt: see wr_begin().
  */
 static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 				    enum ibv_wr_opcode opcode,
 				    unsigned int qpt)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
-	return b->err || wq_looks_full(&qp->sq, qp->sq.head) ||
-	       !qp->sge_limit[opcode] ||
+	return qp->sq.head == b->stop ||
+	       (!wr_op_taken_by_all(opcode, qpt) && !qp->sge_limit[opcode]) ||
 	       ((qpt & QPT_DATAGRAM) &&
 		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
 }
@@ -1602,7 +1636,7 @@ void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	       uint32_t imm, unsigned int qpt)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode],
 						qp->sq.head),
@@ -1645,6 +1679,12 @@ static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
 }
 
+/* Raw QPs take no SEND with immediate: the unlikely case refuses it. */
+static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	wr_begin_slow(qpx, IBV_WR_SEND_WITH_IMM, imm_data);
+}
+
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
@@ -1671,6 +1711,20 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	wr_begin_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
 		      remote_addr);
+}
+
+/* UD and raw QPs take no RDMA write: the unlikely case refuses it. */
+static void wr_rdma_write_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr)
+{
+	wr_rdma_slow(qpx, IBV_WR_RDMA_WRITE, 0, rkey, remote_addr);
+}
+
+static void wr_rdma_write_imm_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
+				      uint64_t remote_addr, __be32 imm_data)
+{
+	wr_rdma_slow(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, imm_data, rkey,
+		     remote_addr);
 }
 
 static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -1724,7 +1778,7 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	void *seg = wr_begin_key(qpx, IBV_WR_BIND_MW);
 
 	if (!mw) {
-		wr_set_err(qpx_to_mqp(qpx)->wrb, EINVAL);
+		wr_set_err(&qpx_to_mqp(qpx)->wr, EINVAL);
 		return;
 	}
 	set_bind_seg(seg, mw, rkey, info);
@@ -1735,15 +1789,15 @@ static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
 }
 
-/* The request's WQE holds @units of payload: its size. */
-static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
-			       unsigned int units)
+/* The request's WQE ends at @end: its size. */
+static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_state *b,
+			       void *end)
 {
-	units += b->size_fence;
-	b->ctrl->bf_qpn = htobe32(units);
-	/* A WQE beyond one block: from now on, stamping has work to do. */
-	if ((units & ~MLX4_WQE_CTRL_FENCE) > 64 / 16)
-		qp->sq_stamp = 1;
+	unsigned int bytes = (char *)end - (char *)b->ctrl;
+
+	b->ctrl->bf_qpn = htobe32((bytes + 15) / 16) |
+			  (b->size_be & MLX4_BE32(MLX4_WQE_CTRL_FENCE));
+	wqe_spans(qp, bytes);
 }
 
 /*
@@ -1752,7 +1806,7 @@ static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
  * refuses it.
  */
 static void __attribute__((noinline))
-wr_gather_refused(struct mlx4_qp *qp, struct mlx4_wr_batch *b, size_t num_sge)
+wr_gather_refused(struct mlx4_qp *qp, struct mlx4_wr_state *b, size_t num_sge)
 {
 	if (send_ops[b->opcode].segs >= SEG_BIND_MW)
 		return;
@@ -1763,7 +1817,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 			    const struct ibv_sge *sg_list)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 	struct mlx4_wqe_data_seg *dseg = b->data;
 	int i;
 
@@ -1777,7 +1831,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 			wr_set_err(b, EINVAL);
 		set_data_seg(dseg + i, sg_list + i);
 	}
-	wr_set_size(qp, b, num_sge);
+	wr_set_size(qp, b, dseg + num_sge);
 }
 
 static void __attribute__((noinline))
@@ -1792,31 +1846,30 @@ wr_set_other_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 /*
  * One entry of 1 byte to max_msg_sz into a WQE that holds it (anything
  * else: wr_set_other_sge()).  Its WQE is one block at most, but for UD,
- * whose wr_set_ud_addr() sets qp->sq_stamp.
+ * whose 80 bytes sq_stamp_at_start() counted.
  */
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 		       uint32_t length)
 {
-	struct mlx4_wr_batch *b = qpx_to_mqp(qpx)->wrb;
+	struct mlx4_wr_state *b = &qpx_to_mqp(qpx)->wr;
 	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
 
 	if (unlikely(b->sge_limit < 2 || length - 1 >= MLX4_MAX_MSG_SZ))
 		return wr_set_other_sge(qpx, lkey, addr, length);
 	set_plain_data_seg(b->data, &sge);
-	b->ctrl->bf_qpn = htobe32(b->size_fence + 1);
+	b->ctrl->bf_qpn = b->size_be + htobe32(1);
 }
 
 /* The request's inline payload ends at @end: its size, and BlueFlame's. */
-static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 				 void *end)
 {
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
 
-	wr_set_size(qp, b, (bytes + 15) / 16 -
-			   (b->size_fence & ~MLX4_WQE_CTRL_FENCE));
+	wr_set_size(qp, b, end);
 	/* No payload takes no BlueFlame, as a one-unit WQE never does. */
 	if (end != b->data && (bytes + 15) / 16 <= qp->bf_max_size)
-		b->bf_bytes = (bytes + 63) & ~63U;
+		b->bf_blocks = (bytes + 63) / 64;
 }
 
 /*
@@ -1828,7 +1881,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 				    const struct ibv_data_buf *buf_list)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 	struct inline_writer w;
 	size_t i, len = 0;
 
@@ -1853,21 +1906,30 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 }
 
 /*
+ * One buffer as wr_set_inline_data_list() takes it: out of line, so
+ * that wr_set_inline_data() keeps no frame for it.
+ */
+static void __attribute__((noinline))
+wr_set_other_inline(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+/*
  * 1 byte to the opcode's inline_limit[], what post_lone_inline() takes,
- * the same way (anything else: wr_set_inline_data_list()).
+ * the same way (anything else: wr_set_other_inline()).
  */
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 			       size_t length)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
-	struct ibv_data_buf buf = { .addr = addr, .length = length };
+	struct mlx4_wr_state *b = &qp->wr;
 	unsigned int room;
 
-	if (unlikely(length - 1 >= qp->inline_limit[b->opcode])) {
-		wr_set_inline_data_list(qpx, 1, &buf);
-		return;
-	}
+	if (unlikely(length - 1 >= qp->inline_limit[b->opcode]))
+		return wr_set_other_inline(qpx, addr, length);
 	room = MLX4_INLINE_ALIGN -
 	       ((uintptr_t)b->data + sizeof(struct mlx4_wqe_inline_seg)) %
 	       MLX4_INLINE_ALIGN;
@@ -1878,7 +1940,7 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
  * A raw QP's data setters: the frame starts with the destination MAC,
  * which the control segment repeats.
  */
-static void wr_set_frame(struct mlx4_wr_batch *b, const void *frame,
+static void wr_set_frame(struct mlx4_wr_state *b, const void *frame,
 			 size_t length)
 {
 	if (length < RAW_DMAC_LEN) {
@@ -1893,20 +1955,20 @@ static void wr_set_sge_raw(struct ibv_qp_ex *qpx, uint32_t lkey,
 			   uint64_t addr, uint32_t length)
 {
 	wr_set_sge(qpx, lkey, addr, length);
-	wr_set_frame(qpx_to_mqp(qpx)->wrb, (void *)(uintptr_t)addr, length);
+	wr_set_frame(&qpx_to_mqp(qpx)->wr, (void *)(uintptr_t)addr, length);
 }
 
 static void wr_set_sge_list_raw(struct ibv_qp_ex *qpx, size_t num_sge,
 				const struct ibv_sge *sg_list)
 {
 	wr_set_sge_list(qpx, num_sge, sg_list);
-	wr_set_frame(qpx_to_mqp(qpx)->wrb,
+	wr_set_frame(&qpx_to_mqp(qpx)->wr,
 		     num_sge ? (void *)(uintptr_t)sg_list[0].addr : NULL,
 		     num_sge ? sg_list[0].length : 0);
 }
 
 /* The frame as the WQE's first inline segment has it. */
-static void wr_set_inline_frame(struct mlx4_wr_batch *b, size_t length)
+static void wr_set_inline_frame(struct mlx4_wr_state *b, size_t length)
 {
 	wr_set_frame(b, (char *)b->data + sizeof(struct mlx4_wqe_inline_seg),
 		     length);
@@ -1916,7 +1978,7 @@ static void wr_set_inline_data_raw(struct ibv_qp_ex *qpx, void *addr,
 				   size_t length)
 {
 	wr_set_inline_data(qpx, addr, length);
-	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+	wr_set_inline_frame(&qpx_to_mqp(qpx)->wr, length);
 }
 
 static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
@@ -1927,25 +1989,23 @@ static void wr_set_inline_data_list_raw(struct ibv_qp_ex *qpx, size_t num_buf,
 	wr_set_inline_data_list(qpx, num_buf, buf_list);
 	for (i = 0; i < num_buf; i++)
 		length += buf_list[i].length;
-	wr_set_inline_frame(qpx_to_mqp(qpx)->wrb, length);
+	wr_set_inline_frame(&qpx_to_mqp(qpx)->wr, length);
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			   uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qpx_to_mqp(qpx)->wr;
 
 	if (unlikely(!ah))
 		return;	/* still WR_NEED_AH */
-	set_datagram_seg(qp, (void *)(b->ctrl + 1), ah, remote_qpn,
-			 remote_qkey);
+	set_datagram_seg((void *)(b->ctrl + 1), ah, remote_qpn, remote_qkey);
 	b->need &= ~WR_NEED_AH;
 }
 
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
-	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wrb->ctrl;
+	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wr.ctrl;
 
 	ctrl->srcrb_flags = (ctrl->srcrb_flags & ~xrc_srqn_bits(0xffffff)) |
 			    xrc_srqn_bits(remote_srqn);
@@ -1964,10 +2024,10 @@ static void wr_ignore_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 /* A new batch, the SQ locked. */
 static inline void wr_start_batch(struct mlx4_qp *qp)
 {
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
 	b->head = qp->sq.head;
-	b->sq_stamp = qp->sq_stamp;
+	b->stop = wq_stop(&qp->sq);
 }
 
 static void __attribute__((noinline))
@@ -1990,26 +2050,24 @@ static void wr_start(struct ibv_qp_ex *qpx)
  * Forget the batch.  Its WQEs' owner words were never written; their
  * later blocks get back the stamps the data overwrote.  (Their wrid
  * entries are dead: each slot's next request writes its own before the
- * device can complete it.)
+ * device can complete it.  qp->sq_stamp stays as the batch left it:
+ * stamping a free slot is harmless.)
  */
-static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n;
 
 	for (n = b->head; n != qp->sq.head; n++)
 		stamp_later_blocks(qp, get_send_wqe(qp, n));
 	qp->sq.head = b->head;
-	qp->sq_stamp = b->sq_stamp;
-	b->err = 0;
-	b->need = 0;
-	b->bf_bytes = 0;
+	b->pending = 0;
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 
-	wr_rollback(qp, qp->wrb);
+	wr_rollback(qp, &qp->wr);
 	mlx4_unlock(&qp->sq.lock);
 }
 
@@ -2018,7 +2076,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
  * then their first words, in order.  The doorbell, rung after a barrier
  * of its own, has the device look at them all.
  */
-static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 				 unsigned int last)
 {
 	unsigned int n;
@@ -2027,7 +2085,7 @@ static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
 	for (n = b->head; n != last; n++) {
 		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
 
-		ctrl->owner_opcode = b->owner_opcode[n & qp->sq.mask];
+		ctrl->owner_opcode = qp->wrb->owner_opcode[n & qp->sq.mask];
 	}
 }
 
@@ -2037,7 +2095,7 @@ static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
  * inside holds a WQE of the batch, which a stamp would break (it lay
  * beyond the device's prefetch until handed over, and needs none).
  */
-static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n = b->head;
 
@@ -2048,24 +2106,39 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 }
 
 /* The last WQE of the batch, b->ctrl: ring for all. */
-static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_batch *b,
+static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 			   int use_bf)
 {
 	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
 	unsigned int last = qp->sq.head - 1;
 
 	ring_send_doorbell(qp, ctrl,
-			   (struct wqe_head){ b->owner_opcode[last & qp->sq.mask],
-					      ctrl->bf_qpn },
-			   last, use_bf, b->bf_bytes);
+			   (struct wqe_head){ b->owner_opcode, ctrl->bf_qpn },
+			   last, use_bf, b->bf_blocks * 64);
 }
 
 /*
- * wr_complete() but for a lone request: a failed batch (rolled back), an
- * empty one, or several requests.
+ * wr_complete() for a lone request with inline data that fits: by
+ * BlueFlame, as post_send's goes.
+ */
+static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
+{
+	wr_ring(qp, b, 1);
+	b->bf_blocks = 0;
+	if (qp->sq_stamp)
+		stamp_ahead_of(qp, b->ctrl);
+	mlx4_unlock(&qp->sq.lock);
+	return 0;
+}
+
+/*
+ * wr_complete() but for a lone request without BlueFlame: a failed
+ * batch (rolled back), a lone request by BlueFlame, an empty batch, or
+ * several requests.  Out of line, so that the doorbell path saves no
+ * registers.
  */
 static int __attribute__((noinline))
-wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
+wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	int err = b->err;
 
@@ -2074,29 +2147,15 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 		mlx4_unlock(&qp->sq.lock);
 		return err ? err : EINVAL;	/* else a setter lacked */
 	}
+	if (qp->sq.head - b->head == 1 && b->bf_blocks)
+		return wr_complete_bf(qp, b);
 	if (qp->sq.head != b->head) {
 		wr_hand_over_earlier(qp, b, qp->sq.head - 1);
 		wr_ring(qp, b, 0);
-		b->bf_bytes = 0;
+		b->bf_blocks = 0;
 		if (qp->sq_stamp)
 			wr_stamp_ahead(qp, b);
 	}
-	mlx4_unlock(&qp->sq.lock);
-	return 0;
-}
-
-/*
- * wr_complete() for a lone request with inline data that fits: by
- * BlueFlame, as post_send's goes.  Out of line, so that the doorbell
- * path saves no registers.
- */
-static int __attribute__((noinline))
-wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
-{
-	wr_ring(qp, b, 1);
-	b->bf_bytes = 0;
-	if (qp->sq_stamp)
-		stamp_ahead_of(qp, b->ctrl);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -2105,12 +2164,10 @@ wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_batch *b)
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
-	struct mlx4_wr_batch *b = qp->wrb;
+	struct mlx4_wr_state *b = &qp->wr;
 
-	if (unlikely(b->err || b->need || qp->sq.head - b->head != 1))
+	if (unlikely(b->pending || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
-	if (b->bf_bytes)
-		return wr_complete_bf(qp, b);
 	wr_ring(qp, b, 0);
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
@@ -2178,14 +2235,15 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		   MLX4_INLINE_ALIGN - 1 + stride);
 	if (!b)
 		return ENOMEM;
-	b->owner_opcode = (uint32_t *)(b + 1);
 	scratch = (uintptr_t)(b->owner_opcode + qp->sq.wqe_cnt);
 	scratch = (scratch + MLX4_INLINE_ALIGN - 1) & ~(uintptr_t)
 		  (MLX4_INLINE_ALIGN - 1);
 	b->scratch = (struct mlx4_wqe_ctrl_seg *)scratch;
-	b->ctrl = b->scratch;
-	b->data = b->scratch + 1;
 	qp->wrb = b;
+	/* A setter before any opcode call writes there too. */
+	memset(&qp->wr, 0, sizeof(qp->wr));
+	qp->wr.ctrl = b->scratch;
+	qp->wr.data = b->scratch + 1;
 
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
@@ -2211,6 +2269,8 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	case MLX4_QPT_BIT_UD:
 		qpx->wr_send = wr_send_ud;
 		qpx->wr_send_imm = wr_send_imm_ud;
+		qpx->wr_rdma_write = wr_rdma_write_refused;
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
 		break;
 	case MLX4_QPT_BIT_XRC:
@@ -2218,6 +2278,9 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		break;
 	case MLX4_QPT_BIT_RAW:
 		qpx->wr_send = wr_send_raw;
+		qpx->wr_send_imm = wr_send_imm_refused;
+		qpx->wr_rdma_write = wr_rdma_write_refused;
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_sge = wr_set_sge_raw;
 		qpx->wr_set_sge_list = wr_set_sge_list_raw;
 		qpx->wr_set_inline_data = wr_set_inline_data_raw;

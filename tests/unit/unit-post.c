@@ -558,7 +558,7 @@ static void test_lone_inline_layout(void)
 			}
 		}
 		CHECK(!bad, "%s: a lone inline WQE differs", t->name);
-		CHECK(qp->sq_stamp == (stride > 64), "%s: stamping", t->name);
+		CHECK(!qp->sq_stamp == (stride == 64), "%s: stamping", t->name);
 		fake_qp_free(qp);
 	}
 	mlx4_destroy_ah(ah);
@@ -596,10 +596,13 @@ static void test_stamping(void)
 	CHECK_BYTES(send_wqe(qp, 0), "0000000a 00000002");
 	CHECK_BYTES(send_wqe(qp, 0) + 64, "ffffffff");
 
-	/* An 80-byte WQE (four SGEs) reaches the second block: stamping on. */
+	/*
+	 * An 80-byte WQE (four SGEs) reaches the second block: stamping on,
+	 * of that block only.
+	 */
 	wr1.num_sge = 4;
 	CHECK_EQ(post1(qp, &wr1), 0);
-	CHECK_EQ(qp->sq_stamp, 1);
+	CHECK_EQ(qp->sq_stamp, 128);
 	CHECK_BYTES(send_wqe(qp, 2), "0000000a 00000005");
 	/* WQE 2 stamps slot 2 + 17, WQE 3 slot 20; 21 is left alone. */
 	CHECK_BYTES(send_wqe(qp, 19) + 64, "ffffffff");
@@ -607,6 +610,45 @@ static void test_stamping(void)
 	CHECK_BYTES(send_wqe(qp, 21) + 64, "12345678");
 	/* The 80-byte WQE wrote its fourth SGE where the stamp was. */
 	CHECK_BYTES(send_wqe(qp, 2) + 64, "00000008 00000042 00000000 00001000");
+
+	fake_qp_free(qp);
+}
+
+/*
+ * Stamping restores the blocks the longest WQE so far may have written,
+ * no more: 80-byte WQEs in a 256-byte stride stamp one block of the slot
+ * ahead, a 192-byte one two from then on.
+ */
+static void test_stamping_longest(void)
+{
+	struct ibv_sge sge[11];
+	struct ibv_send_wr wr = {
+		.sg_list = sge, .num_sge = 4, .opcode = IBV_WR_SEND,
+	};
+	struct mlx4_qp *qp = rc_qp(0x401, 11, 0);	/* stride 256 */
+	int i, slot;
+
+	for (i = 0; i < 11; i++)
+		sge[i] = (struct ibv_sge){ 0x1000, 8, 0x42 };
+	CHECK_EQ(qp->sq.wqe_shift, 8);
+	CHECK_EQ(qp->sq_spare_wqes, 9);
+	/* Pretend slots 9 and 10 hold 256-byte WQEs of an earlier pass. */
+	for (slot = 9; slot <= 10; slot++)
+		for (i = 64; i < 256; i += 64)
+			memcpy(send_wqe(qp, slot) + i, "\x12\x34\x56\x78", 4);
+
+	CHECK_EQ(post1(qp, &wr), 0);		/* 80 bytes */
+	CHECK_EQ(qp->sq_stamp, 128);
+	CHECK_BYTES(send_wqe(qp, 9) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 9) + 128, "12345678");
+	CHECK_BYTES(send_wqe(qp, 9) + 192, "12345678");
+
+	wr.num_sge = 11;
+	CHECK_EQ(post1(qp, &wr), 0);		/* 192 bytes */
+	CHECK_EQ(qp->sq_stamp, 192);
+	CHECK_BYTES(send_wqe(qp, 10) + 64, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 10) + 128, "ffffffff");
+	CHECK_BYTES(send_wqe(qp, 10) + 192, "12345678");
 
 	fake_qp_free(qp);
 }
@@ -1816,6 +1858,16 @@ static void test_wr_api_long_ud_batch(void)
 	CHECK(i == b->sq.wqe_cnt,
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
+	/* A UD QP takes no RDMA write, with or without immediate. */
+	ibv_wr_start(x);
+	ibv_wr_rdma_write(x, 0x99, 0x5000);
+	ibv_wr_set_sge(x, 0x40, 0x1000, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_rdma_write_imm(x, 0x99, 0x5000, htobe32(7));
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(b->sq.head, n);
+
 	mlx4_destroy_ah(ah);
 	fake_qp_free(a);
 	fake_qp_free(b);
@@ -1863,6 +1915,7 @@ int main(void)
 	test_inline_and_blueflame();
 	test_lone_inline_layout();
 	test_stamping();
+	test_stamping_longest();
 	test_ud_send();
 	test_raw_send();
 	test_xrc_and_sig_all();
