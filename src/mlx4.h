@@ -285,10 +285,21 @@ struct mlx4_fast_op {
  * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
  * that each call reaches them without a load.
  */
-struct mlx4_wr_state {
-	/* The request being set up: in the scratch WQE if refused. */
+/* Where an ibv_wr_* request's setters write. */
+struct mlx4_wr_place {
 	struct mlx4_wqe_ctrl_seg *ctrl;
 	void		       *data;		/* where its payload goes */
+};
+
+struct mlx4_wr_state {
+	/* The request being set up: in the scratch WQE if refused. */
+	union {
+		struct {
+			struct mlx4_wqe_ctrl_seg *ctrl;
+			void		*data;
+		};
+		struct mlx4_wr_place place;
+	};
 	/*
 	 * bf_qpn without payload, big-endian: the 16-byte units before it
 	 * and the fence bit.  The units, with the payload's, are at most
@@ -319,6 +330,8 @@ struct mlx4_wr_state {
 	 * wr_start(): the one test of the opcode calls' likely case.
 	 */
 	unsigned int		stop;
+	/* The scratch WQE's place: the setters' between batches. */
+	struct mlx4_wr_place	idle;
 };
 
 struct mlx4_qp {

@@ -2028,6 +2028,12 @@ static inline void wr_start_batch(struct mlx4_qp *qp)
 
 	b->head = qp->sq.head;
 	b->stop = wq_stop(&qp->sq);
+	/*
+	 * A setter called before the batch's first opcode call (a misuse)
+	 * writes into the scratch WQE: until then the state points at the
+	 * last WQE of the batch before, which the device owns now.
+	 */
+	b->place = b->idle;
 }
 
 static void __attribute__((noinline))
@@ -2242,8 +2248,9 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qp->wrb = b;
 	/* A setter before any opcode call writes there too. */
 	memset(&qp->wr, 0, sizeof(qp->wr));
-	qp->wr.ctrl = b->scratch;
-	qp->wr.data = b->scratch + 1;
+	qp->wr.idle.ctrl = b->scratch;
+	qp->wr.idle.data = b->scratch + 1;
+	qp->wr.place = qp->wr.idle;
 
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;

@@ -1858,6 +1858,23 @@ static void test_wr_api_long_ud_batch(void)
 	CHECK(i == b->sq.wqe_cnt,
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
+	/*
+	 * Setters before a batch's first opcode call (a misuse) touch no
+	 * WQE: not the last one handed to the device, which the state of
+	 * the batch before still pointed at.
+	 */
+	ibv_wr_start(x);
+	ibv_wr_set_ud_addr(x, ah, 0x999, 0x5a5a5a5a);
+	ibv_wr_set_sge(x, 0x77, 0x7000, 7);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	CHECK_EQ(b->sq.head, n);
+	for (i = 0; i < b->sq.wqe_cnt; i++)
+		if (memcmp(send_wqe(a, i), send_wqe(b, i), 128))
+			break;
+	CHECK(i == b->sq.wqe_cnt,
+	      "setters before an opcode call left the ring (slot %u differs)",
+	      i);
+
 	/* A UD QP takes no RDMA write, with or without immediate. */
 	ibv_wr_start(x);
 	ibv_wr_rdma_write(x, 0x99, 0x5000);
