@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "uverbs.h"
@@ -420,9 +421,121 @@ static void timestamp(struct mlx4_cqe *cqe)
 }
 
 /*
- * Write one CQE.  The body goes first and the byte with the owner bit
- * last, as separate pieces: a single copy may store out of order.
+ * CQEs written together.  A transfer costs about 2 us however little it
+ * carries, so a stream of messages to one process paid that for each.  A
+ * CQE, with the data it reports, now waits in a batch of one process's
+ * writes, kept in order, until the device's memory traffic must be seen:
+ * before any other transfer (dma.c flushes the batch first, so what the
+ * device writes and reads stays in its order), a CQE for another process,
+ * an armed CQ's event, and at the end of every run of a send queue and
+ * of every pass of the loop.  The CQ's producer counts the CQE at once.
+ *
+ * A batch that cannot be written whole is written CQE by CQE; where the
+ * data a CQE reports cannot be written, the receive completes in error
+ * in the CQE's place and its QP goes to the error state, as when the
+ * write fails at once (but its requester was answered already).
  */
+#define BATCH_BYTES	(64 * 1024)
+#define BATCH_UNITS	((DMA_PIECES_MAX) / 2)
+
+struct batch_cqe {
+	struct sim_cq *cq;
+	uint32_t index;			/* the CQ's producer count for it */
+	struct mlx4_cqe cqe;
+	int first, ndata;		/* its pieces: the data, then its own two */
+};
+
+static struct {
+	pid_t pid;
+	int npiece, ncqe;
+	size_t used;
+	struct dma_piece piece[DMA_PIECES_MAX];
+	struct batch_cqe cqe[BATCH_UNITS];
+	uint8_t bytes[BATCH_BYTES];
+} batch;
+
+/* The CQE of @b alone, after its data, or in error if the data fails. */
+static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
+{
+	const struct dma_piece *p = &batch.piece[b->first];
+	uint32_t qpn = be32toh(b->cqe.vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	struct sim_qp *qp;
+
+	if (!dma_write_ordered(batch.pid, p, b->ndata + 2))
+		return;
+	if (b->ndata && dma_write_ordered(batch.pid, p, b->ndata)) {
+		comp_error_cqe(&b->cqe, qpn, be16toh(b->cqe.wqe_index),
+			       MLX4_CQE_SYNDROME_LOCAL_PROT_ERR, false);
+		b->cqe.owner_sr_opcode |= b->index & b->cq->nent ?
+					  MLX4_CQE_OWNER_MASK : 0;
+		qp = qp_by_num(b->cq->hca, qpn);
+		if (qp)
+			fail[(*nfail)++] = qp;
+		if (!dma_write_ordered(batch.pid, p + b->ndata, 2))
+			return;
+	}
+	breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
+	       b->cq->cqn, (unsigned long long)b->cq->buf);
+}
+
+/* Write what the batch holds (see above). */
+void cq_flush(void)
+{
+	struct sim_qp *fail[BATCH_UNITS];
+	int ncqe = batch.ncqe, nfail = 0;
+
+	if (!ncqe)
+		return;
+	/* Emptied first: the writes below must not flush it again. */
+	batch.ncqe = 0;
+	if (dma_write_ordered(batch.pid, batch.piece, batch.npiece))
+		for (int i = 0; i < ncqe; i++)
+			write_one(&batch.cqe[i], fail, &nfail);
+	batch.npiece = 0;
+	batch.used = 0;
+	for (int i = 0; i < nfail; i++)
+		qp_to_error(fail[i]);
+}
+
+/*
+ * Add a CQE numbered @index to the batch, after the @n pieces it reports;
+ * false when it does not fit in an empty batch either.
+ */
+static bool batch_add(struct sim_cq *cq, uint32_t index,
+		      const struct mlx4_cqe *cqe, const struct dma_piece *data,
+		      int n)
+{
+	size_t bytes = 0;
+	struct batch_cqe *b;
+	uint64_t addr = cqe_addr(cq, index);
+
+	for (int i = 0; i < n; i++)
+		bytes += data[i].len;
+	if (n + 2 > DMA_PIECES_MAX || bytes > BATCH_BYTES)
+		return false;
+	if (batch.ncqe && (batch.pid != cq->ctx->pid ||
+			   batch.ncqe == BATCH_UNITS ||
+			   batch.npiece + n + 2 > DMA_PIECES_MAX ||
+			   batch.used + bytes > BATCH_BYTES))
+		cq_flush();
+	batch.pid = cq->ctx->pid;
+	b = &batch.cqe[batch.ncqe++];
+	*b = (struct batch_cqe){ cq, index, *cqe, batch.npiece, n };
+	for (int i = 0; i < n; i++) {
+		memcpy(batch.bytes + batch.used, data[i].buf, data[i].len);
+		batch.piece[batch.npiece++] = (struct dma_piece){
+			data[i].addr, batch.bytes + batch.used, data[i].len };
+		batch.used += data[i].len;
+	}
+	/* The body, then the byte with the owner bit: a copy may reorder. */
+	batch.piece[batch.npiece++] = (struct dma_piece){
+		addr, &b->cqe, sizeof(b->cqe) - 1 };
+	batch.piece[batch.npiece++] = (struct dma_piece){
+		addr + sizeof(b->cqe) - 1, &b->cqe.owner_sr_opcode, 1 };
+	return true;
+}
+
+/* Write one CQE (into the batch: see above). */
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 {
 	if (cq_push_after(cq, in, solicited, NULL, 0))
@@ -432,10 +545,10 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 
 /*
  * cq_push(), with the @n pieces the CQE reports (a small receive's data)
- * written first in the same ordered transfer: one system call for both.
- * -EFAULT when the transfer failed (nothing counted: the caller may do
- * it the long way, which says which part failed).  A full CQ writes the
- * pieces, then fails the CQ, as the long way would.
+ * written first in the same ordered transfer.  -EFAULT when a transfer
+ * made at once failed (nothing counted: the caller may do it the long
+ * way, which says which part failed).  A full CQ writes the pieces, then
+ * fails the CQ, as the long way would.
  */
 int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		  bool solicited, const struct dma_piece *data, int n)
@@ -443,7 +556,7 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 	struct dma_piece piece[DMA_PIECES_MAX];
 	struct mlx4_cqe cqe = *in;
 	uint64_t addr;
-	bool error;
+	bool error, fires;
 
 	if (cq->overrun)
 		return 0;
@@ -460,21 +573,26 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		timestamp(&cqe);
 	addr = cqe_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (n)
-		memcpy(piece, data, n * sizeof(*piece));
-	piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
-	piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
-					 &cqe.owner_sr_opcode, 1 };
-	if (dma_write_ordered(cq->ctx->pid, piece, n))
-		return -EFAULT;
+	if (!batch_add(cq, cq->prod, &cqe, data, n)) {
+		if (n)
+			memcpy(piece, data, n * sizeof(*piece));
+		piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
+		piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
+						 &cqe.owner_sr_opcode, 1 };
+		if (dma_write_ordered(cq->ctx->pid, piece, n))
+			return -EFAULT;
+	}
 	TRACE(trace_cqe(cq, cq->prod, &cqe));
 	cq->prod++;
 	sim.progress++;
 
 	error = (cqe.owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
 		MLX4_CQE_OPCODE_ERROR;
-	if (cq->arm == CQ_ARMED_NEXT ||
-	    (cq->arm == CQ_ARMED_SOLICITED && (solicited || error)))
+	fires = cq->arm == CQ_ARMED_NEXT ||
+		(cq->arm == CQ_ARMED_SOLICITED && (solicited || error));
+	if (fires) {
+		cq_flush();	/* the event comes after the CQE */
 		fire(cq);
+	}
 	return 0;
 }

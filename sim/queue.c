@@ -207,7 +207,7 @@ static int read_recv(pid_t pid, uint64_t db_addr, uint32_t *db,
 	if (db)
 		p[n++] = (struct dma_piece){ db_addr, db, sizeof(*db) };
 	p[n++] = (struct dma_piece){ addr, wqe, len };
-	return dma_read_ordered(pid, p, n);
+	return dma_read_queue(pid, p, n);
 }
 
 /*
@@ -260,7 +260,8 @@ static const uint8_t *rq_fetch_ahead(struct sim_qp *qp, uint64_t addr,
 	if (k < 2 || (!c && !(c = qp->rq_cache = calloc(1, sizeof(*c)))))
 		return NULL;
 	c->n = 0;
-	if (dma_read(qp->ctx->pid, addr, c->wqe, k * stride))
+	if (dma_read_queue(qp->ctx->pid, &(struct dma_piece){
+				addr, c->wqe, k * stride }, 1))
 		return NULL;
 	c->first = head;
 	c->n = k;
