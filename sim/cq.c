@@ -424,11 +424,21 @@ static void timestamp(struct mlx4_cqe *cqe)
  * CQEs written together.  A transfer costs about 2 us however little it
  * carries, so a stream of messages to one process paid that for each.  A
  * CQE, with the data it reports, now waits in a batch of one process's
- * writes, kept in order, until the device's memory traffic must be seen:
- * before any other transfer (dma.c flushes the batch first, so what the
- * device writes and reads stays in its order), a CQE for another process,
- * an armed CQ's event, and at the end of every run of a send queue and
- * of every pass of the loop.  The CQ's producer counts the CQE at once.
+ * writes until the device's memory traffic must be seen: before any other
+ * transfer (dma.c flushes the batch first, so what the device writes and
+ * reads keeps its order), a CQE for another process, an armed CQ's event,
+ * a command's reply, and at the end of every run of a send queue and of
+ * every pass of the loop.  The CQ's producer counts the CQE at once.
+ *
+ * The batch is one transfer: all the data first, then the CQEs.  Each
+ * piece costs about 0.5 us more (the kernel pins its pages), so CQEs
+ * that follow each other in a CQ go as one run, in two pieces: the run
+ * with every owner bit still the device's, then the same bytes from the
+ * first owner byte on, with the owner bits handed over.  A copy may store
+ * its bytes in any order, but the first piece is all stored before the
+ * second starts, so a CQE's body is in place before its owner bit flips.
+ * A run covers the reserved first half of 64-byte entries too, with
+ * zeros, as the adapter writes whole entries.
  *
  * A batch that cannot be written whole is written CQE by CQE; where the
  * data a CQE reports cannot be written, the receive completes in error
@@ -436,34 +446,49 @@ static void timestamp(struct mlx4_cqe *cqe)
  * write fails at once (but its requester was answered already).
  */
 #define BATCH_BYTES	(64 * 1024)
-#define BATCH_UNITS	((DMA_PIECES_MAX) / 2)
+#define BATCH_CQES	64
+#define CQE_BYTES	((int)sizeof(struct mlx4_cqe))
 
 struct batch_cqe {
 	struct sim_cq *cq;
 	uint32_t index;			/* the CQ's producer count for it */
 	struct mlx4_cqe cqe;
-	int first, ndata;		/* its pieces: the data, then its own two */
+	int first, ndata;		/* its data pieces */
+};
+
+/* CQEs of one CQ that follow each other in its buffer. */
+struct batch_run {
+	struct sim_cq *cq;
+	uint32_t next;			/* the producer count after it */
+	uint64_t addr;			/* of its first CQE */
+	size_t off, len;		/* its bytes in image */
 };
 
 static struct {
 	pid_t pid;
-	int npiece, ncqe;
+	int ndata, ncqe, nrun;
 	size_t used;
-	struct dma_piece piece[DMA_PIECES_MAX];
-	struct batch_cqe cqe[BATCH_UNITS];
+	struct dma_piece data[DMA_PIECES_MAX];
 	uint8_t bytes[BATCH_BYTES];
+	struct batch_cqe cqe[BATCH_CQES];
+	struct batch_run run[DMA_PIECES_MAX / 2];
+	size_t image_used;
+	uint8_t image[BATCH_CQES * 64];	/* the runs, owner bits handed over */
 } batch;
 
 /* The CQE of @b alone, after its data, or in error if the data fails. */
 static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
 {
-	const struct dma_piece *p = &batch.piece[b->first];
+	const struct dma_piece *data = &batch.data[b->first];
 	uint32_t qpn = be32toh(b->cqe.vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	uint64_t addr = cqe_addr(b->cq, b->index);
+	struct dma_piece own[2] = {
+		{ addr, &b->cqe, CQE_BYTES - 1 },
+		{ addr + CQE_BYTES - 1, &b->cqe.owner_sr_opcode, 1 },
+	};
 	struct sim_qp *qp;
 
-	if (!dma_write_ordered(batch.pid, p, b->ndata + 2))
-		return;
-	if (b->ndata && dma_write_ordered(batch.pid, p, b->ndata)) {
+	if (b->ndata && dma_write_ordered(batch.pid, data, b->ndata)) {
 		comp_error_cqe(&b->cqe, qpn, be16toh(b->cqe.wqe_index),
 			       MLX4_CQE_SYNDROME_LOCAL_PROT_ERR, false);
 		b->cqe.owner_sr_opcode |= b->index & b->cq->nent ?
@@ -471,34 +496,106 @@ static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
 		qp = qp_by_num(b->cq->hca, qpn);
 		if (qp)
 			fail[(*nfail)++] = qp;
-		if (!dma_write_ordered(batch.pid, p + b->ndata, 2))
-			return;
 	}
-	breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
-	       b->cq->cqn, (unsigned long long)b->cq->buf);
+	if (dma_write_ordered(batch.pid, own, 2))
+		breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
+		       b->cq->cqn, (unsigned long long)b->cq->buf);
+}
+
+/* The batch's pieces (see above) into @p; their count. */
+static int batch_pieces(struct dma_piece *p)
+{
+	static uint8_t held[sizeof(batch.image)];
+	int n = batch.ndata;
+
+	memcpy(p, batch.data, n * sizeof(*p));
+	memcpy(held, batch.image, batch.image_used);
+	for (int i = 0; i < batch.nrun; i++) {
+		struct batch_run *r = &batch.run[i];
+
+		for (size_t o = CQE_BYTES - 1; o < r->len; o += r->cq->cqe_size)
+			held[r->off + o] ^= MLX4_CQE_OWNER_MASK;
+		p[n++] = (struct dma_piece){ r->addr, held + r->off, r->len };
+	}
+	for (int i = 0; i < batch.nrun; i++) {
+		struct batch_run *r = &batch.run[i];
+
+		p[n++] = (struct dma_piece){ r->addr + CQE_BYTES - 1,
+					     batch.image + r->off + CQE_BYTES - 1,
+					     r->len - (CQE_BYTES - 1) };
+	}
+	return n;
 }
 
 /* Write what the batch holds (see above). */
 void cq_flush(void)
 {
-	struct sim_qp *fail[BATCH_UNITS];
-	int ncqe = batch.ncqe, nfail = 0;
+	struct dma_piece p[DMA_PIECES_MAX];
+	struct sim_qp *fail[BATCH_CQES];
+	int ncqe = batch.ncqe, nfail = 0, n;
 
 	if (!ncqe)
 		return;
 	/* Emptied first: the writes below must not flush it again. */
 	batch.ncqe = 0;
-	if (dma_write_ordered(batch.pid, batch.piece, batch.npiece))
+	n = batch_pieces(p);
+	if (dma_write_ordered(batch.pid, p, n))
 		for (int i = 0; i < ncqe; i++)
 			write_one(&batch.cqe[i], fail, &nfail);
-	batch.npiece = 0;
-	batch.used = 0;
+	batch.ndata = batch.nrun = 0;
+	batch.used = batch.image_used = 0;
 	for (int i = 0; i < nfail; i++)
 		qp_to_error(fail[i]);
 }
 
+/* Whether CQE @index of @cq follows on the batch's last run. */
+static bool extends_run(const struct sim_cq *cq, uint32_t index)
+{
+	const struct batch_run *r;
+
+	if (!batch.nrun)
+		return false;
+	r = &batch.run[batch.nrun - 1];
+	return r->cq == cq && r->next == index && (index & (cq->nent - 1));
+}
+
+/* Whether the batch has room for a CQE reporting @n pieces of @bytes. */
+static bool batch_room(const struct sim_cq *cq, uint32_t index, int n,
+		       size_t bytes)
+{
+	int runs = batch.nrun + !extends_run(cq, index);
+
+	return batch.ncqe < BATCH_CQES &&
+	       batch.ndata + n + 2 * runs <= DMA_PIECES_MAX &&
+	       batch.used + bytes <= BATCH_BYTES &&
+	       batch.image_used + 2 * cq->cqe_size <= sizeof(batch.image);
+}
+
+/* Add CQE @index of @cq to the batch's runs. */
+static void batch_run_add(struct sim_cq *cq, uint32_t index,
+			  const struct mlx4_cqe *cqe)
+{
+	struct batch_run *r;
+	size_t gap = cq->cqe_size - CQE_BYTES;
+
+	if (extends_run(cq, index)) {
+		r = &batch.run[batch.nrun - 1];
+		memset(batch.image + batch.image_used, 0, gap);
+		batch.image_used += gap;
+		r->len += gap;
+	} else {
+		r = &batch.run[batch.nrun++];
+		*r = (struct batch_run){ cq, index, cqe_addr(cq, index),
+					 batch.image_used, 0 };
+	}
+	memcpy(batch.image + batch.image_used, cqe, CQE_BYTES);
+	batch.image_used += CQE_BYTES;
+	r->len += CQE_BYTES;
+	r->next = index + 1;
+}
+
 /*
- * Add a CQE numbered @index to the batch, after the @n pieces it reports;
+ * Add CQE @index of @cq to the batch, after the @n pieces it reports;
  * false when it does not fit in an empty batch either.
  */
 static bool batch_add(struct sim_cq *cq, uint32_t index,
@@ -506,32 +603,24 @@ static bool batch_add(struct sim_cq *cq, uint32_t index,
 		      int n)
 {
 	size_t bytes = 0;
-	struct batch_cqe *b;
-	uint64_t addr = cqe_addr(cq, index);
 
 	for (int i = 0; i < n; i++)
 		bytes += data[i].len;
 	if (n + 2 > DMA_PIECES_MAX || bytes > BATCH_BYTES)
 		return false;
 	if (batch.ncqe && (batch.pid != cq->ctx->pid ||
-			   batch.ncqe == BATCH_UNITS ||
-			   batch.npiece + n + 2 > DMA_PIECES_MAX ||
-			   batch.used + bytes > BATCH_BYTES))
+			   !batch_room(cq, index, n, bytes)))
 		cq_flush();
 	batch.pid = cq->ctx->pid;
-	b = &batch.cqe[batch.ncqe++];
-	*b = (struct batch_cqe){ cq, index, *cqe, batch.npiece, n };
+	batch.cqe[batch.ncqe++] = (struct batch_cqe){ cq, index, *cqe,
+						      batch.ndata, n };
 	for (int i = 0; i < n; i++) {
 		memcpy(batch.bytes + batch.used, data[i].buf, data[i].len);
-		batch.piece[batch.npiece++] = (struct dma_piece){
+		batch.data[batch.ndata++] = (struct dma_piece){
 			data[i].addr, batch.bytes + batch.used, data[i].len };
 		batch.used += data[i].len;
 	}
-	/* The body, then the byte with the owner bit: a copy may reorder. */
-	batch.piece[batch.npiece++] = (struct dma_piece){
-		addr, &b->cqe, sizeof(b->cqe) - 1 };
-	batch.piece[batch.npiece++] = (struct dma_piece){
-		addr + sizeof(b->cqe) - 1, &b->cqe.owner_sr_opcode, 1 };
+	batch_run_add(cq, index, cqe);
 	return true;
 }
 
