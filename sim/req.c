@@ -1101,8 +1101,16 @@ static bool run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
 }
 
 /*
- * Run the send queue until it is empty, blocked for a retry, or the QP
- * leaves RTS.  In ERROR, what the driver posts is flushed.
+ * A send queue's share of a pass: a client that posts as fast as the
+ * device runs its queue must not keep the device from everyone else's.
+ * The rest waits for the next pass (ctx->sq_backlog).
+ */
+#define FETCHES_PER_PASS	4
+
+/*
+ * Run the send queue until it is empty, blocked for a retry, its share
+ * of the pass is done, or the QP leaves RTS.  In ERROR, what the driver
+ * posts is flushed.
  *
  * Empty means a look that found fewer WQEs handed over than it looked
  * at: one handed over after that look comes with a doorbell rung after
@@ -1113,7 +1121,7 @@ void req_run(struct sim_qp *qp)
 {
 	static uint8_t raw[SQ_FETCH_BYTES];
 	bool more = true;
-	int n;
+	int n, fetches = 0;
 
 	if (!qp->sq.wqe_cnt)
 		return;
@@ -1131,6 +1139,10 @@ void req_run(struct sim_qp *qp)
 		prefetch.qp = NULL;	/* read for this fetch only */
 		if (!go_on)
 			break;
+		if (more && ++fetches == FETCHES_PER_PASS) {
+			qp->ctx->sq_backlog = true;
+			break;
+		}
 	}
 	cq_flush();
 }
