@@ -202,10 +202,18 @@ static uint32_t outstanding(const struct sim_cq *cq)
 	return (cq->prod - cq->ci) & NUM24_MASK;
 }
 
-/* Refresh cq->ci; a consumer index ahead of the producer is a breach. */
-static void refresh_ci(struct sim_cq *cq)
+/*
+ * Whether @cq is full enough that its consumer index is worth reading
+ * beside other reads of its process (queue.c), before a CQE needs it.
+ */
+bool cq_nearly_full(const struct sim_cq *cq)
 {
-	uint32_t ci = read_ci(cq);
+	return outstanding(cq) * 2 >= cq->nent;
+}
+
+/* The consumer index @ci, as read: a breach if ahead of the producer. */
+void cq_note_ci(struct sim_cq *cq, uint32_t ci)
+{
 	uint32_t old = cq->ci;
 
 	cq->ci = ci;
@@ -214,6 +222,12 @@ static void refresh_ci(struct sim_cq *cq)
 		       cq->cqn, ci, cq->prod & NUM24_MASK);
 		cq->ci = old;
 	}
+}
+
+/* Refresh cq->ci from its doorbell record. */
+static void refresh_ci(struct sim_cq *cq)
+{
+	cq_note_ci(cq, read_ci(cq));
 }
 
 int cmd_resize_cq(struct sim_cmd *cmd)

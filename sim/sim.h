@@ -730,6 +730,8 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 void cq_flush(void);
+bool cq_nearly_full(const struct sim_cq *cq);
+void cq_note_ci(struct sim_cq *cq, uint32_t ci);
 
 /* qp.c */
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
