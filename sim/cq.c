@@ -285,6 +285,7 @@ out:
 
 void cq_release(struct sim_cq *cq)
 {
+	cq_flush();	/* the batch may hold CQEs of this CQ */
 	event_forget(cq->uobj.ctx, cq);
 	table_del(&cq->hca->cqs, cq->cqn);
 	cq->hca->ncqs--;
