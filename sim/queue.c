@@ -163,9 +163,9 @@ int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len)
  */
 int sq_ready(struct sim_qp *qp)
 {
-	struct dma_piece p[SQ_BATCH];
-	uint32_t owner[SQ_BATCH];
-	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt);
+	struct dma_piece p[SQ_READY_MAX];
+	uint32_t owner[SQ_READY_MAX];
+	int max = MIN(SQ_READY_MAX, (int)qp->sq.wqe_cnt);
 
 	if (max <= 0)
 		return 0;

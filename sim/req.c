@@ -1105,7 +1105,7 @@ static bool run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
  * device runs its queue must not keep the device from everyone else's.
  * The rest waits for the next pass (ctx->sq_backlog).
  */
-#define FETCHES_PER_PASS	4
+#define FETCHES_PER_PASS	1
 
 /*
  * Run the send queue until it is empty, blocked for a retry, its share
