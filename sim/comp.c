@@ -27,8 +27,9 @@ static uint8_t vendor_err(uint8_t syndrome)
 	}
 }
 
-static void push_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-		       uint8_t syndrome, bool is_send)
+/* An error CQE, its owner bit clear. */
+void comp_error_cqe(struct mlx4_cqe *cqe, uint32_t qpn, uint32_t wqe_index,
+		    uint8_t syndrome, bool is_send)
 {
 	struct mlx4_err_cqe err;
 
@@ -40,7 +41,16 @@ static void push_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 	err.owner_sr_opcode = MLX4_CQE_OPCODE_ERROR |
 			      (is_send ? MLX4_CQE_IS_SEND_MASK : 0);
 	_Static_assert(sizeof(err) == sizeof(struct mlx4_cqe), "CQE size");
-	cq_push(cq, (const struct mlx4_cqe *)&err, false);
+	memcpy(cqe, &err, sizeof(err));
+}
+
+static void push_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
+		       uint8_t syndrome, bool is_send)
+{
+	struct mlx4_cqe cqe;
+
+	comp_error_cqe(&cqe, qpn, wqe_index, syndrome, is_send);
+	cq_push(cq, &cqe, false);
 }
 
 void comp_send(struct sim_qp *qp, uint32_t wqe_index, uint8_t opcode,

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "uverbs.h"
@@ -201,10 +202,18 @@ static uint32_t outstanding(const struct sim_cq *cq)
 	return (cq->prod - cq->ci) & NUM24_MASK;
 }
 
-/* Refresh cq->ci; a consumer index ahead of the producer is a breach. */
-static void refresh_ci(struct sim_cq *cq)
+/*
+ * Whether @cq is full enough that its consumer index is worth reading
+ * beside other reads of its process (queue.c), before a CQE needs it.
+ */
+bool cq_nearly_full(const struct sim_cq *cq)
 {
-	uint32_t ci = read_ci(cq);
+	return outstanding(cq) * 2 >= cq->nent;
+}
+
+/* The consumer index @ci, as read: a breach if ahead of the producer. */
+void cq_note_ci(struct sim_cq *cq, uint32_t ci)
+{
 	uint32_t old = cq->ci;
 
 	cq->ci = ci;
@@ -213,6 +222,12 @@ static void refresh_ci(struct sim_cq *cq)
 		       cq->cqn, ci, cq->prod & NUM24_MASK);
 		cq->ci = old;
 	}
+}
+
+/* Refresh cq->ci from its doorbell record. */
+static void refresh_ci(struct sim_cq *cq)
+{
+	cq_note_ci(cq, read_ci(cq));
 }
 
 int cmd_resize_cq(struct sim_cmd *cmd)
@@ -270,6 +285,7 @@ out:
 
 void cq_release(struct sim_cq *cq)
 {
+	cq_flush();	/* the batch may hold CQEs of this CQ */
 	event_forget(cq->uobj.ctx, cq);
 	table_del(&cq->hca->cqs, cq->cqn);
 	cq->hca->ncqs--;
@@ -420,9 +436,210 @@ static void timestamp(struct mlx4_cqe *cqe)
 }
 
 /*
- * Write one CQE.  The body goes first and the byte with the owner bit
- * last, as separate pieces: a single copy may store out of order.
+ * CQEs written together.  A transfer costs about 2 us however little it
+ * carries, so a stream of messages to one process paid that for each.  A
+ * CQE, with the data it reports, now waits in a batch of one process's
+ * writes until the device's memory traffic must be seen: before any other
+ * transfer (dma.c flushes the batch first, so what the device writes and
+ * reads keeps its order), a CQE for another process, an armed CQ's event,
+ * a command's reply, and at the end of every run of a send queue and of
+ * every pass of the loop.  The CQ's producer counts the CQE at once.
+ *
+ * The batch is one transfer: all the data first, then the CQEs.  Each
+ * piece costs about 0.5 us more (the kernel pins its pages), so CQEs
+ * that follow each other in a CQ go as one run, in two pieces: the run
+ * with every owner bit still the device's, then the same bytes from the
+ * first owner byte on, with the owner bits handed over.  A copy may store
+ * its bytes in any order, but the first piece is all stored before the
+ * second starts, so a CQE's body is in place before its owner bit flips.
+ * A run covers the reserved first half of 64-byte entries too, with
+ * zeros, as the adapter writes whole entries.
+ *
+ * A batch that cannot be written whole is written CQE by CQE; where the
+ * data a CQE reports cannot be written, the receive completes in error
+ * in the CQE's place and its QP goes to the error state, as when the
+ * write fails at once (but its requester was answered already).
  */
+#define BATCH_BYTES	(64 * 1024)
+#define BATCH_CQES	64
+#define CQE_BYTES	((int)sizeof(struct mlx4_cqe))
+
+struct batch_cqe {
+	struct sim_cq *cq;
+	uint32_t index;			/* the CQ's producer count for it */
+	struct mlx4_cqe cqe;
+	int first, ndata;		/* its data pieces */
+};
+
+/* CQEs of one CQ that follow each other in its buffer. */
+struct batch_run {
+	struct sim_cq *cq;
+	uint32_t next;			/* the producer count after it */
+	uint64_t addr;			/* of its first CQE */
+	size_t off, len;		/* its bytes in image */
+};
+
+static struct {
+	pid_t pid;
+	int ndata, ncqe, nrun;
+	size_t used;
+	struct dma_piece data[DMA_PIECES_MAX];
+	uint8_t bytes[BATCH_BYTES];
+	struct batch_cqe cqe[BATCH_CQES];
+	struct batch_run run[DMA_PIECES_MAX / 2];
+	size_t image_used;
+	uint8_t image[BATCH_CQES * 64];	/* the runs, owner bits handed over */
+} batch;
+
+/* The CQE of @b alone, after its data, or in error if the data fails. */
+static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
+{
+	const struct dma_piece *data = &batch.data[b->first];
+	uint32_t qpn = be32toh(b->cqe.vlan_my_qpn) & MLX4_CQE_QPN_MASK;
+	uint64_t addr = cqe_addr(b->cq, b->index);
+	struct dma_piece own[2] = {
+		{ addr, &b->cqe, CQE_BYTES - 1 },
+		{ addr + CQE_BYTES - 1, &b->cqe.owner_sr_opcode, 1 },
+	};
+	struct sim_qp *qp;
+
+	if (b->ndata && dma_write_ordered(batch.pid, data, b->ndata)) {
+		comp_error_cqe(&b->cqe, qpn, be16toh(b->cqe.wqe_index),
+			       MLX4_CQE_SYNDROME_LOCAL_PROT_ERR, false);
+		b->cqe.owner_sr_opcode |= b->index & b->cq->nent ?
+					  MLX4_CQE_OWNER_MASK : 0;
+		qp = qp_by_num(b->cq->hca, qpn);
+		if (qp)
+			fail[(*nfail)++] = qp;
+	}
+	if (dma_write_ordered(batch.pid, own, 2))
+		breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
+		       b->cq->cqn, (unsigned long long)b->cq->buf);
+}
+
+/* The batch's pieces (see above) into @p; their count. */
+static int batch_pieces(struct dma_piece *p)
+{
+	static uint8_t held[sizeof(batch.image)];
+	int n = batch.ndata;
+
+	memcpy(p, batch.data, n * sizeof(*p));
+	memcpy(held, batch.image, batch.image_used);
+	for (int i = 0; i < batch.nrun; i++) {
+		struct batch_run *r = &batch.run[i];
+
+		for (size_t o = CQE_BYTES - 1; o < r->len; o += r->cq->cqe_size)
+			held[r->off + o] ^= MLX4_CQE_OWNER_MASK;
+		p[n++] = (struct dma_piece){ r->addr, held + r->off, r->len };
+	}
+	for (int i = 0; i < batch.nrun; i++) {
+		struct batch_run *r = &batch.run[i];
+
+		p[n++] = (struct dma_piece){ r->addr + CQE_BYTES - 1,
+					     batch.image + r->off + CQE_BYTES - 1,
+					     r->len - (CQE_BYTES - 1) };
+	}
+	return n;
+}
+
+/* Write what the batch holds (see above). */
+void cq_flush(void)
+{
+	struct dma_piece p[DMA_PIECES_MAX];
+	struct sim_qp *fail[BATCH_CQES];
+	int ncqe = batch.ncqe, nfail = 0, n;
+
+	if (!ncqe)
+		return;
+	/* Emptied first: the writes below must not flush it again. */
+	batch.ncqe = 0;
+	n = batch_pieces(p);
+	if (dma_write_ordered(batch.pid, p, n))
+		for (int i = 0; i < ncqe; i++)
+			write_one(&batch.cqe[i], fail, &nfail);
+	batch.ndata = batch.nrun = 0;
+	batch.used = batch.image_used = 0;
+	for (int i = 0; i < nfail; i++)
+		qp_to_error(fail[i]);
+}
+
+/* Whether CQE @index of @cq follows on the batch's last run. */
+static bool extends_run(const struct sim_cq *cq, uint32_t index)
+{
+	const struct batch_run *r;
+
+	if (!batch.nrun)
+		return false;
+	r = &batch.run[batch.nrun - 1];
+	return r->cq == cq && r->next == index && (index & (cq->nent - 1));
+}
+
+/* Whether the batch has room for a CQE reporting @n pieces of @bytes. */
+static bool batch_room(const struct sim_cq *cq, uint32_t index, int n,
+		       size_t bytes)
+{
+	int runs = batch.nrun + !extends_run(cq, index);
+
+	return batch.ncqe < BATCH_CQES &&
+	       batch.ndata + n + 2 * runs <= DMA_PIECES_MAX &&
+	       batch.used + bytes <= BATCH_BYTES &&
+	       batch.image_used + 2 * cq->cqe_size <= sizeof(batch.image);
+}
+
+/* Add CQE @index of @cq to the batch's runs. */
+static void batch_run_add(struct sim_cq *cq, uint32_t index,
+			  const struct mlx4_cqe *cqe)
+{
+	struct batch_run *r;
+	size_t gap = cq->cqe_size - CQE_BYTES;
+
+	if (extends_run(cq, index)) {
+		r = &batch.run[batch.nrun - 1];
+		memset(batch.image + batch.image_used, 0, gap);
+		batch.image_used += gap;
+		r->len += gap;
+	} else {
+		r = &batch.run[batch.nrun++];
+		*r = (struct batch_run){ cq, index, cqe_addr(cq, index),
+					 batch.image_used, 0 };
+	}
+	memcpy(batch.image + batch.image_used, cqe, CQE_BYTES);
+	batch.image_used += CQE_BYTES;
+	r->len += CQE_BYTES;
+	r->next = index + 1;
+}
+
+/*
+ * Add CQE @index of @cq to the batch, after the @n pieces it reports;
+ * false when it does not fit in an empty batch either.
+ */
+static bool batch_add(struct sim_cq *cq, uint32_t index,
+		      const struct mlx4_cqe *cqe, const struct dma_piece *data,
+		      int n)
+{
+	size_t bytes = 0;
+
+	for (int i = 0; i < n; i++)
+		bytes += data[i].len;
+	if (n + 2 > DMA_PIECES_MAX || bytes > BATCH_BYTES)
+		return false;
+	if (batch.ncqe && (batch.pid != cq->ctx->pid ||
+			   !batch_room(cq, index, n, bytes)))
+		cq_flush();
+	batch.pid = cq->ctx->pid;
+	batch.cqe[batch.ncqe++] = (struct batch_cqe){ cq, index, *cqe,
+						      batch.ndata, n };
+	for (int i = 0; i < n; i++) {
+		memcpy(batch.bytes + batch.used, data[i].buf, data[i].len);
+		batch.data[batch.ndata++] = (struct dma_piece){
+			data[i].addr, batch.bytes + batch.used, data[i].len };
+		batch.used += data[i].len;
+	}
+	batch_run_add(cq, index, cqe);
+	return true;
+}
+
+/* Write one CQE (into the batch: see above). */
 void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 {
 	if (cq_push_after(cq, in, solicited, NULL, 0))
@@ -432,10 +649,10 @@ void cq_push(struct sim_cq *cq, const struct mlx4_cqe *in, bool solicited)
 
 /*
  * cq_push(), with the @n pieces the CQE reports (a small receive's data)
- * written first in the same ordered transfer: one system call for both.
- * -EFAULT when the transfer failed (nothing counted: the caller may do
- * it the long way, which says which part failed).  A full CQ writes the
- * pieces, then fails the CQ, as the long way would.
+ * written first in the same ordered transfer.  -EFAULT when a transfer
+ * made at once failed (nothing counted: the caller may do it the long
+ * way, which says which part failed).  A full CQ writes the pieces, then
+ * fails the CQ, as the long way would.
  */
 int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		  bool solicited, const struct dma_piece *data, int n)
@@ -443,7 +660,7 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 	struct dma_piece piece[DMA_PIECES_MAX];
 	struct mlx4_cqe cqe = *in;
 	uint64_t addr;
-	bool error;
+	bool error, fires;
 
 	if (cq->overrun)
 		return 0;
@@ -460,21 +677,26 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		timestamp(&cqe);
 	addr = cqe_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (n)
-		memcpy(piece, data, n * sizeof(*piece));
-	piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
-	piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
-					 &cqe.owner_sr_opcode, 1 };
-	if (dma_write_ordered(cq->ctx->pid, piece, n))
-		return -EFAULT;
+	if (!batch_add(cq, cq->prod, &cqe, data, n)) {
+		if (n)
+			memcpy(piece, data, n * sizeof(*piece));
+		piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };
+		piece[n++] = (struct dma_piece){ addr + sizeof(cqe) - 1,
+						 &cqe.owner_sr_opcode, 1 };
+		if (dma_write_ordered(cq->ctx->pid, piece, n))
+			return -EFAULT;
+	}
 	TRACE(trace_cqe(cq, cq->prod, &cqe));
 	cq->prod++;
 	sim.progress++;
 
 	error = (cqe.owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
 		MLX4_CQE_OPCODE_ERROR;
-	if (cq->arm == CQ_ARMED_NEXT ||
-	    (cq->arm == CQ_ARMED_SOLICITED && (solicited || error)))
+	fires = cq->arm == CQ_ARMED_NEXT ||
+		(cq->arm == CQ_ARMED_SOLICITED && (solicited || error));
+	if (fires) {
+		cq_flush();	/* the event comes after the CQE */
 		fire(cq);
+	}
 	return 0;
 }

@@ -330,8 +330,9 @@ static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
 	 * would stall the device for every other process.  A client
 	 * running the protocol has at most one reply outstanding, so a
 	 * full socket means a client that stopped playing by it; the
-	 * error closes its context.
+	 * error closes its context.  The CQEs the command made come first.
 	 */
+	cq_flush();
 	if (sendmsg(ctx->sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return -errno;
 	return 0;

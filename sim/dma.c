@@ -20,12 +20,19 @@
 #define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
-static int transfer(pid_t pid, bool write, const struct iovec *local,
-		    int nlocal, const struct iovec *remote, int nremote,
-		    size_t len)
+/*
+ * One transfer.  The CQEs waiting in cq.c's batch go first (unless
+ * @queue: a read of a work queue, which the device never writes), so
+ * that the device's reads and writes keep their order.
+ */
+static int transfer_as(pid_t pid, bool write, bool queue,
+		       const struct iovec *local, int nlocal,
+		       const struct iovec *remote, int nremote, size_t len)
 {
 	ssize_t n;
 
+	if (!queue)
+		cq_flush();
 	if (!len)
 		return 0;
 	if (write)
@@ -35,6 +42,14 @@ static int transfer(pid_t pid, bool write, const struct iovec *local,
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int transfer(pid_t pid, bool write, const struct iovec *local,
+		    int nlocal, const struct iovec *remote, int nremote,
+		    size_t len)
+{
+	return transfer_as(pid, write, false, local, nlocal, remote, nremote,
+			   len);
 }
 
 /*
@@ -51,19 +66,22 @@ static int transfer(pid_t pid, bool write, const struct iovec *local,
 #define ONE_CALL_KEEPS_ORDER	0
 #endif
 
-static int pieces(pid_t pid, bool write, const struct dma_piece *p, int n)
+static int pieces(pid_t pid, bool write, bool queue,
+		  const struct dma_piece *p, int n)
 {
 	struct iovec local[DMA_IOV_MAX], remote[DMA_IOV_MAX];
 	size_t total = 0;
 
 	if (n > DMA_IOV_MAX)
 		return -EINVAL;
-	if (!ONE_CALL_KEEPS_ORDER) {
+	if (!ONE_CALL_KEEPS_ORDER && n > 1) {
 		for (int i = 0; i < n; i++) {
-			int err = write ? dma_write(pid, p[i].addr, p[i].buf, p[i].len) :
-					  dma_read(pid, p[i].addr, p[i].buf, p[i].len);
+			int err = pieces(pid, write, queue, &p[i], 1);
+
 			if (err)
 				return err;
+			/* The kernel's copies on this CPU, in order. */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		}
 		return 0;
 	}
@@ -72,17 +90,23 @@ static int pieces(pid_t pid, bool write, const struct dma_piece *p, int n)
 		remote[i] = (struct iovec){ (void *)(uintptr_t)p[i].addr, p[i].len };
 		total += p[i].len;
 	}
-	return transfer(pid, write, local, n, remote, n, total);
+	return transfer_as(pid, write, queue, local, n, remote, n, total);
 }
 
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n)
 {
-	return pieces(pid, false, p, n);
+	return pieces(pid, false, false, p, n);
+}
+
+/* dma_read_ordered() of a work queue: the CQEs waiting go on waiting. */
+int dma_read_queue(pid_t pid, const struct dma_piece *p, int n)
+{
+	return pieces(pid, false, true, p, n);
 }
 
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n)
 {
-	return pieces(pid, true, p, n);
+	return pieces(pid, true, false, p, n);
 }
 
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len)

@@ -216,6 +216,8 @@ static void check_doorbells(struct sim_qp *qp)
 {
 	uint32_t handed = qp->sq.head;
 
+	if (qp->ctx->sq_backlog)
+		return;		/* the device is behind: it counts later */
 	if (qp->doorbells > handed)
 		handed += sq_ready(qp);
 	if (qp->doorbells <= handed)
@@ -238,9 +240,10 @@ void ctx_doorbells(struct sim_ctx *ctx)
 		for (int i = 0; i < BF_BUFFERS; i++)
 			bf_watch_check(ctx, i);
 	take_doorbells(ctx, &rung);
-	if (!rung.n)
+	if (!rung.n && !ctx->sq_backlog)
 		return;
 	sim.work_done = true;
+	ctx->sq_backlog = false;
 	list_for_each(&ctx->qps, qp, struct sim_qp, ctx_link)
 		req_run(qp);
 	for (int i = 0; i < rung.n; i++)

@@ -79,6 +79,7 @@ struct sim_event_file *event_file_find(struct sim_ctx *ctx, uint32_t id)
  */
 void event_file_count(struct sim_event_file *file)
 {
+	cq_flush();	/* an event comes after its CQEs */
 	if (send(file->count_fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1 &&
 	    errno != EAGAIN)
 		sim_log("event file %u: count lost: %m", file->id);

@@ -406,6 +406,7 @@ static int serve(int ep)
 			last_flush = now;
 		}
 		tick_clocks(now);
+		cq_flush();	/* nothing waits past a pass */
 		if (sim.work_done) {
 			spin = spin_after_work(spin, napped);
 			napped = false;
@@ -440,6 +441,7 @@ static int serve(int ep)
 					epoll_ctl(ep, EPOLL_CTL_DEL, ctx->sock, NULL);
 					ctx_close(ctx);
 				}
+				cq_flush();
 				idle_since = now_ns();
 			}
 		}

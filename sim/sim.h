@@ -164,6 +164,7 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
+	bool sq_backlog;		/* a send queue stopped at its share */
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 };
 
@@ -538,6 +539,7 @@ struct sim {
 	uint32_t next_xrcdn;
 	uint64_t start_ns;
 	bool work_done;			/* the loop's "something happened" */
+	bool speculating;		/* a look ahead, which reports no breach */
 };
 
 extern struct sim sim;
@@ -618,6 +620,7 @@ struct dma_piece {
 };
 #define DMA_PIECES_MAX	64	/* in one ordered transfer */
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n);
+int dma_read_queue(pid_t pid, const struct dma_piece *p, int n);
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n);
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
@@ -726,6 +729,9 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
 		  bool solicited, const struct dma_piece *data, int n);
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
+void cq_flush(void);
+bool cq_nearly_full(const struct sim_cq *cq);
+void cq_note_ci(struct sim_cq *cq, uint32_t ci);
 
 /* qp.c */
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
@@ -761,6 +767,8 @@ void resp_flush_errors(void);
 void comp_send(struct sim_qp *qp, uint32_t wqe_index, uint8_t opcode,
 	       uint32_t byte_len);
 void comp_send_error(struct sim_qp *qp, uint32_t wqe_index, uint8_t syndrome);
+void comp_error_cqe(struct mlx4_cqe *cqe, uint32_t qpn, uint32_t wqe_index,
+		    uint8_t syndrome, bool is_send);
 void comp_flush_sq(struct sim_qp *qp);
 void comp_flush_rq(struct sim_qp *qp);
 
