@@ -458,7 +458,13 @@ static void timestamp(struct mlx4_cqe *cqe)
  * A batch that cannot be written whole is written CQE by CQE; where the
  * data a CQE reports cannot be written, the receive completes in error
  * in the CQE's place and its QP goes to the error state, as when the
- * write fails at once (but its requester was answered already).
+ * write fails at once (but its requester was answered already: memory a
+ * real adapter writes is pinned and cannot fail it so late).  The flush
+ * can come in the middle of anything (a transfer, a CQE being pushed
+ * for another process), so the QP goes to the error state later, at
+ * the end of the pass or of the command (cq_settle()): its flush CQEs
+ * then never land in a batch being written, nor move a CQ's producer
+ * under a push that has read it.
  */
 #define BATCH_BYTES	(64 * 1024)
 #define BATCH_CQES	64
@@ -492,7 +498,7 @@ static struct {
 } batch;
 
 /* The CQE of @b alone, after its data, or in error if the data fails. */
-static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
+static void write_one(struct batch_cqe *b)
 {
 	const struct dma_piece *data = &batch.data[b->first];
 	uint32_t qpn = be32toh(b->cqe.vlan_my_qpn) & MLX4_CQE_QPN_MASK;
@@ -510,7 +516,7 @@ static void write_one(struct batch_cqe *b, struct sim_qp **fail, int *nfail)
 					  MLX4_CQE_OWNER_MASK : 0;
 		qp = qp_by_num(b->cq->hca, qpn);
 		if (qp)
-			fail[(*nfail)++] = qp;
+			qp_fail_later(qp);
 	}
 	if (dma_write_ordered(batch.pid, own, 2))
 		breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
@@ -546,8 +552,7 @@ static int batch_pieces(struct dma_piece *p)
 void cq_flush(void)
 {
 	struct dma_piece p[DMA_PIECES_MAX];
-	struct sim_qp *fail[BATCH_CQES];
-	int ncqe = batch.ncqe, nfail = 0, n;
+	int ncqe = batch.ncqe, n;
 
 	if (!ncqe)
 		return;
@@ -556,11 +561,22 @@ void cq_flush(void)
 	n = batch_pieces(p);
 	if (dma_write_ordered(batch.pid, p, n))
 		for (int i = 0; i < ncqe; i++)
-			write_one(&batch.cqe[i], fail, &nfail);
+			write_one(&batch.cqe[i]);
 	batch.ndata = batch.nrun = 0;
 	batch.used = batch.image_used = 0;
-	for (int i = 0; i < nfail; i++)
-		qp_to_error(fail[i]);
+}
+
+/*
+ * The batch written and the QPs whose data it failed to write in the
+ * error state, whose flush CQEs go into a new batch, and so on: where
+ * nothing is being pushed or walked (the loop, between passes and
+ * commands).  Ends, as each QP goes to the error state once.
+ */
+void cq_settle(void)
+{
+	do
+		cq_flush();
+	while (qp_fail_pending());
 }
 
 /* Whether CQE @index of @cq follows on the batch's last run. */

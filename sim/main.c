@@ -406,7 +406,7 @@ static int serve(int ep)
 			last_flush = now;
 		}
 		tick_clocks(now);
-		cq_flush();	/* nothing waits past a pass */
+		cq_settle();	/* nothing waits past a pass */
 		if (sim.work_done) {
 			spin = spin_after_work(spin, napped);
 			napped = false;
@@ -441,7 +441,7 @@ static int serve(int ep)
 					epoll_ctl(ep, EPOLL_CTL_DEL, ctx->sock, NULL);
 					ctx_close(ctx);
 				}
-				cq_flush();
+				cq_settle();
 				idle_since = now_ns();
 			}
 		}
@@ -475,6 +475,7 @@ int main(int argc, char **argv)
 	list_init(&sim.flows);
 	list_init(&sim.waiting);
 	list_init(&sim.error_qps);
+	list_init(&sim.failing_qps);
 	sim.start_ns = now_ns();
 
 	/* Wake on time: the default timer slack would add 50 us a nap. */

@@ -244,6 +244,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 	qp->mtu = IBV_MTU_4096;
 	list_add_tail(&ctx->qps, &qp->ctx_link);
 	list_init(&qp->wait_link);
+	list_init(&qp->fail_link);
 	qp_hold_objects(qp);
 	return 0;
 }
@@ -816,6 +817,7 @@ static void qp_reset(struct sim_qp *qp)
 	req_stop_waiting(qp);
 	if (qp->state == IBV_QPS_ERR)
 		list_del(&qp->wait_link);
+	list_del(&qp->fail_link);	/* what the reset ends */
 	qp->sq.head = 0;
 	qp->rq.head = 0;
 	qp->rq_posted = 0;
@@ -842,6 +844,33 @@ void qp_to_error(struct sim_qp *qp)
 		event_post_async(qp->uobj.ctx, qp->uobj.user_handle,
 				 IBV_EVENT_QP_LAST_WQE_REACHED,
 				 &qp->events_reported, qp);
+}
+
+/*
+ * The QP goes to the error state at the next cq_settle(), not now: a CQE
+ * batch's flush found that it could not write a receive's data.
+ */
+void qp_fail_later(struct sim_qp *qp)
+{
+	if (!list_empty(&qp->fail_link) || qp->state == IBV_QPS_ERR ||
+	    qp->state == IBV_QPS_RESET)	/* reset since: nothing to fail */
+		return;
+	list_add_tail(&sim.failing_qps, &qp->fail_link);
+}
+
+/* The QPs qp_fail_later() named to the error state; whether there were. */
+bool qp_fail_pending(void)
+{
+	bool any = !list_empty(&sim.failing_qps);
+
+	while (!list_empty(&sim.failing_qps)) {
+		struct sim_qp *qp = list_entry(sim.failing_qps.next,
+					       struct sim_qp, fail_link);
+
+		list_del(&qp->fail_link);
+		qp_to_error(qp);
+	}
+	return any;
 }
 
 static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
@@ -1040,6 +1069,7 @@ static void qp_free(struct sim_qp *qp)
 	req_stop_waiting(qp);
 	if (qp->state == IBV_QPS_ERR)
 		list_del(&qp->wait_link);
+	list_del(&qp->fail_link);
 	table_del(&qp->hca->qps, qp->qpn);
 	qp->hca->nqps--;
 	qp_drop_objects(qp);

@@ -399,6 +399,7 @@ struct sim_qp {
 	} last;
 
 	bool error_pending;		/* responder: ERROR after this WQE */
+	struct list_node fail_link;	/* in sim.failing_qps */
 	uint32_t events_reported;
 	int opens;			/* open_qp handles on it */
 	bool comm_established;
@@ -533,6 +534,7 @@ struct sim {
 	struct list_node flows;		/* struct sim_flow, oldest first */
 	struct list_node waiting;	/* QPs with a retry timer */
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
+	struct list_node failing_qps;	/* see qp_fail_later() */
 	uint64_t breaches;
 	uint64_t progress;		/* commands taken and CQEs written */
 	uint32_t next_event_file;
@@ -730,6 +732,7 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 void cq_flush(void);
+void cq_settle(void);
 bool cq_nearly_full(const struct sim_cq *cq);
 void cq_note_ci(struct sim_cq *cq, uint32_t ci);
 
@@ -739,6 +742,8 @@ int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
 		 uint32_t inl_recv_sz);
 uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
 void qp_to_error(struct sim_qp *qp);
+void qp_fail_later(struct sim_qp *qp);
+bool qp_fail_pending(void);
 bool qp_can_send(const struct sim_qp *qp);
 bool qp_can_receive(const struct sim_qp *qp);
 uint32_t mtu_bytes(enum ibv_mtu mtu);
