@@ -199,11 +199,15 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 /*
  * qp->sq_stamp for a ring stamped whole: 0, as stamps beyond a 64-byte
  * WQE stay put until a longer one comes; but a UD QP's WQEs are 80 bytes
- * with any data, so that set_datagram_seg() need not say so.
+ * with any data, so that set_datagram_seg() need not say so.  A UD QP
+ * with neither gather entries nor inline data has a 64-byte stride
+ * (control and datagram segments fill it): its WQEs never reach a
+ * second block, and a stamp there would land on the next slot.
  */
 static unsigned int sq_stamp_at_start(const struct mlx4_qp *qp)
 {
-	return qp->qpt_bit == MLX4_QPT_BIT_UD ? 128 : 0;
+	return qp->qpt_bit == MLX4_QPT_BIT_UD && qp->sq.wqe_shift > 6 ?
+	       128 : 0;
 }
 
 /* What the send queue actually holds, for the caps the user sees. */
@@ -2028,12 +2032,6 @@ static inline void wr_start_batch(struct mlx4_qp *qp)
 
 	b->head = qp->sq.head;
 	b->stop = wq_stop(&qp->sq);
-	/*
-	 * A setter called before the batch's first opcode call (a misuse)
-	 * writes into the scratch WQE: until then the state points at the
-	 * last WQE of the batch before, which the device owns now.
-	 */
-	b->place = b->idle;
 }
 
 static void __attribute__((noinline))
@@ -2059,6 +2057,19 @@ static void wr_start(struct ibv_qp_ex *qpx)
  * device can complete it.  qp->sq_stamp stays as the batch left it:
  * stamping a free slot is harmless.)
  */
+/*
+ * Between batches, and so before a batch's first opcode call, a setter
+ * (a misuse) does nothing: it writes into the scratch WQE and takes no
+ * data, as after a bind.  The state pointed at the batch's last WQE,
+ * which the device owns now.  Each end of a batch calls this.
+ */
+static inline void wr_idle(struct mlx4_wr_state *b)
+{
+	b->place = b->idle;
+	b->sge_limit = 0;
+	b->opcode = IBV_WR_BIND_MW;
+}
+
 static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n;
@@ -2067,6 +2078,7 @@ static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		stamp_later_blocks(qp, get_send_wqe(qp, n));
 	qp->sq.head = b->head;
 	b->pending = 0;
+	wr_idle(b);
 }
 
 static void wr_abort(struct ibv_qp_ex *qpx)
@@ -2133,6 +2145,7 @@ static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 	b->bf_blocks = 0;
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
+	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -2162,6 +2175,7 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		if (qp->sq_stamp)
 			wr_stamp_ahead(qp, b);
 	}
+	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -2177,6 +2191,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	wr_ring(qp, b, 0);
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
+	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
 }
@@ -2229,7 +2244,13 @@ static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *qpx = &qp->verbs_qp.qp_ex;
-	size_t stride = (size_t)1 << qp->sq.wqe_shift;
+	/*
+	 * The scratch WQE holds the headers of any refused request too, up
+	 * to control, datagram, remote address and atomic segments (112
+	 * bytes), beyond a small stride.
+	 */
+	unsigned int scratch_shift =
+		qp->sq.wqe_shift > 7 ? qp->sq.wqe_shift : 7;
 	struct mlx4_wr_batch *b;
 	uintptr_t scratch;
 	int ret;
@@ -2238,7 +2259,7 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	if (ret)
 		return ret;
 	b = calloc(1, sizeof(*b) + qp->sq.wqe_cnt * sizeof(uint32_t) +
-		   MLX4_INLINE_ALIGN - 1 + stride);
+		   MLX4_INLINE_ALIGN - 1 + ((size_t)1 << scratch_shift));
 	if (!b)
 		return ENOMEM;
 	scratch = (uintptr_t)(b->owner_opcode + qp->sq.wqe_cnt);
@@ -2246,11 +2267,10 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		  (MLX4_INLINE_ALIGN - 1);
 	b->scratch = (struct mlx4_wqe_ctrl_seg *)scratch;
 	qp->wrb = b;
-	/* A setter before any opcode call writes there too. */
 	memset(&qp->wr, 0, sizeof(qp->wr));
 	qp->wr.idle.ctrl = b->scratch;
 	qp->wr.idle.data = b->scratch + 1;
-	qp->wr.place = qp->wr.idle;
+	wr_idle(&qp->wr);	/* no batch yet */
 
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;

@@ -653,6 +653,49 @@ static void test_stamping_longest(void)
 	fake_qp_free(qp);
 }
 
+/*
+ * A UD QP with neither gather entries nor inline data: its control and
+ * datagram segments fill a 64-byte stride, and no stamp may land in a
+ * slot's second block, which is the next slot's owner word.  The wr_*
+ * calls it refuses write their headers (up to 96 bytes) into the
+ * scratch WQE, which holds them (memcheck: no overrun).
+ */
+static void test_ud_small_stride(void)
+{
+	struct ibv_ah_attr ah_attr = { .dlid = 0x1234, .port_num = 1 };
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				  .max_recv_sge = 1 };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct mlx4_qp *qp = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL,
+				     0x201, 0);
+	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
+	struct ibv_qp_ex *x = &qp->verbs_qp.qp_ex;
+	unsigned int i, n;
+
+	CHECK_EQ(qp->sq.wqe_shift, 6);
+	CHECK(ah != NULL, "create_ah");
+	wr.wr.ud.ah = ah;
+	for (n = 0; n < qp->sq.max_post; n++)
+		CHECK_EQ(post1(qp, &wr), 0);
+	for (i = n; i < qp->sq.wqe_cnt; i++)
+		CHECK(!memcmp(send_wqe(qp, i), "\x80\0\0\0", 4) ||
+		      !memcmp(send_wqe(qp, i), "\0\0\0\0", 4),
+		      "free slot %u's owner word is the device's: %02x%02x%02x%02x",
+		      i, send_wqe(qp, i)[0], send_wqe(qp, i)[1],
+		      send_wqe(qp, i)[2], send_wqe(qp, i)[3]);
+
+	CHECK_EQ(mlx4_qp_init_wr_api(qp, IBV_QP_EX_WITH_SEND), 0);
+	ibv_wr_start(x);
+	ibv_wr_atomic_fetch_add(x, 0x99, 0x5000, 1);
+	ibv_wr_rdma_write_imm(x, 0x99, 0x5000, htobe32(7));
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(qp->sq.head, n);
+
+	mlx4_destroy_ah(ah);
+	fake_qp_free(qp);
+}
+
 static void test_ud_send(void)
 {
 	struct ibv_ah_attr ah_attr = {
@@ -1777,6 +1820,9 @@ static void test_wr_api_same_wqes(void)
 	ibv_wr_set_sge(x, 0x42, 0x1000, 8);
 	CHECK_EQ(ibv_wr_complete(x), 0);
 	db_wr = uar_send_doorbell();
+	/* Setters after wr_complete (a misuse) touch no WQE: checked below. */
+	ibv_wr_set_sge(x, 0x99, 0x9999, 99);
+	ibv_wr_set_inline_data(x, payload, 10);
 
 	CHECK_EQ(a->sq.head, 3);
 	CHECK_EQ(b->sq.head, 3);
@@ -1934,6 +1980,7 @@ int main(void)
 	test_stamping();
 	test_stamping_longest();
 	test_ud_send();
+	test_ud_small_stride();
 	test_raw_send();
 	test_xrc_and_sig_all();
 	test_send_errors();
