@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <infiniband/verbs.h>
 
 #include "../buffer.h"
@@ -488,6 +490,80 @@ static void receive_too_small(void)
 	check(wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == WRID(7),
 	      "and the sender REM_INV_REQ_ERR (%s)", status_str(&wc));
 	drain_async_events();
+	free_pair(&p);
+}
+
+/*
+ * A receive whose buffer the device cannot write (its memory unmapped
+ * after registration, which only a simulator sees) completes in error,
+ * and its QP goes to ERROR.  The device finds it out writing a batch of
+ * CQEs, which can be in the middle of pushing another CQE (the batch
+ * full: four gather entries a receive, two CQs): every receive must
+ * still complete once, in order, none lost or doubled.
+ */
+static void receive_unwritable(void)
+{
+	enum { RECVS = 16, ENTRY = 16 };
+	struct pair_opts o = defaults;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int done = 0, flushed = 0, in_order = 1, after_flush_ok = 0;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	struct pair p;
+	uint8_t *hole;
+
+	o.recv_sge = 4;
+	make_pair(&p, &o);
+	hole = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hole == MAP_FAILED)
+		bail("mmap");
+	mr = ibv_reg_mr(pd, hole, page, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		bail("ibv_reg_mr");
+	munmap(hole, page);
+	for (int i = 0; i < RECVS; i++) {
+		struct ibv_sge sge[4];
+		struct ibv_recv_wr wr = {
+			.wr_id = WRID(300 + i), .sg_list = sge, .num_sge = 4,
+		}, *bad;
+
+		for (int j = 0; j < 4; j++)
+			sge[j] = i ? (struct ibv_sge){
+				(uintptr_t)p.b.buf + (i * 4 + j) * ENTRY,
+				ENTRY, p.b.mr->lkey }
+			: (struct ibv_sge){ (uintptr_t)hole + j * ENTRY,
+					    ENTRY, mr->lkey };
+		if (ibv_post_recv(p.b.qp, &wr, &bad))
+			bail("ibv_post_recv");
+	}
+	for (int i = 0; i < RECVS; i++)
+		post_send(&p.a, IBV_WR_SEND, 0, 4 * ENTRY, 0, 0, 400 + i);
+	while (done < RECVS && poll_one(p.b.cq, &wc)) {
+		in_order &= wc.wr_id == WRID(300 + done);
+		if (!done)
+			check(wc.status == IBV_WC_LOC_PROT_ERR,
+			      "a receive into unwritable memory: LOC_PROT_ERR (%s)",
+			      status_str(&wc));
+		else if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			flushed++;
+		else if (wc.status == IBV_WC_SUCCESS)
+			after_flush_ok += flushed > 0;
+		else
+			in_order = 0;
+		done++;
+	}
+	check(done == RECVS && in_order && !after_flush_ok,
+	      "the %d receives all complete, once and in order, successes then flushes (%d came, %d flushed)",
+	      RECVS, done, flushed);
+	check(ibv_poll_cq(p.b.cq, 1, &wc) == 0 && qp_state(p.b.qp) == IBV_QPS_ERR,
+	      "no completion more, and the QP is in ERROR (%d)",
+	      (int)qp_state(p.b.qp));
+	for (int i = 0; i < RECVS; i++)
+		if (!poll_one(p.a.cq, &wc))
+			break;
+	drain_async_events();
+	ibv_dereg_mr(mr);
 	free_pair(&p);
 }
 
@@ -1661,6 +1737,7 @@ int main(void)
 	rnr_then_receive();
 	flush();
 	receive_too_small();
+	receive_unwritable();
 	cq_overrun();
 	read_and_atomics();
 	zero_length_gather();
