@@ -830,6 +830,19 @@ static void qp_reset(struct sim_qp *qp)
 	qp->late.valid = false;
 }
 
+/*
+ * A send error on a UD or UC QP (the IB specification's unreliable
+ * types; an RC or XRC QP goes to ERROR): the send queue stops and its
+ * WQEs, and those posted later, complete flushed; the receive queue
+ * works on, and the QP may be modified back to RTS.
+ */
+void qp_to_sqe(struct sim_qp *qp)
+{
+	req_stop_waiting(qp);
+	qp->state = IBV_QPS_SQE;
+	comp_flush_sq(qp);
+}
+
 void qp_to_error(struct sim_qp *qp)
 {
 	if (qp->state == IBV_QPS_ERR)

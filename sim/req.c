@@ -57,7 +57,7 @@ struct sim_wqe {
 enum exec_result {
 	EXEC_DONE,
 	EXEC_WAIT,		/* stays at the head for a retry */
-	EXEC_ERROR,		/* completed in error, QP now in ERROR */
+	EXEC_ERROR,		/* completed in error, QP now in ERROR (SQE) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -315,7 +315,10 @@ static enum exec_result fail(struct sim_qp *qp, const struct sim_wqe *w,
 	qp->retry_armed = false;
 	qp->ack_lost = false;
 	qp->late.valid = false;
-	qp_to_error(qp);
+	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC)
+		qp_to_sqe(qp);
+	else
+		qp_to_error(qp);
 	return EXEC_ERROR;
 }
 
@@ -1125,7 +1128,7 @@ void req_run(struct sim_qp *qp)
 
 	if (!qp->sq.wqe_cnt)
 		return;
-	if (qp->state == IBV_QPS_ERR) {
+	if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {
 		comp_flush_sq(qp);
 		return;
 	}

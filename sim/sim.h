@@ -742,6 +742,7 @@ int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
 		 uint32_t inl_recv_sz);
 uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
 void qp_to_error(struct sim_qp *qp);
+void qp_to_sqe(struct sim_qp *qp);
 void qp_fail_later(struct sim_qp *qp);
 bool qp_fail_pending(void);
 bool qp_can_send(const struct sim_qp *qp);

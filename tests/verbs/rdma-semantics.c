@@ -1722,6 +1722,67 @@ static void ud_paths(void)
 	free(rx.buf);
 }
 
+/*
+ * A send error on a UD QP puts it in SQE, not ERROR (the IB
+ * specification's rule for every type but RC): the request after it is
+ * flushed, the receive queue works on, and a modify back to RTS sends
+ * again.
+ */
+static void ud_send_error(void)
+{
+	struct ibv_ah_attr ah_attr = { .dlid = lid, .sl = TEST_SL, .port_num = 1 };
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
+	struct end tx = {}, rx = {};
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_sge sge[2];
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+
+	ud_end(&tx);
+	ud_end(&rx);
+	ah = ibv_create_ah(pd, &ah_attr);
+	if (!ah)
+		bail("ibv_create_ah");
+	post_recv(&tx, 0, 1024, 3100);
+	for (int i = 0; i < 2; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)tx.buf, 16,
+					   i ? tx.mr->lkey : tx.mr->lkey ^ 0x5a00 };
+		wr[i] = (struct ibv_send_wr){ .wr_id = WRID(3300 + i),
+			.sg_list = &sge[i], .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED, .next = i ? NULL : &wr[1] };
+		wr[i].wr.ud.ah = ah;
+		wr[i].wr.ud.remote_qpn = rx.qp->qp_num;
+		wr[i].wr.ud.remote_qkey = TEST_QKEY;
+	}
+	if (ibv_post_send(tx.qp, wr, &bad))
+		bail("ibv_post_send");
+	poll_one(tx.cq, &wc[0]);
+	poll_one(tx.cq, &wc[1]);
+	check(wc[0].status == IBV_WC_LOC_PROT_ERR && wc[0].wr_id == WRID(3300) &&
+	      wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == WRID(3301),
+	      "UD: a send with a bad lkey LOC_PROT_ERR, the next flushed (%s, %s)",
+	      status_str(&wc[0]), status_str(&wc[1]));
+	check(qp_state(tx.qp) == IBV_QPS_SQE,
+	      "UD: a send error puts the QP in SQE (%d)", (int)qp_state(tx.qp));
+	check(datagram(&rx, &tx, ah, ONE_SGE, TEST_QKEY, 24, 0x71),
+	      "UD: in SQE its receive queue works on");
+	check(!ibv_modify_qp(tx.qp, &rts, IBV_QP_STATE) &&
+	      qp_state(tx.qp) == IBV_QPS_RTS, "UD: SQE back to RTS");
+	post_recv(&rx, 0, 1024, 3100);
+	check(datagram(&tx, &rx, ah, ONE_SGE, TEST_QKEY, 24, 0x72),
+	      "UD: back in RTS it sends again");
+
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(tx.qp);
+	ibv_destroy_qp(rx.qp);
+	ibv_dereg_mr(tx.mr);
+	ibv_dereg_mr(rx.mr);
+	ibv_destroy_cq(tx.cq);
+	ibv_destroy_cq(rx.cq);
+	free(tx.buf);
+	free(rx.buf);
+}
+
 int main(void)
 {
 	struct ibv_port_attr port;
@@ -1750,6 +1811,7 @@ int main(void)
 	send_queue_passes();
 	inline_lengths();
 	ud_paths();
+	ud_send_error();
 	extended_cq();
 	rearm_unpolled();
 	destroy_with_completions();
