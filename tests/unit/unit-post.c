@@ -1855,6 +1855,18 @@ static void test_wr_api_same_wqes(void)
 	fake_qp_free(b);
 }
 
+/* The first slot whose first @bytes differ in @a's and @b's rings. */
+static unsigned int first_slot_differing(struct mlx4_qp *a, struct mlx4_qp *b,
+					 size_t bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->sq.wqe_cnt; i++)
+		if (memcmp(send_wqe(a, i), send_wqe(b, i), bytes))
+			break;
+	return i;
+}
+
 /*
  * A UD batch longer than the spare WQEs, stamping on: the wr_* ring
  * equals the post_send ring, the stamps ahead of the first WQEs land on
@@ -1898,9 +1910,7 @@ static void test_wr_api_long_ud_batch(void)
 	}
 	CHECK_EQ(ibv_wr_complete(x), 0);
 	CHECK_EQ(b->sq.head, n);
-	for (i = 0; i < b->sq.wqe_cnt; i++)
-		if (memcmp(send_wqe(a, i), send_wqe(b, i), 128))
-			break;
+	i = first_slot_differing(a, b, 128);
 	CHECK(i == b->sq.wqe_cnt,
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
@@ -1914,9 +1924,7 @@ static void test_wr_api_long_ud_batch(void)
 	ibv_wr_set_sge(x, 0x77, 0x7000, 7);
 	CHECK_EQ(ibv_wr_complete(x), 0);
 	CHECK_EQ(b->sq.head, n);
-	for (i = 0; i < b->sq.wqe_cnt; i++)
-		if (memcmp(send_wqe(a, i), send_wqe(b, i), 128))
-			break;
+	i = first_slot_differing(a, b, 128);
 	CHECK(i == b->sq.wqe_cnt,
 	      "setters before an opcode call left the ring (slot %u differs)",
 	      i);

@@ -1712,14 +1712,8 @@ static void ud_paths(void)
 	      max, bad_len);
 
 	ibv_destroy_ah(ah);
-	ibv_destroy_qp(tx.qp);
-	ibv_destroy_qp(rx.qp);
-	ibv_dereg_mr(tx.mr);
-	ibv_dereg_mr(rx.mr);
-	ibv_destroy_cq(tx.cq);
-	ibv_destroy_cq(rx.cq);
-	free(tx.buf);
-	free(rx.buf);
+	free_end(&tx);
+	free_end(&rx);
 }
 
 /* start_poll on @cq until a completion comes or the time is up. */
@@ -1809,14 +1803,8 @@ static void ud_send_error(void)
 	      "UD: back in RTS it sends again");
 
 	ibv_destroy_ah(ah);
-	ibv_destroy_qp(tx.qp);
-	ibv_destroy_qp(rx.qp);
-	ibv_dereg_mr(tx.mr);
-	ibv_dereg_mr(rx.mr);
-	ibv_destroy_cq(tx.cq);
-	ibv_destroy_cq(rx.cq);
-	free(tx.buf);
-	free(rx.buf);
+	free_end(&tx);
+	free_end(&rx);
 }
 
 int main(void)
