@@ -537,8 +537,21 @@ static void receive_unwritable(void)
 		if (ibv_post_recv(p.b.qp, &wr, &bad))
 			bail("ibv_post_recv");
 	}
-	for (int i = 0; i < RECVS; i++)
-		post_send(&p.a, IBV_WR_SEND, 0, 4 * ENTRY, 0, 0, 400 + i);
+	/* One list, one doorbell: the device runs all in one pass. */
+	{
+		struct ibv_sge sge = { (uintptr_t)p.a.buf, 4 * ENTRY,
+				       p.a.mr->lkey };
+		struct ibv_send_wr wr[RECVS], *bad;
+
+		for (int i = 0; i < RECVS; i++)
+			wr[i] = (struct ibv_send_wr){ .wr_id = WRID(400 + i),
+				.sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.next = i + 1 < RECVS ? &wr[i + 1] : NULL };
+		if (ibv_post_send(p.a.qp, wr, &bad))
+			bail("ibv_post_send");
+	}
 	while (done < RECVS && poll_one(p.b.cq, &wc)) {
 		in_order &= wc.wr_id == WRID(300 + done);
 		if (!done)
