@@ -98,15 +98,20 @@ sim_stop() {
 
 # A TCP port for a server and its clients, different for each pair and
 # each test script running at the same time: a port is claimed by making
-# its directory (atomic), and given back when the script ends.
+# its directory (atomic), and given back when the script ends.  The ports
+# lie below the kernel's ephemeral range, where no client connection's
+# own port can hold one (a server then "couldn't listen").
 port_claims=${TMPDIR:-/tmp}/mlx4sim-test-ports
 claimed=
-next_port=$(( ($$ * 37) % 20000 + 30000 ))
+port_low=10000
+port_high=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+[ "${port_high:-0}" -gt $((port_low + 2000)) ] 2>/dev/null || port_high=32768
+next_port=$(( ($$ * 37) % (port_high - port_low) + port_low ))
 new_port() {
 	mkdir -p "$port_claims"
 	while :; do
 		next_port=$((next_port + 1))
-		[ $next_port -lt 60000 ] || next_port=30000
+		[ $next_port -lt $port_high ] || next_port=$port_low
 		if mkdir "$port_claims/$next_port" 2>/dev/null; then
 			port=$next_port
 			claimed="$claimed $port"

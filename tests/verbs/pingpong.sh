@@ -8,18 +8,26 @@ need_program ibv_rc_pingpong ibverbs-utils
 provider=$1
 shift
 
-# xsrq_pair ARGS...: ibv_xsrq_pingpong, a server and two clients.
+# xsrq_pair ARGS...: ibv_xsrq_pingpong, a server and two clients; tried
+# again, as pair() does, when another program held the server's port.
 xsrq_pair() {
-	new_port
-	guarded ibv_xsrq_pingpong -c 2 -p $port "$@" >"$work/server.log" 2>&1 &
-	server=$!
-	run_client "$work/client1.log" ibv_xsrq_pingpong -p $port "$@" localhost &
-	client1=$!
-	sleep 0.2
-	run_client "$work/client2.log" ibv_xsrq_pingpong -p $port "$@" localhost
-	c2=$?
-	wait $client1; c1=$?
-	wait $server; s=$?
+	for attempt in 1 2 3; do
+		new_port
+		guarded ibv_xsrq_pingpong -c 2 -p $port "$@" \
+			>"$work/server.log" 2>&1 &
+		server=$!
+		run_client "$work/client1.log" ibv_xsrq_pingpong -p $port "$@" \
+			localhost &
+		client1=$!
+		sleep 0.2
+		run_client "$work/client2.log" ibv_xsrq_pingpong -p $port "$@" \
+			localhost
+		c2=$?
+		wait $client1; c1=$?
+		wait $server; s=$?
+		grep -qi "couldn't listen" "$work/server.log" || break
+		echo "# ibv_xsrq_pingpong: port $port taken, again"
+	done
 	if [ $s -eq 0 ] && [ $c1 -eq 0 ] && [ $c2 -eq 0 ]; then
 		ok "ibv_xsrq_pingpong $*, two clients"
 	else
