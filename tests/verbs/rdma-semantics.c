@@ -1322,10 +1322,21 @@ static void srq_out_of_order(void)
  * The extended CQ's readers: each field of a receive with immediate
  * data, through ibv_start_poll and the read_* functions.
  */
+/* start_poll on @cq until a completion comes or the time is up. */
+static int start_poll_within(struct ibv_cq_ex *cq)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int ret = ENOENT;
+
+	for (uint64_t end = now_ms() + TIMEOUT_MS;
+	     ret == ENOENT && now_ms() < end;)
+		ret = ibv_start_poll(cq, &attr);
+	return ret;
+}
+
 static void extended_cq(void)
 {
 	struct pair_opts o = defaults;
-	struct ibv_poll_cq_attr attr = {};
 	struct ibv_cq_ex *cq;
 	struct ibv_wc wc;
 	struct pair p;
@@ -1351,10 +1362,7 @@ static void extended_cq(void)
 		ibv_post_send(p.a.qp, &wr, &bad);
 	}
 	poll_one(p.a.cq, &wc);
-	ret = ENOENT;
-	for (uint64_t end = now_ms() + TIMEOUT_MS;
-	     ret == ENOENT && now_ms() < end;)
-		ret = ibv_start_poll(cq, &attr);
+	ret = start_poll_within(cq);
 	check(ret == 0 && cq->status == IBV_WC_SUCCESS &&
 	      cq->wr_id == WRID(4000) && ibv_wc_read_opcode(cq) == IBV_WC_RECV,
 	      "an extended CQ: the receive's status, wr_id and opcode (%d)", ret);
@@ -1727,18 +1735,6 @@ static void ud_paths(void)
 	ibv_destroy_ah(ah);
 	free_end(&tx);
 	free_end(&rx);
-}
-
-/* start_poll on @cq until a completion comes or the time is up. */
-static int start_poll_within(struct ibv_cq_ex *cq)
-{
-	struct ibv_poll_cq_attr attr = {};
-	int ret = ENOENT;
-
-	for (uint64_t end = now_ms() + TIMEOUT_MS;
-	     ret == ENOENT && now_ms() < end;)
-		ret = ibv_start_poll(cq, &attr);
-	return ret;
 }
 
 /* The status and wr_id of @tx's next completion, through its extended CQ. */
