@@ -1864,6 +1864,29 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 	b->ctrl->bf_qpn = b->size_be + htobe32(1);
 }
 
+/*
+ * wr_set_sge() of a UD QP whose WQEs hold a gather entry.  It takes
+ * SENDs only, with or without immediate (the other opcodes are refused
+ * into the scratch WQE, which has room for the segment too): their data
+ * segment always follows the datagram segment, and needs no test of
+ * b->sge_limit.  The WQE's 4 units of headers become 5 by an OR, which
+ * writes the same if the setter is called again (ibv_wr_post(3): once
+ * per request).
+ */
+static void wr_set_sge_ud(struct ibv_qp_ex *qpx, uint32_t lkey,
+			  uint64_t addr, uint32_t length)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = qpx_to_mqp(qpx)->wr.ctrl;
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	if (unlikely(length - 1 >= MLX4_MAX_MSG_SZ))
+		return wr_set_other_sge(qpx, lkey, addr, length);
+	set_plain_data_seg((void *)((char *)(ctrl + 1) +
+				    sizeof(struct mlx4_wqe_datagram_seg)),
+			   &sge);
+	ctrl->bf_qpn |= htobe32(1);
+}
+
 /* The request's inline payload ends at @end: its size, and BlueFlame's. */
 static inline void wr_end_inline(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 				 void *end)
@@ -2180,8 +2203,20 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 	return 0;
 }
 
+/*
+ * Whether a lone request's wr_complete() need test qp->sq_stamp before
+ * stamping ahead, fixed per QP at creation: a UD QP whose WQEs may reach
+ * a second block has an sq_stamp of 128 at least from the start
+ * (sq_stamp_at_start()), and never 0.
+ */
+enum wr_stamping {
+	WR_STAMP_IF_LONG_WQES,
+	WR_STAMP_ALWAYS,
+};
+
 /* Hand the batch over and ring once. */
-static int wr_complete(struct ibv_qp_ex *qpx)
+static inline __attribute__((always_inline))
+int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
@@ -2189,11 +2224,21 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (unlikely(b->pending || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
 	wr_ring(qp, b, 0);
-	if (qp->sq_stamp)
+	if (stamping == WR_STAMP_ALWAYS || qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
 	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	return wr_complete_stamping(qpx, WR_STAMP_IF_LONG_WQES);
+}
+
+static int wr_complete_stamped(struct ibv_qp_ex *qpx)
+{
+	return wr_complete_stamping(qpx, WR_STAMP_ALWAYS);
 }
 
 /* Which verbs opcode each IBV_QP_EX_WITH_* flag asks for. */
@@ -2299,6 +2344,10 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		qpx->wr_rdma_write = wr_rdma_write_refused;
 		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
+		if (sq_stamp_at_start(qp))
+			qpx->wr_complete = wr_complete_stamped;
+		if (qp->sq.max_gs)
+			qpx->wr_set_sge = wr_set_sge_ud;
 		break;
 	case MLX4_QPT_BIT_XRC:
 		qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;

@@ -1915,6 +1915,31 @@ static void test_wr_api_long_ud_batch(void)
 	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
 
 	/*
+	 * Lone requests, a wr_complete() each, for a whole pass: the same
+	 * ring, the stamps ahead of each included (they land on slots the
+	 * batch and the pass wrote data into).
+	 */
+	for (i = 0; i < b->sq.wqe_cnt; i++) {
+		wr[0].next = NULL;
+		wr[0].wr_id = i;
+		CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
+		ibv_wr_start(x);
+		x->wr_id = i;
+		x->wr_flags = 0;
+		ibv_wr_send(x);
+		ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
+		ibv_wr_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+		CHECK_EQ(ibv_wr_complete(x), 0);
+		a->sq.tail = a->sq.head;	/* as if completed */
+		b->sq.tail = b->sq.head;
+	}
+	i = first_slot_differing(a, b, 128);
+	CHECK(i == b->sq.wqe_cnt,
+	      "lone wr_* requests' ring equals post_send's (slot %u differs)",
+	      i);
+	n = b->sq.head;
+
+	/*
 	 * Setters before a batch's first opcode call (a misuse) touch no
 	 * WQE: not the last one handed to the device, which the state of
 	 * the batch before still pointed at.
