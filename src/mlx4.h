@@ -308,7 +308,6 @@ struct mlx4_wr_state {
 	uint32_t		size_be;
 	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */
 	uint8_t			opcode;
-	uint32_t		owner_opcode;	/* its WQE's, for wr_complete() */
 
 	/*
 	 * The batch: its requests are WQEs [head, qp->sq.head).  What

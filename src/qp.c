@@ -901,6 +901,14 @@ static inline struct wqe_head wqe_head(struct mlx4_qp *qp,
 				  size_be | fence_bit(qp, send_flags) };
 }
 
+/* Have the device look at the WQEs handed over, by one 32-bit UAR write. */
+static inline void ring_uar_doorbell(struct mlx4_qp *qp)
+{
+	/* Every owner bit is written before the doorbell. */
+	udma_to_device_barrier();
+	mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+}
+
 /*
  * Hand the call's last WQE, @ctrl, number @ind, over and ring: the
  * device then owns every WQE before qp->sq.head.  If @use_bf (the call's only WQE, with inline
@@ -934,9 +942,7 @@ void ring_send_doorbell(struct mlx4_qp *qp, struct mlx4_wqe_ctrl_seg *ctrl,
 		mlx4_unlock(&ctx->bf_lock);
 	} else {
 		hand_over_wqe(ctrl, head);
-		/* Every owner bit is written before the doorbell. */
-		udma_to_device_barrier();
-		mmio_write32_be(qp->sdb, qp->doorbell_qpn);
+		ring_uar_doorbell(qp);
 	}
 }
 
@@ -1438,11 +1444,18 @@ int mlx4_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
  * request's WQE in place, at the queue's next index: the opcode call the
  * control segment and the opcode's own segments, wr_set_ud_addr() the
  * datagram segment, the data setters the data or inline segments and the
- * WQE's size.  Only the first word of each WQE, whose owner bit hands it
- * to the device, waits for wr_complete(), which writes them all and
- * rings once: wr_abort() and an error in the batch leave nothing the
- * device could take.  (rdma-core's mlx5 builds its WQEs in place too; it
- * gates them with its doorbell record, mlx4 with the owner bits.)
+ * WQE's size.  The opcode call writes the opcode into the WQE's first
+ * word too, but keeps the owner bit the slot had from its last pass:
+ * the device still reads the WQE as not its own.  Only wr_complete()
+ * flips the owner bits, which hands the WQEs over, and rings once:
+ * wr_abort() and an error in the batch leave nothing the device could
+ * take.  (rdma-core's mlx5 builds its WQEs in place too; it gates them
+ * with its doorbell record, mlx4 with the owner bits.)
+ *
+ * Flipping is enough, as every slot's owner bit is that of the last
+ * pass that posted into it: mlx4_init_sq_ownership() sets the bit of
+ * the pass before the first, and each post, by post_send or wr_*, hands
+ * its WQE over with the bit of its own pass (owner_bit()), the next.
  */
 
 /* What a request cannot go without; wr_complete() refuses it (EINVAL). */
@@ -1452,15 +1465,16 @@ enum {
 };
 
 /*
- * What a batch needs beyond the QP's struct mlx4_wr_state: the owner
- * word of each WQE until wr_complete(), and where a refused request is
- * written, so that its setters need not test for it (one stride,
- * aligned as the ring, for inline segments).
+ * What a batch needs beyond the QP's struct mlx4_wr_state: where a
+ * refused request is written, so that its setters need not test for it
+ * (one stride, aligned as the ring, for inline segments).
  */
 struct mlx4_wr_batch {
 	struct mlx4_wqe_ctrl_seg *scratch;
-	uint32_t owner_opcode[];	/* per SQ slot */
 };
+
+/* The owner bit in a WQE's big-endian owner_opcode. */
+#define WQE_OWNER_BIT	MLX4_BE32(1U << 31)
 
 static inline struct mlx4_qp *qpx_to_mqp(struct ibv_qp_ex *qpx)
 {
@@ -1504,18 +1518,22 @@ wr_refusal(struct mlx4_qp *qp, struct mlx4_wr_state *b, unsigned int opcode,
 	return 0;
 }
 
-/* Take WQE @ind for the request: its wrid, and its owner word for later. */
+/*
+ * Take WQE @ind for the request: its wrid, and its opcode behind the
+ * owner bit of the slot's last pass (the WQE counter of a BlueFlame post
+ * then cleared).
+ */
 static inline struct mlx4_wqe_ctrl_seg *
-wr_claim_wqe(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
-	     const struct mlx4_send_op *op, unsigned int ind)
+wr_claim_wqe(struct ibv_qp_ex *qpx, const struct mlx4_send_op *op,
+	     unsigned int ind)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	unsigned int slot = ind & qp->sq.mask;
 	struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, slot);
 
 	qp->sq.wrid[slot] = qpx->wr_id;
-	b->owner_opcode = op->opcode_be | owner_bit(qp, ind);
-	qp->wrb->owner_opcode[slot] = b->owner_opcode;
+	ctrl->owner_opcode = (ctrl->owner_opcode & WQE_OWNER_BIT) |
+			     op->opcode_be;
 	qp->sq.head = ind + 1;
 	return ctrl;
 }
@@ -1569,7 +1587,7 @@ wr_begin_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t imm)
 	if (err) {
 		b->err = err;
 	} else {
-		ctrl = wr_claim_wqe(qpx, b, &send_ops[opcode], qp->sq.head);
+		ctrl = wr_claim_wqe(qpx, &send_ops[opcode], qp->sq.head);
 		b->stop = wq_stop(&qp->sq);
 	}
 	return wr_set_ctrl(qpx, b, ctrl, opcode, imm,
@@ -1642,7 +1660,7 @@ void *wr_begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
 
-	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, b, &send_ops[opcode],
+	return wr_set_ctrl(qpx, b, wr_claim_wqe(qpx, &send_ops[opcode],
 						qp->sq.head),
 			   opcode, imm, qpt);
 }
@@ -2074,13 +2092,6 @@ static void wr_start(struct ibv_qp_ex *qpx)
 }
 
 /*
- * Forget the batch.  Its WQEs' owner words were never written; their
- * later blocks get back the stamps the data overwrote.  (Their wrid
- * entries are dead: each slot's next request writes its own before the
- * device can complete it.  qp->sq_stamp stays as the batch left it:
- * stamping a free slot is harmless.)
- */
-/*
  * Between batches, and so before a batch's first opcode call, a setter
  * (a misuse) does nothing: it writes into the scratch WQE and takes no
  * data, as after a bind.  The state pointed at the batch's last WQE,
@@ -2093,6 +2104,13 @@ static inline void wr_idle(struct mlx4_wr_state *b)
 	b->opcode = IBV_WR_BIND_MW;
 }
 
+/*
+ * Forget the batch.  Its WQEs' owner bits were never flipped; their
+ * later blocks get back the stamps the data overwrote.  (Their wrid
+ * entries are dead: each slot's next request writes its own before the
+ * device can complete it.  qp->sq_stamp stays as the batch left it:
+ * stamping a free slot is harmless.)
+ */
 static void wr_rollback(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n;
@@ -2113,21 +2131,26 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 }
 
 /*
- * The batch's WQEs before its last, @last, all written: one barrier,
- * then their first words, in order.  The doorbell, rung after a barrier
- * of its own, has the device look at them all.
+ * Give a WQE of the batch, all written, to the device: the owner bit of
+ * the slot's last pass becomes this pass's.
  */
-static void wr_hand_over_earlier(struct mlx4_qp *qp, struct mlx4_wr_state *b,
-				 unsigned int last)
+static inline void wr_hand_over(struct mlx4_wqe_ctrl_seg *ctrl)
+{
+	ctrl->owner_opcode ^= WQE_OWNER_BIT;
+}
+
+/*
+ * The batch's WQEs all written: one barrier, then their owner bits, in
+ * order.  The doorbell, rung after a barrier of its own, has the device
+ * look at them all.
+ */
+static void wr_hand_over_batch(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	unsigned int n;
 
 	udma_to_device_barrier();
-	for (n = b->head; n != last; n++) {
-		struct mlx4_wqe_ctrl_seg *ctrl = get_send_wqe(qp, n);
-
-		ctrl->owner_opcode = qp->wrb->owner_opcode[n & qp->sq.mask];
-	}
+	for (n = b->head; n != qp->sq.head; n++)
+		wr_hand_over(get_send_wqe(qp, n));
 }
 
 /*
@@ -2146,25 +2169,20 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		stamp_ahead_of(qp, get_send_wqe(qp, n));
 }
 
-/* The last WQE of the batch, b->ctrl: ring for all. */
-static inline void wr_ring(struct mlx4_qp *qp, struct mlx4_wr_state *b,
-			   int use_bf)
-{
-	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
-	unsigned int last = qp->sq.head - 1;
-
-	ring_send_doorbell(qp, ctrl,
-			   (struct wqe_head){ b->owner_opcode, ctrl->bf_qpn },
-			   last, use_bf, b->bf_blocks * 64);
-}
-
 /*
  * wr_complete() for a lone request with inline data that fits: by
- * BlueFlame, as post_send's goes.
+ * BlueFlame, as post_send's goes (its first word with the owner bit
+ * flipped, and the WQE counter).
  */
 static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
-	wr_ring(qp, b, 1);
+	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
+
+	ring_send_doorbell(qp, ctrl,
+			   (struct wqe_head){
+				   ctrl->owner_opcode ^ WQE_OWNER_BIT,
+				   ctrl->bf_qpn },
+			   qp->sq.head - 1, 1, b->bf_blocks * 64);
 	b->bf_blocks = 0;
 	if (qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
@@ -2192,8 +2210,8 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 	if (qp->sq.head - b->head == 1 && b->bf_blocks)
 		return wr_complete_bf(qp, b);
 	if (qp->sq.head != b->head) {
-		wr_hand_over_earlier(qp, b, qp->sq.head - 1);
-		wr_ring(qp, b, 0);
+		wr_hand_over_batch(qp, b);
+		ring_uar_doorbell(qp);
 		b->bf_blocks = 0;
 		if (qp->sq_stamp)
 			wr_stamp_ahead(qp, b);
@@ -2223,7 +2241,9 @@ int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 
 	if (unlikely(b->pending || qp->sq.head - b->head != 1))
 		return wr_complete_slow(qp, b);
-	wr_ring(qp, b, 0);
+	udma_to_device_barrier();
+	wr_hand_over(b->ctrl);
+	ring_uar_doorbell(qp);
 	if (stamping == WR_STAMP_ALWAYS || qp->sq_stamp)
 		stamp_ahead_of(qp, b->ctrl);
 	wr_idle(b);
@@ -2303,11 +2323,11 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	ret = check_send_ops(qp, send_ops_flags);
 	if (ret)
 		return ret;
-	b = calloc(1, sizeof(*b) + qp->sq.wqe_cnt * sizeof(uint32_t) +
-		   MLX4_INLINE_ALIGN - 1 + ((size_t)1 << scratch_shift));
+	b = calloc(1, sizeof(*b) + MLX4_INLINE_ALIGN - 1 +
+		   ((size_t)1 << scratch_shift));
 	if (!b)
 		return ENOMEM;
-	scratch = (uintptr_t)(b->owner_opcode + qp->sq.wqe_cnt);
+	scratch = (uintptr_t)(b + 1);
 	scratch = (scratch + MLX4_INLINE_ALIGN - 1) & ~(uintptr_t)
 		  (MLX4_INLINE_ALIGN - 1);
 	b->scratch = (struct mlx4_wqe_ctrl_seg *)scratch;

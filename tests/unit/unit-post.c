@@ -1835,9 +1835,10 @@ static void test_wr_api_same_wqes(void)
 
 	/*
 	 * wr_abort: the ring as the device reads it, head unmoved, no
-	 * doorbell.  The wr_* calls wrote the WQE in place; what the device
-	 * looks at in a slot it does not own, the owner word and the stamp
-	 * that opens each later block, reads as before.
+	 * doorbell.  The wr_* calls wrote the WQE in place, its opcode
+	 * too; what the device looks at in a slot it does not own, the
+	 * owner bit and the stamp that opens each later block, reads as
+	 * before.
 	 */
 	clear_doorbells();
 	ibv_wr_start(x);
@@ -1846,10 +1847,12 @@ static void test_wr_api_same_wqes(void)
 	ibv_wr_abort(x);
 	CHECK_EQ(b->sq.head, 3);
 	CHECK_EQ(uar_send_doorbell(), 0);
-	for (i = 0; i < 1U << b->sq.wqe_shift; i += 64)
+	CHECK(!((send_wqe(a, 3)[0] ^ send_wqe(b, 3)[0]) & 0x80),
+	      "the aborted slot's owner bit reads as before");
+	for (i = 64; i < 1U << b->sq.wqe_shift; i += 64)
 		CHECK(!memcmp(send_wqe(a, 3) + i, send_wqe(b, 3) + i, 4),
-		      "the aborted slot's block %u reads as before (%s)",
-		      i / 64, i ? "stamp" : "owner word");
+		      "the aborted slot's block %u reads as before (stamp)",
+		      i / 64);
 
 	fake_qp_free(a);
 	fake_qp_free(b);
@@ -1917,12 +1920,16 @@ static void test_wr_api_long_ud_batch(void)
 	/*
 	 * Lone requests, a wr_complete() each, for a whole pass: the same
 	 * ring, the stamps ahead of each included (they land on slots the
-	 * batch and the pass wrote data into).
+	 * batch and the pass wrote data into), and the owner bits, which
+	 * each request aborted in the slot first left as they were.
 	 */
 	for (i = 0; i < b->sq.wqe_cnt; i++) {
 		wr[0].next = NULL;
 		wr[0].wr_id = i;
 		CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
+		ibv_wr_start(x);
+		ibv_wr_send_imm(x, htobe32(i));
+		ibv_wr_abort(x);
 		ibv_wr_start(x);
 		x->wr_id = i;
 		x->wr_flags = 0;
