@@ -318,8 +318,8 @@ struct mlx4_wr_state {
 	union {
 		struct {
 			uint8_t	err;		/* the first error (errno) */
-			uint8_t	need;		/* WR_NEED_* */
 			uint8_t	bf_blocks;	/* BlueFlame, lone request */
+			uint16_t need;		/* WR_NEED_* (qp.c) */
 		};
 		uint32_t	pending;
 	};

@@ -1458,11 +1458,23 @@ int mlx4_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
  * its WQE over with the bit of its own pass (owner_bit()), the next.
  */
 
-/* What a request cannot go without; wr_complete() refuses it (EINVAL). */
+/*
+ * What a request cannot go without (b->need); wr_complete() refuses it
+ * (EINVAL).  A raw request's opcode call sets WR_NEED_FRAME, and refuses
+ * the request if the one before still lacks its frame.  A UD request's
+ * adds WR_NEED_AH, which wr_set_ud_addr() clears: a request left without
+ * its address leaves the bit set, and the next addition carries it
+ * higher, where no setter clears it, so the opcode call tests nothing.
+ * It adds once per request, and fewer than 2^15 requests of a batch go
+ * unrefused (the others fail it anyway): b->need never wraps to 0.
+ */
 enum {
 	WR_NEED_AH	= 1 << 0,	/* UD: wr_set_ud_addr() */
 	WR_NEED_FRAME	= 1 << 1,	/* raw: a frame from a data setter */
 };
+
+_Static_assert(MLX4_MAX_SQ_WQES < 1 << 15,
+	       "b->need counts a batch's UD requests without wrapping");
 
 /*
  * What a batch needs beyond the QP's struct mlx4_wr_state: where a
@@ -1564,7 +1576,7 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	b->sge_limit = op->segs < SEG_BIND_MW ? qp->sge_limit[opcode] : 0;
 	b->opcode = opcode;
 	if (qpt == MLX4_QPT_BIT_UD)
-		b->need = WR_NEED_AH;
+		b->need += WR_NEED_AH;
 	else if (qpt == MLX4_QPT_BIT_RAW)
 		b->need = WR_NEED_FRAME;	/* (other QPs' is always 0) */
 	return (char *)ctrl + hdr - op->hdr_size;
@@ -1629,8 +1641,9 @@ static inline int wr_op_taken_by_all(enum ibv_wr_opcode opcode,
 /*
  * Does the opcode call have to take its unlikely case: a queue that
  * looks full, an opcode its QP refuses (wr_op_taken_by_all() says when
- * none does), a UD or raw request with a request before it that lacks a
- * setter, or asking for checksums?  @qpt: see wr_begin().
+ * none does), a raw request with a request before it that lacks its
+ * frame (a UD request's lack is carried, see WR_NEED_AH), or a UD or raw
+ * request asking for checksums?  @qpt: see wr_begin().
  */
 static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 				    enum ibv_wr_opcode opcode,
@@ -1641,8 +1654,8 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 
 	return qp->sq.head == b->stop ||
 	       (!wr_op_taken_by_all(opcode, qpt) && !qp->sge_limit[opcode]) ||
-	       ((qpt & QPT_DATAGRAM) &&
-		(b->need || (qpx->wr_flags & IBV_SEND_IP_CSUM)));
+	       (qpt == MLX4_QPT_BIT_RAW && b->need) ||
+	       ((qpt & QPT_DATAGRAM) && (qpx->wr_flags & IBV_SEND_IP_CSUM));
 }
 
 /*
@@ -2239,7 +2252,8 @@ int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
 
-	if (unlikely(b->pending || qp->sq.head - b->head != 1))
+	/* One test: a lone request, and nothing pending. */
+	if (unlikely((qp->sq.head - b->head - 1) | b->pending))
 		return wr_complete_slow(qp, b);
 	udma_to_device_barrier();
 	wr_hand_over(b->ctrl);

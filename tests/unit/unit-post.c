@@ -1971,6 +1971,38 @@ static void test_wr_api_long_ud_batch(void)
 	CHECK_EQ(ibv_wr_complete(x), EINVAL);
 	CHECK_EQ(b->sq.head, n);
 
+	/*
+	 * A UD request without its address (none, or a NULL AH) fails its
+	 * batch, wherever it stands, the batch's other requests addressed
+	 * or not; an address set twice is no lack.
+	 */
+	for (i = 0; i < 4 * 3; i++) {
+		unsigned int k, lacking = i / 3;	/* 3: none */
+
+		ibv_wr_start(x);
+		for (k = 0; k < 3; k++) {
+			ibv_wr_send(x);
+			ibv_wr_set_sge(x, 0x40, 0x1000, 8);
+			if (k != lacking)
+				ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
+			else if (i % 3 == 1)
+				ibv_wr_set_ud_addr(x, NULL, 0x100, 0x1a2b3c4d);
+			if (i % 3 == 2)
+				ibv_wr_set_ud_addr(x, ah, 0x101, 0x1a2b3c4d);
+		}
+		if (lacking < 3 && i % 3 != 2) {
+			CHECK(ibv_wr_complete(x) == EINVAL && b->sq.head == n,
+			      "request %u of 3 without its address (%s): EINVAL",
+			      lacking, i % 3 ? "NULL AH" : "no call");
+		} else {
+			CHECK(ibv_wr_complete(x) == 0 && b->sq.head == n + 3,
+			      "3 requests with their addresses (%s) go",
+			      i % 3 == 2 ? "some set twice" : "once each");
+			n = b->sq.head;
+			b->sq.tail = n;	/* as if completed */
+		}
+	}
+
 	mlx4_destroy_ah(ah);
 	fake_qp_free(a);
 	fake_qp_free(b);
