@@ -302,8 +302,9 @@ struct mlx4_wr_state {
 	};
 	/*
 	 * bf_qpn without payload, big-endian: the 16-byte units before it
-	 * and the fence bit.  The units, with the payload's, are at most
-	 * 63: adding the payload's big-endian never carries out of them.
+	 * and the fence bit, for wr_set_sge() (UD QPs have their own, and
+	 * none).  The units, with the payload's, are at most 63: adding the
+	 * payload's big-endian never carries out of them.
 	 */
 	uint32_t		size_be;
 	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */

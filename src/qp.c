@@ -1564,12 +1564,15 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	unsigned int flags = qpx->wr_flags;
 	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
+	uint32_t size_be;
 
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
 	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	b->size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
-	ctrl->bf_qpn = b->size_be;
+	size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
+	ctrl->bf_qpn = size_be;
+	if (qpt != MLX4_QPT_BIT_UD)	/* (wr_set_sge_ud() needs none) */
+		b->size_be = size_be;
 	b->ctrl = ctrl;
 	b->data = (char *)ctrl + hdr;
 	/* No data setter after a bind or an invalidation: the WQE holds none. */
@@ -1831,7 +1834,7 @@ static inline void wr_set_size(struct mlx4_qp *qp, struct mlx4_wr_state *b,
 	unsigned int bytes = (char *)end - (char *)b->ctrl;
 
 	b->ctrl->bf_qpn = htobe32((bytes + 15) / 16) |
-			  (b->size_be & MLX4_BE32(MLX4_WQE_CTRL_FENCE));
+			  (b->ctrl->bf_qpn & MLX4_BE32(MLX4_WQE_CTRL_FENCE));
 	wqe_spans(qp, bytes);
 }
 
@@ -2251,15 +2254,17 @@ int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
+	struct mlx4_wqe_ctrl_seg *ctrl;
 
 	/* One test: a lone request, and nothing pending. */
 	if (unlikely((qp->sq.head - b->head - 1) | b->pending))
 		return wr_complete_slow(qp, b);
+	ctrl = b->ctrl;	/* read once: after a barrier, it would be again */
 	udma_to_device_barrier();
-	wr_hand_over(b->ctrl);
+	wr_hand_over(ctrl);
 	ring_uar_doorbell(qp);
 	if (stamping == WR_STAMP_ALWAYS || qp->sq_stamp)
-		stamp_ahead_of(qp, b->ctrl);
+		stamp_ahead_of(qp, ctrl);
 	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);
 	return 0;
