@@ -53,6 +53,7 @@ while (@ARGV) {
 my @suite = (
 	'verbs/kernel-rules-project.tap',       # 0.5
 	'verbs/rdma-semantics-project.tap',     # 1
+	'verbs/wr-api-project.tap',             # 1.5
 	'verbs/verbs-control-project.tap',      # 1
 	'verbs/raw-eth-project.tap',            # 3
 	'verbs/domains-project.tap',            # 2
