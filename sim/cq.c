@@ -523,13 +523,38 @@ static void write_one(struct batch_cqe *b)
 		       b->cq->cqn, (unsigned long long)b->cq->buf);
 }
 
+/*
+ * The batch's data as pieces into @p; their count.  A piece that goes on
+ * where the one before ends, in the process and in the batch, joins it:
+ * a stream of receives into one buffer, each after the last, is one
+ * piece, and the kernel walks and pins its pages once.  The data reach
+ * the process in any order among themselves (only the CQEs must come
+ * after them), and pieces that only touch do not overlap, so no byte
+ * lands otherwise.
+ */
+static int batch_data_pieces(struct dma_piece *p)
+{
+	int n = 0;
+
+	for (int i = 0; i < batch.ndata; i++) {
+		const struct dma_piece *d = &batch.data[i];
+		struct dma_piece *last = n ? &p[n - 1] : NULL;
+
+		if (last && last->addr + last->len == d->addr &&
+		    (uint8_t *)last->buf + last->len == d->buf)
+			last->len += d->len;
+		else
+			p[n++] = *d;
+	}
+	return n;
+}
+
 /* The batch's pieces (see above) into @p; their count. */
 static int batch_pieces(struct dma_piece *p)
 {
 	static uint8_t held[sizeof(batch.image)];
-	int n = batch.ndata;
+	int n = batch_data_pieces(p);
 
-	memcpy(p, batch.data, n * sizeof(*p));
 	memcpy(held, batch.image, batch.image_used);
 	for (int i = 0; i < batch.nrun; i++) {
 		struct batch_run *r = &batch.run[i];
