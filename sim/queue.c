@@ -263,25 +263,45 @@ void rq_cache_drop(struct sim_qp *qp)
 }
 
 /*
- * Fetch the WQEs from the head into @c: those known posted, or when none
- * is (@known false) the doorbell record first and then those it counts.
- * Returns 0, -EAGAIN when none is posted, or -EFAULT.
+ * @k WQEs from the head into @wqe, after the doorbell record into @db
+ * when it is given, in one ordered transfer.  The ring past what is
+ * posted may be memory the process has since unmapped (an adapter reads
+ * pages pinned at creation): then the head alone, as a fetch of one WQE
+ * read it.  Returns how many WQEs were read, 0 when none could be.
+ */
+static uint32_t rq_read(struct sim_qp *qp, uint8_t *wqe, uint32_t k,
+			uint32_t *db)
+{
+	size_t stride = 1u << qp->rq.wqe_shift;
+	uint64_t addr = qp->buf + qp->rq.offset +
+		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) <<
+		 qp->rq.wqe_shift);
+
+	if (!read_recv(qp->ctx->pid, qp->db, db, addr, wqe, k * stride))
+		return k;
+	if (k > 1 && !read_recv(qp->ctx->pid, qp->db, db, addr, wqe, stride))
+		return 1;
+	return 0;
+}
+
+/*
+ * Fetch the WQEs from the head into @c, at most @max: those known
+ * posted, or when none is (@known false) the doorbell record first and
+ * then those it counts.  Returns 0, -EAGAIN when none is posted, or
+ * -EFAULT.
  */
 static int rq_fetch(struct sim_qp *qp, struct sim_rq_cache *c, uint32_t max,
 		    bool known)
 {
-	size_t stride = 1u << qp->rq.wqe_shift;
 	uint32_t head = qp->rq.head;
-	uint64_t addr = qp->buf + qp->rq.offset +
-		((uint64_t)(head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift);
 	uint32_t k = MIN(max, qp->rq.wqe_cnt - (head & (qp->rq.wqe_cnt - 1)));
 	uint32_t db;
 
 	c->n = 0;
 	if (known)
 		k = MIN(k, (uint16_t)(qp->rq_posted - head));
-	if (read_recv(qp->ctx->pid, qp->db, known ? NULL : &db, addr, c->wqe,
-		      k * stride))
+	k = rq_read(qp, c->wqe, k, known ? NULL : &db);
+	if (!k)
 		return -EFAULT;
 	if (!known) {
 		if (!rq_doorbell(qp, db)) {
