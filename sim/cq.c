@@ -499,16 +499,29 @@ struct cqe_batch {
 
 /*
  * Two batches, written in this order: a requester's completions (send
- * CQEs) wait apart from everything else, and are written after it.  In a
- * stream one process sends and another receives: with one batch each
- * send CQE between the receive CQEs wrote the batch, as it was another
- * process's (more than half of ib_send_bw's writes).  A send CQE comes
- * later than the CQEs pushed after it, in other CQs, so it is only late;
- * never earlier than a CQE pushed before it, as the receive batch is
- * written whenever the send batch is.
+ * CQEs) wait apart from the other process's CQEs, and are written after
+ * them.  In a stream one process sends and another receives: with one
+ * batch each send CQE between the receive CQEs wrote the batch, as it was
+ * another process's (more than half of ib_send_bw's writes).  A send CQE
+ * may come later than CQEs pushed after it, so it is only late; never
+ * earlier than a CQE pushed before it, as the other batch is written
+ * whenever the send batch is.  A send CQE joins the other batch when that
+ * holds its own process's CQEs: a CQ shared by sends and receives then
+ * keeps one run.
  */
 enum { BATCH_OTHER, BATCH_SEND, BATCHES };
 static struct cqe_batch batches[BATCHES];
+
+/* Which batch CQE @cqe of @cq waits in (see above). */
+static int batch_for(const struct sim_cq *cq, const struct mlx4_cqe *cqe)
+{
+	const struct cqe_batch *other = &batches[BATCH_OTHER];
+
+	if (!(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK) ||
+	    (other->ncqe && other->pid == cq->ctx->pid))
+		return BATCH_OTHER;
+	return BATCH_SEND;
+}
 
 /* The CQE of @b alone, after its data, or in error if the data fails. */
 static void write_one(pid_t pid, struct batch_cqe *b,
@@ -684,8 +697,7 @@ static bool batch_add(struct sim_cq *cq, uint32_t index,
 		      const struct mlx4_cqe *cqe, const struct dma_piece *data,
 		      int n)
 {
-	int which = cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK ?
-		    BATCH_SEND : BATCH_OTHER;
+	int which = batch_for(cq, cqe);
 	struct cqe_batch *b = &batches[which];
 	size_t bytes = 0;
 
