@@ -963,11 +963,11 @@ static void note_in_flight(const struct sim_wqe *w)
  * where a buffer sent again and again is read once (a payload at the
  * same memory as the last one read shares its bytes: comparing with every
  * earlier one cost 500 instructions a message in a fetch of 64) and
- * memory that follows on is one piece.  The look ahead stops at a WQE that is not a
- * plain SEND or WRITE (a READ or an atomic lands in local memory, a bind
- * or an invalidation changes keys) or that does not parse, and reports
- * nothing: each WQE is parsed and checked again when it runs, and uses
- * the bytes read ahead only if its memory is the same.
+ * memory that follows on is one piece.  The look ahead stops at a WQE
+ * that is not a plain SEND or WRITE (a READ or an atomic lands in local
+ * memory, a bind or an invalidation changes keys) or that does not
+ * parse, and reports nothing: each WQE is parsed and checked again when
+ * it runs, and uses the bytes read ahead only if its memory is the same.
  */
 #define PREFETCH_MAX_MSG	4096	/* of one WQE */
 
