@@ -285,7 +285,7 @@ out:
 
 void cq_release(struct sim_cq *cq)
 {
-	cq_flush();	/* the batch may hold CQEs of this CQ */
+	cq_flush();	/* the batches may hold CQEs of this CQ */
 	event_forget(cq->uobj.ctx, cq);
 	table_del(&cq->hca->cqs, cq->cqn);
 	cq->hca->ncqs--;
@@ -440,7 +440,7 @@ static void timestamp(struct mlx4_cqe *cqe)
  * carries, so a stream of messages to one process paid that for each.  A
  * CQE, with the data it reports, now waits in a batch of one process's
  * writes until the device's memory traffic must be seen: before any other
- * transfer (dma.c flushes the batch first, so what the device writes and
+ * transfer (dma.c writes the batches first, so what the device writes and
  * reads keeps its order), a CQE for another process, an armed CQ's event,
  * a command's reply, and at the end of every run of a send queue and of
  * every pass of the loop.  The CQ's producer counts the CQE at once.
@@ -485,7 +485,7 @@ struct batch_run {
 	size_t off, len;		/* its bytes in image */
 };
 
-static struct {
+struct cqe_batch {
 	pid_t pid;
 	int ndata, ncqe, nrun;
 	size_t used;
@@ -495,12 +495,38 @@ static struct {
 	struct batch_run run[DMA_PIECES_MAX / 2];
 	size_t image_used;
 	uint8_t image[BATCH_CQES * 64];	/* the runs, owner bits handed over */
-} batch;
+};
+
+/*
+ * Two batches, written in this order: a requester's completions (send
+ * CQEs) wait apart from the other process's CQEs, and are written after
+ * them.  In a stream one process sends and another receives: with one
+ * batch each send CQE between the receive CQEs wrote the batch, as it was
+ * another process's (more than half of ib_send_bw's writes).  A send CQE
+ * may come later than CQEs pushed after it, so it is only late; never
+ * earlier than a CQE pushed before it, as the other batch is written
+ * whenever the send batch is.  A send CQE joins the other batch when that
+ * holds its own process's CQEs: a CQ shared by sends and receives then
+ * keeps one run.
+ */
+enum { BATCH_OTHER, BATCH_SEND, BATCHES };
+static struct cqe_batch batches[BATCHES];
+
+/* Which batch CQE @cqe of @cq waits in (see above). */
+static int batch_for(const struct sim_cq *cq, const struct mlx4_cqe *cqe)
+{
+	const struct cqe_batch *other = &batches[BATCH_OTHER];
+
+	if (!(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK) ||
+	    (other->ncqe && other->pid == cq->ctx->pid))
+		return BATCH_OTHER;
+	return BATCH_SEND;
+}
 
 /* The CQE of @b alone, after its data, or in error if the data fails. */
-static void write_one(struct batch_cqe *b)
+static void write_one(pid_t pid, struct batch_cqe *b,
+		      const struct dma_piece *data)
 {
-	const struct dma_piece *data = &batch.data[b->first];
 	uint32_t qpn = be32toh(b->cqe.vlan_my_qpn) & MLX4_CQE_QPN_MASK;
 	uint64_t addr = cqe_addr(b->cq, b->index);
 	struct dma_piece own[2] = {
@@ -509,7 +535,7 @@ static void write_one(struct batch_cqe *b)
 	};
 	struct sim_qp *qp;
 
-	if (b->ndata && dma_write_ordered(batch.pid, data, b->ndata)) {
+	if (b->ndata && dma_write_batch(pid, data, b->ndata)) {
 		comp_error_cqe(&b->cqe, qpn, be16toh(b->cqe.wqe_index),
 			       MLX4_CQE_SYNDROME_LOCAL_PROT_ERR, false);
 		b->cqe.owner_sr_opcode |= b->index & b->cq->nent ?
@@ -518,52 +544,88 @@ static void write_one(struct batch_cqe *b)
 		if (qp)
 			qp_fail_later(qp);
 	}
-	if (dma_write_ordered(batch.pid, own, 2))
+	if (dma_write_batch(pid, own, 2))
 		breach(b->cq->ctx, "CQ 0x%x: buffer at 0x%llx unwritable",
 		       b->cq->cqn, (unsigned long long)b->cq->buf);
 }
 
-/* The batch's pieces (see above) into @p; their count. */
-static int batch_pieces(struct dma_piece *p)
+/*
+ * The batch's data as pieces into @p; their count.  A piece that goes on
+ * where the one before ends, in the process and in the batch, joins it:
+ * a stream of receives into one buffer, each after the last, is one
+ * piece, and the kernel walks and pins its pages once.  The data reach
+ * the process in any order among themselves (only the CQEs must come
+ * after them), and pieces that only touch do not overlap, so no byte
+ * lands otherwise.
+ */
+static int batch_data_pieces(const struct cqe_batch *b, struct dma_piece *p)
 {
-	static uint8_t held[sizeof(batch.image)];
-	int n = batch.ndata;
+	int n = 0;
 
-	memcpy(p, batch.data, n * sizeof(*p));
-	memcpy(held, batch.image, batch.image_used);
-	for (int i = 0; i < batch.nrun; i++) {
-		struct batch_run *r = &batch.run[i];
+	for (int i = 0; i < b->ndata; i++) {
+		const struct dma_piece *d = &b->data[i];
+		struct dma_piece *last = n ? &p[n - 1] : NULL;
+
+		if (last && last->addr + last->len == d->addr &&
+		    (uint8_t *)last->buf + last->len == d->buf)
+			last->len += d->len;
+		else
+			p[n++] = *d;
+	}
+	return n;
+}
+
+/* The batch's pieces (see above) into @p; their count. */
+static int batch_pieces(const struct cqe_batch *b, struct dma_piece *p)
+{
+	static uint8_t held[sizeof(b->image)];
+	int n = batch_data_pieces(b, p);
+
+	memcpy(held, b->image, b->image_used);
+	for (int i = 0; i < b->nrun; i++) {
+		const struct batch_run *r = &b->run[i];
 
 		for (size_t o = CQE_BYTES - 1; o < r->len; o += r->cq->cqe_size)
 			held[r->off + o] ^= MLX4_CQE_OWNER_MASK;
 		p[n++] = (struct dma_piece){ r->addr, held + r->off, r->len };
 	}
-	for (int i = 0; i < batch.nrun; i++) {
-		struct batch_run *r = &batch.run[i];
+	for (int i = 0; i < b->nrun; i++) {
+		const struct batch_run *r = &b->run[i];
 
 		p[n++] = (struct dma_piece){ r->addr + CQE_BYTES - 1,
-					     batch.image + r->off + CQE_BYTES - 1,
+					     (uint8_t *)b->image + r->off +
+					     CQE_BYTES - 1,
 					     r->len - (CQE_BYTES - 1) };
 	}
 	return n;
 }
 
-/* Write what the batch holds (see above). */
-void cq_flush(void)
+/* Write what batch @b holds (see above). */
+static void batch_write(struct cqe_batch *b)
 {
 	struct dma_piece p[DMA_PIECES_MAX];
-	int ncqe = batch.ncqe, n;
+	int n;
 
-	if (!ncqe)
+	if (!b->ncqe)
 		return;
-	/* Emptied first: the writes below must not flush it again. */
-	batch.ncqe = 0;
-	n = batch_pieces(p);
-	if (dma_write_ordered(batch.pid, p, n))
-		for (int i = 0; i < ncqe; i++)
-			write_one(&batch.cqe[i]);
-	batch.ndata = batch.nrun = 0;
-	batch.used = batch.image_used = 0;
+	n = batch_pieces(b, p);
+	if (dma_write_batch(b->pid, p, n))
+		for (int i = 0; i < b->ncqe; i++)
+			write_one(b->pid, &b->cqe[i], &b->data[b->cqe[i].first]);
+	b->ncqe = b->ndata = b->nrun = 0;
+	b->used = b->image_used = 0;
+}
+
+/* Write batch @which and those written before it (see above). */
+static void batches_write(int which)
+{
+	for (int i = 0; i <= which; i++)
+		batch_write(&batches[i]);
+}
+
+void cq_flush(void)
+{
+	batches_write(BATCHES - 1);
 }
 
 /*
@@ -579,79 +641,82 @@ void cq_settle(void)
 	while (qp_fail_pending());
 }
 
-/* Whether CQE @index of @cq follows on the batch's last run. */
-static bool extends_run(const struct sim_cq *cq, uint32_t index)
+/* Whether CQE @index of @cq follows on batch @b's last run. */
+static bool extends_run(const struct cqe_batch *b, const struct sim_cq *cq,
+			uint32_t index)
 {
 	const struct batch_run *r;
 
-	if (!batch.nrun)
+	if (!b->nrun)
 		return false;
-	r = &batch.run[batch.nrun - 1];
+	r = &b->run[b->nrun - 1];
 	return r->cq == cq && r->next == index && (index & (cq->nent - 1));
 }
 
-/* Whether the batch has room for a CQE reporting @n pieces of @bytes. */
-static bool batch_room(const struct sim_cq *cq, uint32_t index, int n,
-		       size_t bytes)
+/* Whether batch @b has room for a CQE reporting @n pieces of @bytes. */
+static bool batch_room(const struct cqe_batch *b, const struct sim_cq *cq,
+		       uint32_t index, int n, size_t bytes)
 {
-	int runs = batch.nrun + !extends_run(cq, index);
+	int runs = b->nrun + !extends_run(b, cq, index);
 
-	return batch.ncqe < BATCH_CQES &&
-	       batch.ndata + n + 2 * runs <= DMA_PIECES_MAX &&
-	       batch.used + bytes <= BATCH_BYTES &&
-	       batch.image_used + 2 * cq->cqe_size <= sizeof(batch.image);
+	return b->ncqe < BATCH_CQES &&
+	       b->ndata + n + 2 * runs <= DMA_PIECES_MAX &&
+	       b->used + bytes <= BATCH_BYTES &&
+	       b->image_used + 2 * cq->cqe_size <= sizeof(b->image);
 }
 
-/* Add CQE @index of @cq to the batch's runs. */
-static void batch_run_add(struct sim_cq *cq, uint32_t index,
-			  const struct mlx4_cqe *cqe)
+/* Add CQE @index of @cq to batch @b's runs. */
+static void batch_run_add(struct cqe_batch *b, struct sim_cq *cq,
+			  uint32_t index, const struct mlx4_cqe *cqe)
 {
 	struct batch_run *r;
 	size_t gap = cq->cqe_size - CQE_BYTES;
 
-	if (extends_run(cq, index)) {
-		r = &batch.run[batch.nrun - 1];
-		memset(batch.image + batch.image_used, 0, gap);
-		batch.image_used += gap;
+	if (extends_run(b, cq, index)) {
+		r = &b->run[b->nrun - 1];
+		memset(b->image + b->image_used, 0, gap);
+		b->image_used += gap;
 		r->len += gap;
 	} else {
-		r = &batch.run[batch.nrun++];
+		r = &b->run[b->nrun++];
 		*r = (struct batch_run){ cq, index, cqe_addr(cq, index),
-					 batch.image_used, 0 };
+					 b->image_used, 0 };
 	}
-	memcpy(batch.image + batch.image_used, cqe, CQE_BYTES);
-	batch.image_used += CQE_BYTES;
+	memcpy(b->image + b->image_used, cqe, CQE_BYTES);
+	b->image_used += CQE_BYTES;
 	r->len += CQE_BYTES;
 	r->next = index + 1;
 }
 
 /*
- * Add CQE @index of @cq to the batch, after the @n pieces it reports;
- * false when it does not fit in an empty batch either.
+ * Add CQE @index of @cq to its batch, after the @n pieces it reports;
+ * false when it does not fit in an empty batch either.  A batch that
+ * holds another process's CQEs, or has no room left, is written first.
  */
 static bool batch_add(struct sim_cq *cq, uint32_t index,
 		      const struct mlx4_cqe *cqe, const struct dma_piece *data,
 		      int n)
 {
+	int which = batch_for(cq, cqe);
+	struct cqe_batch *b = &batches[which];
 	size_t bytes = 0;
 
 	for (int i = 0; i < n; i++)
 		bytes += data[i].len;
 	if (n + 2 > DMA_PIECES_MAX || bytes > BATCH_BYTES)
 		return false;
-	if (batch.ncqe && (batch.pid != cq->ctx->pid ||
-			   !batch_room(cq, index, n, bytes)))
-		cq_flush();
-	batch.pid = cq->ctx->pid;
-	batch.cqe[batch.ncqe++] = (struct batch_cqe){ cq, index, *cqe,
-						      batch.ndata, n };
+	if (b->ncqe && (b->pid != cq->ctx->pid ||
+			!batch_room(b, cq, index, n, bytes)))
+		batches_write(which);
+	b->pid = cq->ctx->pid;
+	b->cqe[b->ncqe++] = (struct batch_cqe){ cq, index, *cqe, b->ndata, n };
 	for (int i = 0; i < n; i++) {
-		memcpy(batch.bytes + batch.used, data[i].buf, data[i].len);
-		batch.data[batch.ndata++] = (struct dma_piece){
-			data[i].addr, batch.bytes + batch.used, data[i].len };
-		batch.used += data[i].len;
+		memcpy(b->bytes + b->used, data[i].buf, data[i].len);
+		b->data[b->ndata++] = (struct dma_piece){
+			data[i].addr, b->bytes + b->used, data[i].len };
+		b->used += data[i].len;
 	}
-	batch_run_add(cq, index, cqe);
+	batch_run_add(b, cq, index, cqe);
 	return true;
 }
 

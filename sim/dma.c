@@ -21,17 +21,18 @@
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
 /*
- * One transfer.  The CQEs waiting in cq.c's batch go first (unless
- * @queue: a read of a work queue, which the device never writes), so
- * that the device's reads and writes keep their order.
+ * One transfer.  The CQEs waiting in cq.c's batches go first (unless
+ * @after_batch: a read of a work queue, which the device never writes, or
+ * a batch's own write), so that the device's reads and writes keep their
+ * order.
  */
-static int transfer_as(pid_t pid, bool write, bool queue,
+static int transfer_as(pid_t pid, bool write, bool after_batch,
 		       const struct iovec *local, int nlocal,
 		       const struct iovec *remote, int nremote, size_t len)
 {
 	ssize_t n;
 
-	if (!queue)
+	if (!after_batch)
 		cq_flush();
 	if (!len)
 		return 0;
@@ -66,7 +67,7 @@ static int transfer(pid_t pid, bool write, const struct iovec *local,
 #define ONE_CALL_KEEPS_ORDER	0
 #endif
 
-static int pieces(pid_t pid, bool write, bool queue,
+static int pieces(pid_t pid, bool write, bool after_batch,
 		  const struct dma_piece *p, int n)
 {
 	struct iovec local[DMA_IOV_MAX], remote[DMA_IOV_MAX];
@@ -76,7 +77,7 @@ static int pieces(pid_t pid, bool write, bool queue,
 		return -EINVAL;
 	if (!ONE_CALL_KEEPS_ORDER && n > 1) {
 		for (int i = 0; i < n; i++) {
-			int err = pieces(pid, write, queue, &p[i], 1);
+			int err = pieces(pid, write, after_batch, &p[i], 1);
 
 			if (err)
 				return err;
@@ -90,7 +91,7 @@ static int pieces(pid_t pid, bool write, bool queue,
 		remote[i] = (struct iovec){ (void *)(uintptr_t)p[i].addr, p[i].len };
 		total += p[i].len;
 	}
-	return transfer_as(pid, write, queue, local, n, remote, n, total);
+	return transfer_as(pid, write, after_batch, local, n, remote, n, total);
 }
 
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n)
@@ -107,6 +108,15 @@ int dma_read_queue(pid_t pid, const struct dma_piece *p, int n)
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n)
 {
 	return pieces(pid, true, false, p, n);
+}
+
+/*
+ * dma_write_ordered() of a CQE batch's own (cq.c), which the batches'
+ * writing orders itself: no batch is written before it.
+ */
+int dma_write_batch(pid_t pid, const struct dma_piece *p, int n)
+{
+	return pieces(pid, true, true, p, n);
 }
 
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len)

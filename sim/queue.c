@@ -242,14 +242,18 @@ static bool rq_doorbell(struct sim_qp *qp, uint32_t db)
 }
 
 /*
- * Receive WQEs fetched ahead, RQ_BATCH in one transfer, as the adapter
- * prefetches: once the doorbell record counts them posted they are the
- * device's, and the driver does not touch them again.
+ * Receive WQEs fetched ahead, as the adapter prefetches: once the
+ * doorbell record counts them posted they are the device's, and the
+ * driver does not touch them again.  A fetch reads as many as
+ * RQ_FETCH_BYTES hold, to the end of the ring, in one transfer (a
+ * transfer costs about 2 us, and 16 WQEs a fetch were a read for every
+ * 16 messages of a stream); when the record must be read too, it comes
+ * first in the same ordered transfer, and the WQEs it counts are kept.
  */
 struct sim_rq_cache {
 	uint32_t first;			/* the RQ counter of wqe[0] */
 	uint32_t n;
-	uint8_t wqe[RQ_BATCH * CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
+	uint8_t wqe[RQ_FETCH_BYTES];
 };
 
 void rq_cache_drop(struct sim_qp *qp)
@@ -259,62 +263,95 @@ void rq_cache_drop(struct sim_qp *qp)
 }
 
 /*
- * The WQE at the head from the WQEs fetched ahead, fetching up to
- * RQ_BATCH of those known posted, to the end of the ring, when it is not
- * there; NULL when there is nothing to fetch ahead or no memory for it.
+ * @k WQEs from the head into @wqe, after the doorbell record into @db
+ * when it is given, in one ordered transfer.  The ring past what is
+ * posted may be memory the process has since unmapped (an adapter reads
+ * pages pinned at creation): then the head alone, as a fetch of one WQE
+ * read it.  Returns how many WQEs were read, 0 when none could be.
  */
-static const uint8_t *rq_fetch_ahead(struct sim_qp *qp, uint64_t addr,
-				     size_t stride)
+static uint32_t rq_read(struct sim_qp *qp, uint8_t *wqe, uint32_t k,
+			uint32_t *db)
 {
-	struct sim_rq_cache *c = qp->rq_cache;
-	uint32_t head = qp->rq.head, k;
+	size_t stride = 1u << qp->rq.wqe_shift;
+	uint64_t addr = qp->buf + qp->rq.offset +
+		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) <<
+		 qp->rq.wqe_shift);
 
-	if (c && head - c->first < c->n)
-		return c->wqe + (head - c->first) * stride;
-	k = MIN((uint16_t)(qp->rq_posted - head),
-		qp->rq.wqe_cnt - (head & (qp->rq.wqe_cnt - 1)));
-	k = MIN(k, RQ_BATCH);
-	if (k < 2 || (!c && !(c = qp->rq_cache = calloc(1, sizeof(*c)))))
-		return NULL;
+	if (!read_recv(qp->ctx->pid, qp->db, db, addr, wqe, k * stride))
+		return k;
+	if (k > 1 && !read_recv(qp->ctx->pid, qp->db, db, addr, wqe, stride))
+		return 1;
+	return 0;
+}
+
+/*
+ * Fetch the WQEs from the head into @c, at most @max: those known
+ * posted, or when none is (@known false) the doorbell record first and
+ * then those it counts.  Returns 0, -EAGAIN when none is posted, or
+ * -EFAULT.
+ */
+static int rq_fetch(struct sim_qp *qp, struct sim_rq_cache *c, uint32_t max,
+		    bool known)
+{
+	uint32_t head = qp->rq.head;
+	uint32_t k = MIN(max, qp->rq.wqe_cnt - (head & (qp->rq.wqe_cnt - 1)));
+	uint32_t db;
+
 	c->n = 0;
-	if (dma_read_queue(qp->ctx->pid, &(struct dma_piece){
-				addr, c->wqe, k * stride }, 1))
-		return NULL;
+	if (known)
+		k = MIN(k, (uint16_t)(qp->rq_posted - head));
+	k = rq_read(qp, c->wqe, k, known ? NULL : &db);
+	if (!k)
+		return -EFAULT;
+	if (!known) {
+		if (!rq_doorbell(qp, db)) {
+			qp->rq_posted = head;
+			return -EAGAIN;
+		}
+		k = MIN(k, (uint16_t)(qp->rq_posted - head));
+		if (!k)
+			return -EAGAIN;
+	}
 	c->first = head;
 	c->n = k;
-	return c->wqe;
+	return 0;
+}
+
+/*
+ * The WQE at the head: from the WQEs fetched ahead, or fetched now (only
+ * the head, into @one, when there is no memory to fetch ahead into).
+ * NULL when the driver has not posted it, or it cannot be read.
+ */
+static const uint8_t *rq_head_wqe(struct sim_qp *qp, struct sim_rq_cache *one)
+{
+	struct sim_rq_cache *c = qp->rq_cache;
+	uint32_t head = qp->rq.head, max;
+	int err;
+
+	if (c && head - c->first < c->n)
+		return c->wqe + ((head - c->first) << qp->rq.wqe_shift);
+	if (!c)
+		c = qp->rq_cache = calloc(1, sizeof(*c));
+	max = c ? RQ_FETCH_BYTES >> qp->rq.wqe_shift : 1;
+	if (!c)
+		c = one;
+	err = rq_fetch(qp, c, max, (uint16_t)head != qp->rq_posted);
+	if (err == -EFAULT)
+		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
+		       qp->qpn);
+	return err ? NULL : c->wqe;
 }
 
 /* The receive WQE at the head, if the driver has posted it. */
 int rq_take(struct sim_qp *qp, struct sim_recv *r)
 {
-	uint8_t buf[CX3_MAX_SGE * sizeof(struct mlx4_wqe_data_seg)];
-	const uint8_t *wqe = buf;
-	size_t stride = 1u << qp->rq.wqe_shift;
-	uint64_t addr = qp->buf + qp->rq.offset +
-		((uint64_t)(qp->rq.head & (qp->rq.wqe_cnt - 1)) << qp->rq.wqe_shift);
-	bool known = (uint16_t)qp->rq.head != qp->rq_posted;
-	const uint8_t *ahead = known ? rq_fetch_ahead(qp, addr, stride) : NULL;
-	uint32_t db;
+	struct sim_rq_cache one;
+	const uint8_t *wqe = rq_head_wqe(qp, &one);
 
-	if (ahead)
-		wqe = ahead;
-	else if (read_recv(qp->ctx->pid, qp->db, known ? NULL : &db, addr, buf,
-			   stride)) {
-		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
-		       qp->qpn);
+	if (!wqe)
 		return -EAGAIN;
-	}
-	if (!known) {
-		if (!rq_doorbell(qp, db)) {
-			qp->rq_posted = qp->rq.head;
-			return -EAGAIN;
-		}
-		if ((uint16_t)qp->rq.head == qp->rq_posted)
-			return -EAGAIN;
-	}
 	r->wqe_index = qp->rq.head & 0xffff;
-	TRACE(trace_recv_wqe(qp, r->wqe_index, wqe, stride));
+	TRACE(trace_recv_wqe(qp, r->wqe_index, wqe, 1u << qp->rq.wqe_shift));
 	qp->rq.head++;
 	parse_scatter(qp->hca, wqe, qp->rq.max_gs, r);
 	return 0;

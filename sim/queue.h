@@ -12,7 +12,7 @@
 
 #define SQ_BATCH	64	/* send WQEs looked at in one transfer */
 #define SQ_READY_MAX	16	/* owner words looked at alone (sq_ready) */
-#define RQ_BATCH	16	/* receive WQEs fetched in one transfer */
+#define RQ_FETCH_BYTES	4096	/* receive WQEs fetched in one transfer, at most */
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
 #define SQ_FETCH_BYTES	8192	/* at most, in one look (one WQE at least) */
 

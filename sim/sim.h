@@ -624,6 +624,7 @@ struct dma_piece {
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n);
 int dma_read_queue(pid_t pid, const struct dma_piece *p, int n);
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n);
+int dma_write_batch(pid_t pid, const struct dma_piece *p, int n);
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 int dma_readv(pid_t pid, const struct dma_seg *seg, int nseg, void *buf);
