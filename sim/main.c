@@ -339,41 +339,11 @@ static uint64_t spin_after_work(uint64_t spin, bool napped)
 }
 
 /*
- * Where the daemon runs: tried on the same 2-core VM (Firecracker, kernel
- * 6.18, EEVDF) to bring ib_send_lat 2 B under 15 us, and dropped
- * (bench/sched-costs.c measures the first four below).  What
- * bounds it there is what a switch between cores or a timer costs, and
- * the pass itself:
- *   - a timer nap of 1 us asked takes 27-29 us (median of 3000, with or
- *     without a polling program on the core, SCHED_FIFO or not); 10 us
- *     asked, 39 us;
- *   - the daemon moving itself to the other core (sched_setaffinity on
- *     itself) takes a median of 19-40 us with a polling program on each
- *     core (p90 25-85 us), up to 53 us to an idle core, and once 1.7 ms
- *     (median of 2000 moves, runs at different times; 36.7 us in the
- *     last);
- *   - a second daemon thread on the other core taking over (futex wake,
- *     the waker then blocks) starts there 16-26 us after the wake, 32 us
- *     when that core was idle;
- *   - knowing where a process runs costs too: a pread of /proc/PID/stat
- *     (field 39) takes 4.6-6.3 us;
- *   - the pass that carries one ib_send_lat message takes 11-20 us
- *     (instrumented: pass start to its end), mostly process_vm_readv/
- *     writev at 2.2-3.9 us each.
- * A round trip needs two such passes and one nap (one program shares the
- * daemon's core and answers only while it naps): about 48 us at best,
- * 24 us half a round trip.  Following the program that waits (moving
- * after each completion so as to share the core of the program that has
- * nothing to do) needs one move a message instead of one nap a round
- * trip, so it cannot beat this with moves of 19-40 us, nor hand-overs
- * of 16-26 us.  Two changes to
- * this loop were measured and lost, interleaved runs of 3 ib_send_lat
- * -s 2 -n 10000 pairs on the quiet machine against 30.1-38.5 us for this
- * loop: counting the spin from the end of a pass with work rather than
- * its start (33.7-42.1 us), and, when more processes have a device open
- * than the daemon may use CPUs, napping at once after work that came
- * while it spun (the program that must answer then likely shares its
- * core): 33.0-66.3 us napping 1 us, 36.4-40.6 us napping 20 us.
+ * Where the daemon runs was measured too, and nothing kept (sim/README,
+ * Timing, has the figures; bench/sched-costs.c measures the costs): on
+ * the 2-core VM, moving itself to the core of the program that waits
+ * costs 19-40 us a move, a hand-over to a thread there 16-26 us, against
+ * one nap of 27-29 us a round trip.
  */
 
 /*
