@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the scheduling choices of mlx4simd's loop cost on this machine
- * (the figures above sleep_ns() in sim/main.c came from it):
+ * (the figures in sim/README's Timing came from it):
  *
  *   nap     a timer sleep of 1 us asked (epoll_pwait2), on a core shared
  *           with a polling program
