@@ -2231,6 +2231,8 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		b->bf_blocks = 0;
 		if (qp->sq_stamp)
 			wr_stamp_ahead(qp, b);
+		/* A second wr_complete() (a misuse) finds nothing to flip. */
+		b->head = qp->sq.head;
 	}
 	wr_idle(b);
 	mlx4_unlock(&qp->sq.lock);

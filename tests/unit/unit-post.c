@@ -1820,9 +1820,16 @@ static void test_wr_api_same_wqes(void)
 	ibv_wr_set_sge(x, 0x42, 0x1000, 8);
 	CHECK_EQ(ibv_wr_complete(x), 0);
 	db_wr = uar_send_doorbell();
-	/* Setters after wr_complete (a misuse) touch no WQE: checked below. */
+	/*
+	 * Setters after wr_complete, and wr_complete again (misuses), touch
+	 * no WQE: checked below (a second hand-over would flip the owner
+	 * bits back).
+	 */
 	ibv_wr_set_sge(x, 0x99, 0x9999, 99);
 	ibv_wr_set_inline_data(x, payload, 10);
+	clear_doorbells();
+	mlx4_lock(&b->sq.lock);	/* (wr_complete unlocks it) */
+	ibv_wr_complete(x);
 
 	CHECK_EQ(a->sq.head, 3);
 	CHECK_EQ(b->sq.head, 3);
