@@ -507,7 +507,9 @@ struct cqe_batch {
  * earlier than a CQE pushed before it, as the other batch is written
  * whenever the send batch is.  A send CQE joins the other batch when that
  * holds its own process's CQEs: a CQ shared by sends and receives then
- * keeps one run.
+ * keeps one run.  (Else a CQE after it in its CQ may land first, within
+ * the pass; the program's poll waits at the send CQE, as for any CQE
+ * not yet written.)
  */
 enum { BATCH_OTHER, BATCH_SEND, BATCHES };
 static struct cqe_batch batches[BATCHES];
