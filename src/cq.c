@@ -108,6 +108,16 @@ enum {
 	LAST_SEND_KIND	= MLX4_CQE_IS_SEND_MASK | (MLX4_CQE_OPCODE_ERROR - 1),
 };
 
+/*
+ * @cqe was seen to be software's by its owner bit: its body may be read
+ * from now on, not before (the device writes the owner bit last).
+ */
+static inline void cqe_body_ready(struct mlx4_cqe *cqe)
+{
+	udma_from_device_barrier();
+	mlx4_mark_defined(cqe, sizeof(*cqe));
+}
+
 /* Tell the device we consumed up to @ci, once the CQEs were read. */
 static inline void write_cons_index(struct mlx4_cq *cq, uint32_t ci)
 {
@@ -564,13 +574,15 @@ static inline int poll_one(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 }
 
 /*
- * Whether take_recv_run() may take the receives of cq->last_qp, whose
- * CQE matched recv_qpn: it decodes them without the checks that these
- * make.
+ * Whether take_recv_run() may start at @cqe, of @kind, its body ready: a
+ * successful receive of cq->last_qp (its QPN recv_qpn), whose receives
+ * it decodes without the checks that these make.
  */
-static inline int recv_run_fits(struct mlx4_cq *cq)
+static inline __attribute__((always_inline))
+int recv_run_starts(struct mlx4_cq *cq, struct mlx4_cqe *cqe, uint8_t kind)
 {
-	return !cq->last_qp->csum && !cq->timestamped;
+	return kind <= LAST_RECV_KIND && cqe_qpn_be(cqe) == cq->recv_qpn &&
+	       !cq->last_qp->csum && !cq->timestamped;
 }
 
 /*
@@ -590,7 +602,7 @@ static inline uint32_t run_length(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
  * CQ, into @wc, @room entries at the most: the decisions poll_one()
  * takes per CQE taken once, the ring walked by pointer.  *@cqe, of
  * *@kind, starts it, read (a receive's kind, its QPN recv_qpn,
- * recv_run_fits()).  The run ends after @room CQEs, or at a CQE that is
+ * recv_run_starts()).  The run ends after @room CQEs, or at a CQE that is
  * not software's, not a successful receive or not that QP's: *@cqe and
  * *@kind are then that CQE and its kind, *@owner its owner bit; returns
  * how many it took.  bench/run.sh poll_cq_batch: 84 instructions per
@@ -637,9 +649,7 @@ take_recv_run(struct mlx4_cq *cq, struct ibv_wc *wc, uint32_t room,
 		kind = cqe_kind(cqe, owner);
 		if (kind > LAST_RECV_KIND)
 			break;
-		/* Read the body only after seeing the owner bit flip. */
-		udma_from_device_barrier();
-		mlx4_mark_defined(cqe, sizeof(*cqe));
+		cqe_body_ready(cqe);
 		if (cqe_qpn_be(cqe) != qpn_be)
 			break;
 	}
@@ -682,12 +692,9 @@ poll_cq_loop(struct mlx4_cq *cq, int ne, int npolled, struct ibv_wc *wc,
 	int err;
 
 	do {
-		/* Read the body only after seeing the owner bit flip. */
-		udma_from_device_barrier();
-		mlx4_mark_defined(cqe, sizeof(*cqe));
+		cqe_body_ready(cqe);
 		/* A receive: more of that QP's are likely to follow. */
-		if (kind <= LAST_RECV_KIND && cqe_qpn_be(cqe) == cq->recv_qpn &&
-		    recv_run_fits(cq)) {
+		if (recv_run_starts(cq, cqe, kind)) {
 			uint32_t n = take_recv_run(cq, wc, end - wc, &cqe,
 						   &owner, &kind);
 
@@ -763,11 +770,8 @@ poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 	uint8_t owner = cq->ci_owner;
 	uint32_t n, ci;
 
-	/* Read the body only after seeing the owner bit flip. */
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
-	if (kind > LAST_RECV_KIND || cqe_qpn_be(cqe) != cq->recv_qpn ||
-	    !recv_run_fits(cq))
+	cqe_body_ready(cqe);
+	if (!recv_run_starts(cq, cqe, kind))
 		return poll_cq_loop(cq, ne, 0, wc, cqe, kind);
 
 	n = take_recv_run(cq, wc, ne, &cqe, &owner, &kind);
@@ -791,9 +795,7 @@ poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 {
 	if (ne > 1 && next_cqe_is_sw(cq, cqe))
 		return poll_cq_recvs(cq, ne, wc, cqe, kind);
-	/* Read the body only after seeing the owner bit flip. */
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
+	cqe_body_ready(cqe);
 	if (!poll_recv_common(cq, cqe, kind, wc))
 		return poll_cq_loop(cq, ne, 0, wc, cqe, kind);
 	return poll_first_done(cq, ne, wc);
@@ -819,9 +821,7 @@ poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 	}
 	if (!(kind & MLX4_CQE_IS_SEND_MASK))
 		return poll_cq_first_recv(cq, ne, wc, cqe, kind);
-	/* Read the body only after seeing the owner bit flip. */
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
+	cqe_body_ready(cqe);
 	if (!poll_send_common(cq, cqe, kind, wc))
 		return poll_cq_loop(cq, ne, 0, wc, cqe, kind);
 	return poll_first_done(cq, ne, wc);
@@ -941,9 +941,7 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 			mlx4_unlock(&cq->lock);
 		return ENOENT;
 	}
-	/* Read the body only after seeing the owner bit flip. */
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
+	cqe_body_ready(cqe);
 	step_ci(cq);
 	cq->cur_cqe = cqe;
 
@@ -1522,8 +1520,7 @@ int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
 		cqe = get_cqe(cq, ci + n);
 		if (!cqe_is_sw_owned(cqe, ci + n, old_nent))
 			break;
-		udma_from_device_barrier();
-		mlx4_mark_defined(cqe, sizeof(*cqe));
+		cqe_body_ready(cqe);
 		if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
 		    MLX4_CQE_OPCODE_RESIZE) {
 			found = 1;
