@@ -811,17 +811,27 @@ static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 		qp->en_sqd_async_notify = m->en_sqd_async_notify;
 }
 
-/* Back to RESET: the queues are empty again and start from index 0. */
-static void qp_reset(struct sim_qp *qp)
+/*
+ * Take @qp off the daemon's lists of QPs with work pending (a retry, a
+ * flush, a failure to come) and drop its receive WQEs read ahead: what
+ * a reset or the end of the QP ends.
+ */
+static void qp_drop_pending(struct sim_qp *qp)
 {
 	req_stop_waiting(qp);
 	if (qp->state == IBV_QPS_ERR)
 		list_del(&qp->wait_link);
-	list_del(&qp->fail_link);	/* what the reset ends */
+	list_del(&qp->fail_link);
+	rq_cache_drop(qp);
+}
+
+/* Back to RESET: the queues are empty again and start from index 0. */
+static void qp_reset(struct sim_qp *qp)
+{
+	qp_drop_pending(qp);
 	qp->sq.head = 0;
 	qp->rq.head = 0;
 	qp->rq_posted = 0;
-	rq_cache_drop(qp);
 	qp->doorbells = 0;
 	qp->comm_established = false;
 	qp->last.valid = false;		/* a new connection's PSNs */
@@ -1079,14 +1089,10 @@ static void qp_free(struct sim_qp *qp)
 			free(m);
 		}
 	}
-	req_stop_waiting(qp);
-	if (qp->state == IBV_QPS_ERR)
-		list_del(&qp->wait_link);
-	list_del(&qp->fail_link);
+	qp_drop_pending(qp);
 	table_del(&qp->hca->qps, qp->qpn);
 	qp->hca->nqps--;
 	qp_drop_objects(qp);
-	rq_cache_drop(qp);
 	free(qp);
 }
 

@@ -286,14 +286,13 @@ static uint32_t rq_read(struct sim_qp *qp, uint8_t *wqe, uint32_t k,
 
 /*
  * Fetch the WQEs from the head into @c, at most @max: those known
- * posted, or when none is (@known false) the doorbell record first and
- * then those it counts.  Returns 0, -EAGAIN when none is posted, or
- * -EFAULT.
+ * posted, or when none is the doorbell record first and then those it
+ * counts.  Returns 0, -EAGAIN when none is posted, or -EFAULT.
  */
-static int rq_fetch(struct sim_qp *qp, struct sim_rq_cache *c, uint32_t max,
-		    bool known)
+static int rq_fetch(struct sim_qp *qp, struct sim_rq_cache *c, uint32_t max)
 {
 	uint32_t head = qp->rq.head;
+	bool known = (uint16_t)head != qp->rq_posted;
 	uint32_t k = MIN(max, qp->rq.wqe_cnt - (head & (qp->rq.wqe_cnt - 1)));
 	uint32_t db;
 
@@ -319,23 +318,24 @@ static int rq_fetch(struct sim_qp *qp, struct sim_rq_cache *c, uint32_t max,
 
 /*
  * The WQE at the head: from the WQEs fetched ahead, or fetched now (only
- * the head, into @one, when there is no memory to fetch ahead into).
- * NULL when the driver has not posted it, or it cannot be read.
+ * the head, into a buffer of the moment, when there is no memory to
+ * fetch ahead into).  NULL when the driver has not posted it, or it
+ * cannot be read.
  */
-static const uint8_t *rq_head_wqe(struct sim_qp *qp, struct sim_rq_cache *one)
+static const uint8_t *rq_head_wqe(struct sim_qp *qp)
 {
+	static struct sim_rq_cache one;	/* read before the next call */
 	struct sim_rq_cache *c = qp->rq_cache;
-	uint32_t head = qp->rq.head, max;
+	uint32_t head = qp->rq.head, max = RQ_FETCH_BYTES >> qp->rq.wqe_shift;
 	int err;
 
 	if (c && head - c->first < c->n)
 		return c->wqe + ((head - c->first) << qp->rq.wqe_shift);
-	if (!c)
-		c = qp->rq_cache = calloc(1, sizeof(*c));
-	max = c ? RQ_FETCH_BYTES >> qp->rq.wqe_shift : 1;
-	if (!c)
-		c = one;
-	err = rq_fetch(qp, c, max, (uint16_t)head != qp->rq_posted);
+	if (!c && !(c = qp->rq_cache = calloc(1, sizeof(*c)))) {
+		c = &one;
+		max = 1;
+	}
+	err = rq_fetch(qp, c, max);
 	if (err == -EFAULT)
 		breach(qp->ctx, "QP 0x%x: receive queue or its doorbell record unreadable",
 		       qp->qpn);
@@ -345,8 +345,7 @@ static const uint8_t *rq_head_wqe(struct sim_qp *qp, struct sim_rq_cache *one)
 /* The receive WQE at the head, if the driver has posted it. */
 int rq_take(struct sim_qp *qp, struct sim_recv *r)
 {
-	struct sim_rq_cache one;
-	const uint8_t *wqe = rq_head_wqe(qp, &one);
+	const uint8_t *wqe = rq_head_wqe(qp);
 
 	if (!wqe)
 		return -EAGAIN;
