@@ -1108,27 +1108,23 @@ static bool run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
 }
 
 /*
- * A send queue's share of a pass: a client that posts as fast as the
- * device runs its queue must not keep the device from everyone else's.
- * The rest waits for the next pass (ctx->sq_backlog).
- */
-#define FETCHES_PER_PASS	1
-
-/*
- * Run the send queue until it is empty, blocked for a retry, its share
- * of the pass is done, or the QP leaves RTS.  In ERROR, what the driver
+ * Run one fetch of the send queue, as long as the QP can send and waits
+ * for no retry: a send queue's share of a pass.  A client that posts as
+ * fast as the device runs its queue must not keep the device from
+ * everyone else's: what the fetch left, if it found its window full,
+ * waits for the next pass (ctx->sq_backlog).  In ERROR, what the driver
  * posts is flushed.
  *
- * Empty means a look that found fewer WQEs handed over than it looked
- * at: one handed over after that look comes with a doorbell rung after
- * it (the driver writes the WQE, then rings), which the next scan takes.
- * Looking again at once would cost a transfer for each doorbell.
+ * A window not full was empty past its WQEs: one handed over after that
+ * look comes with a doorbell rung after it (the driver writes the WQE,
+ * then rings), which the next scan takes.  Looking again at once would
+ * cost a transfer for each doorbell.
  */
 void req_run(struct sim_qp *qp)
 {
 	static uint8_t raw[SQ_FETCH_BYTES];
-	bool more = true;
-	int n, fetches = 0;
+	bool more;
+	int n;
 
 	if (!qp->sq.wqe_cnt)
 		return;
@@ -1136,20 +1132,14 @@ void req_run(struct sim_qp *qp)
 		comp_flush_sq(qp);
 		return;
 	}
-	while (more && qp_can_send(qp) && !qp->waiting &&
-	       (n = sq_fetch(qp, raw, &more)) > 0) {
-		bool go_on;
-
+	if (qp_can_send(qp) && !qp->waiting &&
+	    (n = sq_fetch(qp, raw, &more)) > 0) {
 		sim.work_done = true;
 		prefetch_payloads(qp, raw, n);
-		go_on = run_fetched(qp, raw, n);
-		prefetch.qp = NULL;	/* read for this fetch only */
-		if (!go_on)
-			break;
-		if (more && ++fetches == FETCHES_PER_PASS) {
+		/* (A run that stopped early stopped for a reason of its own.) */
+		if (run_fetched(qp, raw, n) && more)
 			qp->ctx->sq_backlog = true;
-			break;
-		}
+		prefetch.qp = NULL;	/* read for this fetch only */
 	}
 	cq_flush();
 }
