@@ -281,16 +281,16 @@ struct mlx4_fast_op {
 	uint8_t			inline_room;	/* its bytes in the first block */
 };
 
-/*
- * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
- * that each call reaches them without a load.
- */
 /* Where an ibv_wr_* request's setters write. */
 struct mlx4_wr_place {
 	struct mlx4_wqe_ctrl_seg *ctrl;
 	void		       *data;		/* where its payload goes */
 };
 
+/*
+ * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
+ * that each call reaches them without a load.
+ */
 struct mlx4_wr_state {
 	/* The request being set up: in the scratch WQE if refused. */
 	union {
@@ -302,9 +302,9 @@ struct mlx4_wr_state {
 	};
 	/*
 	 * bf_qpn without payload, big-endian: the 16-byte units before it
-	 * and the fence bit, for wr_set_sge() (UD QPs have their own, and
-	 * none).  The units, with the payload's, are at most 63: adding the
-	 * payload's big-endian never carries out of them.
+	 * and the fence bit, for wr_set_sge() (UD QPs' wr_set_sge_ud()
+	 * needs none).  The units, with the payload's, are at most 63:
+	 * adding the payload's big-endian never carries out of them.
 	 */
 	uint32_t		size_be;
 	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */

@@ -301,7 +301,8 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
  * port, or a raw packet QP on an Ethernet port, of a device that offers
  * it computes the IP and TCP/UDP checksums of IBV_SEND_IP_CSUM sends and
  * reports IBV_WC_IP_CSUM_OK.  Other QPs send such requests without (UD
- * and raw: refused).
+ * and raw: refused).  qp->ctrl_of_flags[], which folds it in with
+ * sq_sig_all, is filled here.
  */
 void mlx4_qp_update_csum(struct mlx4_qp *qp)
 {
