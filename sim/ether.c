@@ -399,8 +399,8 @@ int ether_init(void)
 	if (!err)
 		err = route_by_interface();
 	if (err) {
-		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces%s\n",
-			sim.opt.nvlans ? " (--vlan needs the kernel's 802.1Q VLAN support, module 8021q)" : "");
+		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces: they need the kernel's bridge and veth interfaces and IPv6%s\n",
+			sim.opt.nvlans ? "; --vlan needs its 802.1Q VLAN support, module 8021q" : "");
 		return err;
 	}
 	if (getifaddrs(&addrs))

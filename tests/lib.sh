@@ -9,6 +9,7 @@
 : "${top_srcdir:=$top_builddir}"
 MLX4SIM=$top_builddir/sim/mlx4sim
 TESTS_BIN=$top_builddir/tests
+. "$(dirname "$0")/../probes.sh"
 
 test_count=0
 failures=0

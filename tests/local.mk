@@ -6,7 +6,7 @@
 # test covers what.  Every test speaks TAP, the programs make check runs
 # without a script too (the unit tests, layout-check).
 
-EXTRA_DIST += tests/README tests/lib.sh tests/tap.h tests/device.h \
+EXTRA_DIST += tests/README tests/lib.sh tests/probes.sh tests/tap.h tests/device.h \
 	tests/qp-connect.h tests/buffer.h tests/wait.h
 
 TEST_EXTENSIONS = .tap

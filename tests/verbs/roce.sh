@@ -9,6 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_program ibv_rc_pingpong ibverbs-utils
 need_program ip iproute2
+need_ethernet_ports
 provider=$1
 
 capture=$work/roce.pcap
