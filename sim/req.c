@@ -292,10 +292,13 @@ static uint64_t rnr_timer_us(uint8_t code)
 	return us[code & 31];
 }
 
+/* A timer that never ends: the QP waits for a late answer or a reset. */
+#define WAIT_FOREVER	UINT64_MAX
+
 static void wait_for(struct sim_qp *qp, uint64_t ns)
 {
 	qp->waiting = true;
-	qp->wait_until = now_ns() + ns;
+	qp->wait_until = ns == WAIT_FOREVER ? WAIT_FOREVER : now_ns() + ns;
 	list_add_tail(&sim.waiting, &qp->wait_link);
 }
 
@@ -358,14 +361,11 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 		/*
 		 * No ACK: when the local ACK timer ends, retransmit, or fail
 		 * if retry_cnt retransmissions went unanswered too
-		 * (retransmit_or_fail).
+		 * (retransmit_or_fail).  A timeout of 0 is the IB
+		 * specification's infinite timer: no retransmission, ever.
 		 */
 		qp->ack_lost = true;
-		if (qp->timeout == 0) {
-			wait_for(qp, 100 * 1000000ULL);	/* "infinite" */
-			return EXEC_WAIT;
-		}
-		wait_for(qp, 4096ULL << qp->timeout);
+		wait_for(qp, qp->timeout ? 4096ULL << qp->timeout : WAIT_FOREVER);
 		return EXEC_WAIT;
 	case RESP_RNR:
 		if (qp->rnr_retry != 7) {
@@ -540,8 +540,6 @@ static bool retransmit_or_fail(struct sim_qp *qp, const struct sim_wqe *w)
 	if (!qp->ack_lost)
 		return true;
 	qp->ack_lost = false;
-	if (!qp->timeout)
-		return true;		/* retried for ever */
 	if (!qp->retries_left) {
 		fail(qp, w, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 		return false;

@@ -688,6 +688,41 @@ static void rc_lost_answer(enum ibv_wr_opcode op)
 	conn_close(&c);
 }
 
+/*
+ * A Local ACK Timeout of 0 is an infinite timer in the IB specification
+ * (mlx4_ib passes the attribute into the QP context's ackto as it is): a
+ * request whose packet is lost is never retransmitted, and waits until
+ * the QP is moved to ERROR, which flushes it.
+ */
+static void ack_timeout_infinite(void)
+{
+	const char *what = "RC SEND lost, ACK timeout 0 (infinite)";
+	struct params p = RC_QP(0, 3, 3);
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	struct conn c;
+	long long before;
+	int n;
+
+	conn_open(&c, &p);
+	post_recv(&c.b, 1);
+	before = fault_count("dropped");
+	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
+	      "%s: fault drop accepted", what);
+	post_send(&c, 10, 0x5e);
+	check(drain(c.a.cq, 400, NULL) == 0 && drain(c.b.cq, 1, NULL) == 0,
+	      "%s: never retransmitted: nothing completes in 400 ms", what);
+	check(fault_count("dropped") == before + 1,
+	      "%s: the one packet was dropped (%lld)", what,
+	      fault_count("dropped") - before);
+	check(ibv_modify_qp(c.a.qp, &attr, IBV_QP_STATE) == 0,
+	      "%s: the requester moved to ERROR", what);
+	n = poll_one(c.a.cq, 5000, &wc);
+	check(n == 1 && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 10,
+	      "%s: then flushed (%s)", what, status_str(n, &wc));
+	conn_close(&c);
+}
+
 static void rnr_forever(void)
 {
 	const char *what = "RC SEND to withheld receives, rnr_retry 7";
@@ -1237,6 +1272,7 @@ int main(void)
 	rc_lost_answer(IBV_WR_RDMA_READ);
 	rc_lost_answer(IBV_WR_ATOMIC_FETCH_AND_ADD);
 	rnr_forever();
+	ack_timeout_infinite();
 	rc_duplicated();
 	rc_self_delayed_error();
 	ud_delay_flood();
