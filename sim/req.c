@@ -640,9 +640,22 @@ static void build_grh(struct sim_qp *qp, const struct mlx4_av *av,
 			av->hop_limit, transport);
 }
 
-static bool group_member(const struct sim_mcast *m, const uint8_t *dgid)
+/*
+ * Whether a datagram goes to a multicast group: on InfiniBand by its
+ * multicast DLID, on Ethernet by its group MAC (the low bit of the first
+ * byte), which the switch floods to every port.
+ */
+static bool to_group(const struct sim_qp *qp, const struct sim_wqe *w,
+		     uint16_t dlid)
 {
-	return !memcmp(m->gid, dgid, 16);
+	return ether_port(qp) ? w->dgram.mac[0] & 1 : lid_is_multicast(dlid);
+}
+
+/* The subnet and the Ethernet switch are apart: each has its groups. */
+static bool group_member(const struct sim_mcast *m, const struct sim_qp *from,
+			 const uint8_t *dgid)
+{
+	return !memcmp(m->gid, dgid, 16) && ether_port(m->qp) == ether_port(from);
 }
 
 /* A multicast packet reaches one member, as @fault has it. */
@@ -669,7 +682,9 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	struct sim_message msg = {};
 	int nseg = 0;
 
-	if ((port_pd & NUM24_MASK) != qp->pd->pdn || (port_pd >> 24) != qp->port)
+	/* The port byte also holds the RoCE VLAN and multicast bits. */
+	if ((port_pd & NUM24_MASK) != qp->pd->pdn ||
+	    (port_pd >> 24 & MLX4_AV_PORT_MASK) != qp->port)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	if (w->length > mtu_bytes(IBV_MTU_4096))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
@@ -698,7 +713,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	if (msg.has_grh)
 		build_grh(qp, av, w->length, msg.grh);
 
-	if (lid_is_multicast(dlid)) {
+	if (to_group(qp, w, dlid)) {
 		struct sim_mcast *m;
 		uint32_t delay_ms;
 		/* The switch copies the packet: a fault acts on every copy. */
@@ -706,7 +721,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 
 		if (msg.has_grh && fault != FAULT_DROP)
 			list_for_each(&sim.mcast, m, struct sim_mcast, link)
-				if (group_member(m, av->dgid) &&
+				if (group_member(m, qp, av->dgid) &&
 				    link_up(qp, hca_port(m->qp->hca, m->qp->port)))
 					deliver_copy(qp, m->qp, &msg, fault,
 						     delay_ms);

@@ -11,7 +11,9 @@
 #include "sim.h"
 
 #define GRH_LEN		40
-#define MLX4_AV_VLAN_PRESENT	(1u << 29)	/* of an address vector's port_pd */
+/* An address vector's port_pd: the port in the top byte's low bits. */
+#define MLX4_AV_PORT_MASK	0x3
+#define MLX4_AV_VLAN_PRESENT	(1u << 29)
 
 enum resp_status {
 	RESP_ACK,		/* executed */

@@ -45,9 +45,13 @@ tests_verbs_provider_verbs_SOURCES = tests/verbs/provider-verbs.c \
 	tests/tap.h tests/device.h tests/qp-connect.h
 tests_verbs_provider_verbs_LDADD = -libverbs
 TESTS += tests/verbs/provider-verbs-system.tap \
-	tests/verbs/provider-verbs-project.tap
+	tests/verbs/provider-verbs-project.tap \
+	tests/verbs/provider-verbs-eth-system.tap \
+	tests/verbs/provider-verbs-eth-project.tap
 EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
-	tests/verbs/provider-verbs-project.tap tests/verbs/provider-verbs.sh
+	tests/verbs/provider-verbs-project.tap tests/verbs/provider-verbs.sh \
+	tests/verbs/provider-verbs-eth-system.tap \
+	tests/verbs/provider-verbs-eth-project.tap
 
 # The direct verbs: this tree's library only.
 check_PROGRAMS += tests/verbs/provider-dv

@@ -3,7 +3,9 @@
 # tests/verbs/provider-verbs on the simulator with a provider (project: this
 # tree's, system: the distribution's), so that the two are held to the
 # same behaviour; its TAP is this test's.  Fails on a strict-mode breach.
-# Usage: provider-verbs.sh project|system
+# Usage: provider-verbs.sh project|system [mlx4sim options]
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-exec "$top_builddir/sim/mlx4sim" run --provider="$1" -- \
-	"$top_builddir/tests/verbs/provider-verbs" "$1"
+provider=$1
+shift
+exec "$top_builddir/sim/mlx4sim" run --provider="$provider" "$@" -- \
+	"$top_builddir/tests/verbs/provider-verbs" "$provider"
