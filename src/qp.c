@@ -72,12 +72,16 @@ static const struct mlx4_send_op {
 	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
 	OP(ATOMIC_FETCH_AND_ADD, ATOMIC_FA,	QPT_CONNECTED,
 	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
-	/* No payload: the gather list is not looked at. */
-	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_CONNECTED,
+	/*
+	 * No payload: the gather list is not looked at.  UC takes the key
+	 * operations and SEND with invalidate as RC does (the kernel's
+	 * _mlx4_ib_post_send, rdma-core's mlx4_post_send).
+	 */
+	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_WRITABLE,
 	   SEG_LOCAL_INV, 32, IMM_NONE, 0, 0xff),
-	OP(BIND_MW,		BIND_MW,	QPT_CONNECTED,
+	OP(BIND_MW,		BIND_MW,	QPT_WRITABLE,
 	   SEG_BIND_MW, 32, IMM_NONE, 0, 0xff),
-	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_CONNECTED,
+	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_WRITABLE,
 	   SEG_NONE, 0, IMM_INVAL_RKEY, 1, 0xff),
 #undef OP
 };
