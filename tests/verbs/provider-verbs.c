@@ -652,15 +652,20 @@ static void test_refusals(void)
 	ibv_destroy_cq(cq);
 }
 
+/* A page that memory windows may be bound to, written through them. */
+static struct ibv_mr *window_mr(uint8_t *target)
+{
+	return target ? ibv_reg_mr(pd, target, 4096, IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_MW_BIND) : NULL;
+}
+
 /* Memory windows: bound by ibv_bind_mw (type 1) or a BIND_MW WR (2). */
 static void test_mw(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	uint8_t *target = calloc(1, 4096);
-	struct ibv_mr *tmr = ibv_reg_mr(pd, target, 4096,
-					IBV_ACCESS_LOCAL_WRITE |
-					IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_MW_BIND);
+	struct ibv_mr *tmr = window_mr(target);
 	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
@@ -775,10 +780,7 @@ static void test_uc_key_ops(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	uint8_t *target = calloc(1, 4096);
-	struct ibv_mr *tmr = ibv_reg_mr(pd, target, 4096,
-					IBV_ACCESS_LOCAL_WRITE |
-					IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_MW_BIND);
+	struct ibv_mr *tmr = window_mr(target);
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
 	struct ibv_send_wr bind = {}, wr, *bad;
