@@ -424,13 +424,17 @@ void cq_error(struct sim_cq *cq)
 			 &cq->async_events_reported, cq);
 }
 
-/* CQs created for timestamps carry them where sl and slid would be. */
+/*
+ * CQs created for timestamps carry them where sl and slid would be.
+ * When the low 16 bits are 0 the top 32 are one behind, as the
+ * adapter's are: mlx4_en adds !lo back (mlx4_en_get_cqe_ts()).
+ */
 static void timestamp(struct mlx4_cqe *cqe)
 {
 	uint64_t ticks = (now_ns() - sim.start_ns) * CX3_CORE_CLOCK_KHZ /
 			 1000000;
 
-	cqe->ts_47_16 = htobe32(ticks >> 16);
+	cqe->ts_47_16 = htobe32((ticks >> 16) - !(ticks & 0xffff));
 	cqe->ts_15_8 = ticks >> 8;
 	cqe->ts_7_0 = ticks;
 }

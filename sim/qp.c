@@ -896,6 +896,19 @@ bool qp_fail_pending(void)
 	return any;
 }
 
+/*
+ * An RSS QP only receives, through its table's WQs: it goes from RESET
+ * to INIT and from INIT to RTR, with the state and port attributes
+ * alone (_mlx4_ib_modify_qp: EOPNOTSUPP).
+ */
+static bool rss_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
+			      uint32_t attr_mask)
+{
+	return ((cur == IBV_QPS_RESET && next == IBV_QPS_INIT) ||
+		(cur == IBV_QPS_INIT && next == IBV_QPS_RTR)) &&
+	       !(attr_mask & ~(uint32_t)(IBV_QP_STATE | IBV_QP_PORT));
+}
+
 static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 {
 	struct sim_qp *qp = qp_get(cmd->ctx, m->qp_handle);
@@ -912,6 +925,8 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 		return -EINVAL;
 	if (!transition_ok(qp->type, cur, next, m->attr_mask))
 		return -EINVAL;
+	if (qp->rss_tbl && !rss_transition_ok(cur, next, m->attr_mask))
+		return -EOPNOTSUPP;
 	err = check_values(qp, m);
 	if (!err && (m->attr_mask & IBV_QP_AV))
 		err = resolve_roce_path(qp, m, dmac, &vlan);

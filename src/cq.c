@@ -1096,14 +1096,18 @@ static uint8_t mlx4_cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 /*
  * The adapter's 48-bit clock when it wrote the CQE, in the place of SL
  * and SLID: a CQ asks for it at creation.  The same clock as the one
- * ibv_query_rt_values_ex() reads, in the same ticks.
+ * ibv_query_rt_values_ex() reads, in the same ticks.  When the low 16
+ * bits are 0 the adapter's top 32 lag one behind, the carry not yet
+ * in: mlx4_en adds it back (mlx4_en_get_cqe_ts(), en_clock.c), and so
+ * must we, or that time goes 65536 ticks back (rdma-core's mlx4 reads
+ * the bits as they are).
  */
 static uint64_t mlx4_cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 {
 	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
+	uint32_t lo = (uint32_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
 
-	return (uint64_t)be32toh(cqe->ts_47_16) << 16 |
-	       (uint64_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
+	return ((uint64_t)be32toh(cqe->ts_47_16) + !lo) << 16 | lo;
 }
 
 /* The same time in wall-clock nanoseconds (src/clock.c). */

@@ -178,6 +178,25 @@ static inline void s390_pci_write_syscall(void *addr, const void *src,
 #error "libmlx4: no CPU-to-device barriers for this architecture in src/mmio.h"
 #endif
 
+#ifdef MLX4_UNIT_BARRIER_HOOK
+/*
+ * The unit tests only (tests/unit/local.mk): a test may look at the
+ * queues at each barrier, where the device could first see what came
+ * before it.  The function is defined while the CPU's barrier is still
+ * the macro above, which then becomes the call.
+ */
+extern void (*mlx4_unit_barrier_hook)(void);
+
+static inline void mlx4_unit_to_device_barrier(void)
+{
+	udma_to_device_barrier();
+	if (mlx4_unit_barrier_hook)
+		mlx4_unit_barrier_hook();
+}
+#undef udma_to_device_barrier
+#define udma_to_device_barrier()	mlx4_unit_to_device_barrier()
+#endif
+
 /*
  * Can one store write 64 bits to a device page?  Where not, a 64-bit
  * doorbell is two 32-bit stores, in ascending address order, and the

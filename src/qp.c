@@ -72,12 +72,16 @@ static const struct mlx4_send_op {
 	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
 	OP(ATOMIC_FETCH_AND_ADD, ATOMIC_FA,	QPT_CONNECTED,
 	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
-	/* No payload: the gather list is not looked at. */
-	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_CONNECTED,
+	/*
+	 * No payload: the gather list is not looked at.  UC takes the key
+	 * operations and SEND with invalidate as RC does (the kernel's
+	 * _mlx4_ib_post_send, rdma-core's mlx4_post_send).
+	 */
+	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_WRITABLE,
 	   SEG_LOCAL_INV, 32, IMM_NONE, 0, 0xff),
-	OP(BIND_MW,		BIND_MW,	QPT_CONNECTED,
+	OP(BIND_MW,		BIND_MW,	QPT_WRITABLE,
 	   SEG_BIND_MW, 32, IMM_NONE, 0, 0xff),
-	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_CONNECTED,
+	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_WRITABLE,
 	   SEG_NONE, 0, IMM_INVAL_RKEY, 1, 0xff),
 #undef OP
 };
@@ -970,11 +974,48 @@ struct wqe_head build_plain_wqe(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 }
 
 /*
- * Any request that passed check_send_wr(), into the WQE at @ctrl.
- * Returns its head; *@bf_bytes gets its length in whole blocks
- * if it carries inline bytes and fits the BlueFlame buffer (BlueFlame
- * only for a payload: rdma-core's rule too), else 0.
+ * owner_opcode's "big LSO header" bit: the kernel's build_lso_seg() sets
+ * it (blh) when the LSO segment reaches past the WQE's first 64 bytes;
+ * mlx4_en (mlx4_en_xmit) and DPDK's mlx4 (mlx4_tx_burst, MLX4_WQE_CTRL_RR)
+ * set it on every LSO WQE, as raw frames are what they send: so do we.
  */
+#define MLX4_WQE_CTRL_BIG_LSO_HDR	(1U << 6)
+
+/* WQE offset of the headers in an LSO WQE: control, then mss_hdr_size. */
+#define LSO_HDR_START	(sizeof(struct mlx4_wqe_ctrl_seg) + \
+			 sizeof(struct mlx4_wqe_lso_seg))
+
+/*
+ * The headers, padded to @end (WQE offset, a multiple of 16), into the
+ * WQE at @wqe, but the first word of each 64-byte block after the first:
+ * that word is the block's stamp, which keeps the device's prefetcher
+ * off the block until its data segments are in too
+ * (set_lso_block_words(); DPDK's mlx4_tx_burst_fill_tso_hdr() holds
+ * them back the same way).
+ */
+static void set_lso_headers(char *wqe, const char *padded, unsigned int end)
+{
+	unsigned int off, next;
+
+	for (off = LSO_HDR_START; off < end; off = next + 4) {
+		next = (off & ~63U) + 64;
+		if (next > end)
+			next = end;
+		memcpy(wqe + off, padded + off - LSO_HDR_START, next - off);
+	}
+}
+
+/* The words set_lso_headers() held back, once everything else is in. */
+static void set_lso_block_words(char *wqe, const char *padded,
+				unsigned int end)
+{
+	unsigned int off;
+
+	udma_to_device_barrier();
+	for (off = 64; off < end; off += 64)
+		memcpy(wqe + off, padded + off - LSO_HDR_START, 4);
+}
+
 /*
  * An LSO request (IBV_WR_TSO) on a raw packet QP: the adapter cuts the
  * payload into segments of tso.mss bytes, each sent behind a copy of the
@@ -989,27 +1030,37 @@ static struct wqe_head build_tso_wqe(struct mlx4_qp *qp,
 {
 	struct mlx4_wqe_lso_seg *lso = (void *)(ctrl + 1);
 	unsigned int room = (sizeof(*lso) + wr->tso.hdr_sz + 15) & ~15U;
-	struct mlx4_wqe_data_seg *dseg = (void *)((char *)lso + room);
-	unsigned int size = (sizeof(*ctrl) + room) / 16 + wr->num_sge;
+	unsigned int end = sizeof(*ctrl) + room;
+	struct mlx4_wqe_data_seg *dseg = (void *)((char *)ctrl + end);
+	unsigned int size = end / 16 + wr->num_sge;
+	char padded[MLX4_MAX_TSO_HEADER + 16];
 	int i;
 
+	memcpy(padded, wr->tso.hdr, wr->tso.hdr_sz);
+	memset(padded + wr->tso.hdr_sz, 0, room - sizeof(*lso) - wr->tso.hdr_sz);
 	set_ctrl_seg(ctrl, srcrb_of(qp, wr->send_flags), 0);
 	set_raw_ctrl(ctrl, wr->tso.hdr, ctrl->srcrb_flags |
 		     MLX4_BE32(MLX4_WQE_CTRL_IP_HDR_CSUM |
 			       MLX4_WQE_CTRL_TCP_UDP_CSUM));
 	lso->mss_hdr_size = htobe32((uint32_t)wr->tso.mss << 16 |
 				    wr->tso.hdr_sz);
-	memcpy(lso->header, wr->tso.hdr, wr->tso.hdr_sz);
-	memset((char *)lso->header + wr->tso.hdr_sz, 0,
-	       room - sizeof(*lso) - wr->tso.hdr_sz);
+	set_lso_headers((char *)ctrl, padded, end);
 	for (i = wr->num_sge - 1; i >= 0; i--)
 		set_data_seg(dseg + i, wr->sg_list + i);
+	set_lso_block_words((char *)ctrl, padded, end);
 	wqe_spans(qp, size * 16);
 	qp->sq.wrid[ind & qp->sq.mask] = wr->wr_id;
-	return wqe_head(qp, MLX4_BE32(MLX4_OPCODE_LSO) | owner_bit(qp, ind),
-			htobe32(size), wr->send_flags);
+	return wqe_head(qp, MLX4_BE32(MLX4_OPCODE_LSO |
+				      MLX4_WQE_CTRL_BIG_LSO_HDR) |
+			owner_bit(qp, ind), htobe32(size), wr->send_flags);
 }
 
+/*
+ * Any request that passed check_send_wr(), into the WQE at @ctrl.
+ * Returns its head; *@bf_bytes gets its length in whole blocks
+ * if it carries inline bytes and fits the BlueFlame buffer (BlueFlame
+ * only for a payload: rdma-core's rule too), else 0.
+ */
 static struct wqe_head build_send_wqe(struct mlx4_qp *qp,
 				      struct ibv_send_wr *wr,
 				      struct mlx4_wqe_ctrl_seg *ctrl,

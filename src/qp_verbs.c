@@ -601,6 +601,23 @@ static void qp_reset_queues(struct mlx4_qp *qp)
 	mlx4_unlock(&qp->sq.lock);
 }
 
+/*
+ * An RSS QP (a raw packet QP without queues) takes the state and the
+ * port, up to RTR: rdma-core's _mlx4_modify_qp_rss() refuses the rest
+ * before asking the kernel, whose _mlx4_ib_modify_qp() allows RESET to
+ * INIT and INIT to RTR only.
+ */
+static int rss_modify_refused(struct mlx4_qp *qp, struct ibv_qp_attr *attr,
+			      int attr_mask)
+{
+	if (!qp->no_queues || qp->verbs_qp.qp.qp_type != IBV_QPT_RAW_PACKET)
+		return 0;
+	if ((attr_mask & ~(IBV_QP_STATE | IBV_QP_PORT)) ||
+	    ((attr_mask & IBV_QP_STATE) && attr->qp_state > IBV_QPS_RTR))
+		return EOPNOTSUPP;
+	return 0;
+}
+
 int mlx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct mlx4_qp *qp = to_mqp(ibqp);
@@ -608,6 +625,9 @@ int mlx4_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	int link_layer = -1;
 	int ret;
 
+	ret = rss_modify_refused(qp, attr, attr_mask);
+	if (ret)
+		return ret;
 	if (attr_mask & IBV_QP_PORT) {
 		link_layer = mlx4_port_link_layer(qp->ctx, attr->port_num);
 		if (link_layer < 0)

@@ -32,7 +32,7 @@ MLX4_UNIT_SOURCES = $(MLX4_PROVIDER_SOURCES) \
 MLX4_UNIT_LIBS = -libverbs -lpthread
 # Flags of their own, so that the provider's sources are compiled apart
 # from the library's libtool objects.
-MLX4_UNIT_CPPFLAGS = $(AM_CPPFLAGS)
+MLX4_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -DMLX4_UNIT_BARRIER_HOOK
 
 check_PROGRAMS += tests/unit/unit-post tests/unit/unit-poll
 TESTS += tests/unit/unit-post tests/unit/unit-poll \

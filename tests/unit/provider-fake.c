@@ -19,6 +19,10 @@ static void *page_alloc(void)
 	return p;
 }
 
+#ifdef MLX4_UNIT_BARRIER_HOOK
+void (*mlx4_unit_barrier_hook)(void);
+#endif
+
 void fake_env_init(struct fake_env *env, int cqe_size, int bf_reg_size)
 {
 	struct mlx4_context *ctx;

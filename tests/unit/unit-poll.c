@@ -739,10 +739,15 @@ static void test_timestamps(void)
 	qp->rq.head = 2;
 	qp->rq.wrid[0] = 0x900;
 	qp->rq.wrid[1] = 0x901;
-	qp->sq.head = 1;
+	qp->sq.head = 2;
 	qp->sq.wrid[0] = 0xa00;
+	qp->sq.wrid[1] = 0xa01;
 
-	/* A receive, then a send whose time has bit 47 set. */
+	/*
+	 * A receive, then a send whose time has bit 47 set, then one whose
+	 * low 16 bits are 0: the adapter's top 32 bits then lag by one
+	 * (mlx4_en's mlx4_en_get_cqe_ts() adds !lo).
+	 */
 	put_cqe(cq, 0, "00000077 00000000 00000000 12345678"
 		       "00000000 00000040 00000000 009abc01");
 	put_cqe(cq, 1, "00000077 00000000 00000000 fedcba98"
@@ -755,11 +760,16 @@ static void test_timestamps(void)
 	CHECK_EQ(ex->wr_id, 0xa00);
 	CHECK_EQ(ex->read_opcode(ex), IBV_WC_SEND);
 	CHECK_EQ(ex->read_completion_ts(ex), 0xfedcba987654ULL);
+	put_cqe(cq, 2, "00000077 00000000 00000000 00012344"
+		       "00000000 00000000 00010000 0000004a");
+	CHECK_EQ(ex->next_poll(ex), 0);
+	CHECK_EQ(ex->wr_id, 0xa01);
+	CHECK_EQ(ex->read_completion_ts(ex), 0x123450000ULL);
 	CHECK_EQ(ex->next_poll(ex), ENOENT);
 	ex->end_poll(ex);
 
 	/* The same CQ through ibv_poll_cq(): the time is no SLID or SL. */
-	put_cqe(cq, 2, "00000077 00000000 00000000 f2345678"
+	put_cqe(cq, 3, "00000077 00000000 00000000 f2345678"
 		       "00000000 00000020 00010000 009abc01");
 	CHECK_EQ(poll(cq, 2, wc), 1);
 	CHECK_EQ(wc[0].wr_id, 0x901);

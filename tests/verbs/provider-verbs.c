@@ -40,21 +40,27 @@ static void die(const char *what)
 	bail(what);
 }
 
-static struct ibv_qp *rc_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
-			    struct ibv_srq *srq)
+static struct ibv_qp *typed_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
+			       struct ibv_srq *srq, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr attr = {
 		.send_cq = scq, .recv_cq = rcq, .srq = srq,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 32,
 			 .max_send_sge = 2, .max_recv_sge = 2,
 			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
 
 	if (!qp)
 		die("ibv_create_qp");
 	return qp;
+}
+
+static struct ibv_qp *rc_qp(struct ibv_cq *scq, struct ibv_cq *rcq,
+			    struct ibv_srq *srq)
+{
+	return typed_qp(scq, rcq, srq, IBV_QPT_RC);
 }
 
 static int to_rts(struct ibv_qp *qp, uint32_t dest)
@@ -647,15 +653,20 @@ static void test_refusals(void)
 	ibv_destroy_cq(cq);
 }
 
+/* A page that memory windows may be bound to, written through them. */
+static struct ibv_mr *window_mr(uint8_t *target)
+{
+	return target ? ibv_reg_mr(pd, target, 4096, IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_MW_BIND) : NULL;
+}
+
 /* Memory windows: bound by ibv_bind_mw (type 1) or a BIND_MW WR (2). */
 static void test_mw(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	uint8_t *target = calloc(1, 4096);
-	struct ibv_mr *tmr = ibv_reg_mr(pd, target, 4096,
-					IBV_ACCESS_LOCAL_WRITE |
-					IBV_ACCESS_REMOTE_WRITE |
-					IBV_ACCESS_MW_BIND);
+	struct ibv_mr *tmr = window_mr(target);
 	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
@@ -739,6 +750,88 @@ static void test_mw(void)
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	CHECK(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2), "dealloc mw");
+	ibv_dereg_mr(tmr);
+	ibv_destroy_cq(cq);
+	free(target);
+}
+
+/* A key operation @wr posted on @qp completes, as @opcode. */
+static void key_op_completes(struct ibv_cq *cq, struct ibv_qp *qp,
+			     struct ibv_send_wr *wr, enum ibv_wc_opcode opcode,
+			     const char *what)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int n;
+
+	CHECK(!ibv_post_send(qp, wr, &bad), "UC: post %s", what);
+	n = poll_n(cq, 1, &wc);
+	CHECK(n == 1 && wc.wr_id == wr->wr_id && !wc.status &&
+	      wc.opcode == opcode, "UC: %s completes (%s)", what,
+	      n == 1 ? ibv_wc_status_str(wc.status) : "-");
+}
+
+/*
+ * UC takes the key operations and SEND with invalidate as RC does: the
+ * kernel's _mlx4_ib_post_send and rdma-core's mlx4_post_send build them
+ * for both.  A type 2 window bound on b, invalidated by a's SEND, bound
+ * again and invalidated locally.
+ */
+static void test_uc_key_ops(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	uint8_t *target = calloc(1, 4096);
+	struct ibv_mr *tmr = window_mr(target);
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)buf, 16, mr->lkey };
+	struct ibv_send_wr bind = {}, wr, *bad;
+	struct ibv_qp *a, *b;
+	struct ibv_wc wc[2], *recv;
+	int n;
+
+	CHECK(cq && tmr && mw, "UC: alloc: %s", strerror(errno));
+	if (!cq || !tmr || !mw)
+		return;
+	a = typed_qp(cq, cq, NULL, IBV_QPT_UC);
+	b = typed_qp(cq, cq, NULL, IBV_QPT_UC);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "UC: connect");
+
+	bind.wr_id = 91;
+	bind.opcode = IBV_WR_BIND_MW;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_mw.mw = mw;
+	bind.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	bind.bind_mw.bind_info.mr = tmr;
+	bind.bind_mw.bind_info.addr = (uintptr_t)target;
+	bind.bind_mw.bind_info.length = 256;
+	bind.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	key_op_completes(cq, b, &bind, IBV_WC_BIND_MW, "BIND_MW");
+
+	CHECK(!post_recv(b, 92, 0), "UC: post_recv");
+	wr = (struct ibv_send_wr){ .wr_id = 93, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND_WITH_INV,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .invalidate_rkey = ibv_inc_rkey(mw->rkey) };
+	CHECK(!ibv_post_send(a, &wr, &bad), "UC: post SEND_WITH_INV");
+	n = poll_n(cq, 2, wc);
+	recv = n == 2 && wc[0].wr_id == 93 ? &wc[1] : &wc[0];
+	CHECK(n == 2 && recv->wr_id == 92 && !recv->status &&
+	      (recv->wc_flags & IBV_WC_WITH_INV) &&
+	      recv->invalidated_rkey == ibv_inc_rkey(mw->rkey),
+	      "UC: the SEND invalidates the window's key at b (%d, %s)", n,
+	      ibv_wc_status_str(recv->status));
+
+	bind.wr_id = 94;
+	bind.bind_mw.rkey = ibv_inc_rkey(bind.bind_mw.rkey);
+	key_op_completes(cq, b, &bind, IBV_WC_BIND_MW, "BIND_MW again");
+	wr = (struct ibv_send_wr){ .wr_id = 95, .opcode = IBV_WR_LOCAL_INV,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .invalidate_rkey = bind.bind_mw.rkey };
+	key_op_completes(cq, b, &wr, IBV_WC_LOCAL_INV, "LOCAL_INV");
+
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_dealloc_mw(mw);
 	ibv_dereg_mr(tmr);
 	ibv_destroy_cq(cq);
 	free(target);
@@ -947,6 +1040,7 @@ int main(int argc, char **argv)
 	test_srq();
 	test_refusals();
 	test_mw();
+	test_uc_key_ops();
 	test_mcast();
 	test_xrc_open();
 	test_rt_values();

@@ -407,8 +407,17 @@ static void test_rss(struct raw_qp *tx)
 	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
 		bail("RSS QP to INIT");
 	attr.qp_state = IBV_QPS_RTR;
+	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_QKEY) ==
+	      EOPNOTSUPP, "an RSS QP takes the state and port alone (EOPNOTSUPP)");
 	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
 		bail("RSS QP to RTR");
+	/* No further: _mlx4_ib_modify_qp, rdma-core's _mlx4_modify_qp_rss. */
+	attr.qp_state = IBV_QPS_RTS;
+	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
+	      "an RSS QP goes no further than RTR (EOPNOTSUPP)");
+	attr.qp_state = IBV_QPS_RESET;
+	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
+	      "nor back to RESET (EOPNOTSUPP)");
 	flow = steer(&rss, port_mac[2], 8000, 0);
 	check(flow != NULL, "a rule: UDP port 8000 on port 2 to the RSS QP");
 

@@ -524,6 +524,13 @@ static void refused(void)
 	check(qp && ibv_qp_to_qp_ex(qp), "UC with SEND and WRITE_IMM created");
 	if (qp)
 		ibv_destroy_qp(qp);
+	/* The key operations and SEND with invalidate: RC's and UC's. */
+	qp = create_qp_ex(cq, IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV |
+			  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW);
+	check(qp != NULL, "UC with SEND_WITH_INV, LOCAL_INV, BIND_MW created: %s",
+	      qp ? "yes" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 }
 
