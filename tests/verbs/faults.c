@@ -689,6 +689,27 @@ static void rc_lost_answer(enum ibv_wr_opcode op)
 }
 
 /*
+ * One receive and a SEND (wr_id 10, filled with 0x77) under `mlx4sim fault
+ * RULE` on @on's packets: nothing may complete on either end within @ms.
+ * Returns the fault count @count from before the rule was set.
+ */
+static long long send_stalled(struct conn *c, const char *what,
+			      const char *rule, struct ibv_qp *on,
+			      const char *count, int ms, const char *while_)
+{
+	long long before;
+
+	post_recv(&c->b, 1);
+	before = fault_count(count);
+	check(fault("%s --qpn 0x%x", rule, on->qp_num) == 0,
+	      "%s: fault %s accepted", what, rule);
+	post_send(c, 10, 0x77);
+	check(drain(c->a.cq, ms, NULL) == 0 && drain(c->b.cq, 1, NULL) == 0,
+	      "%s: nothing completes %s", what, while_);
+	return before;
+}
+
+/*
  * A Local ACK Timeout of 0 is an infinite timer in the IB specification
  * (mlx4_ib passes the attribute into the QP context's ackto as it is): a
  * request whose packet is lost is never retransmitted, and waits until
@@ -705,13 +726,8 @@ static void ack_timeout_infinite(void)
 	int n;
 
 	conn_open(&c, &p);
-	post_recv(&c.b, 1);
-	before = fault_count("dropped");
-	check(fault("drop --next 1 --qpn 0x%x", c.a.qp->qp_num) == 0,
-	      "%s: fault drop accepted", what);
-	post_send(&c, 10, 0x5e);
-	check(drain(c.a.cq, 400, NULL) == 0 && drain(c.b.cq, 1, NULL) == 0,
-	      "%s: never retransmitted: nothing completes in 400 ms", what);
+	before = send_stalled(&c, what, "drop --next 1", c.a.qp, "dropped",
+			      400, "in 400 ms: never retransmitted");
 	check(fault_count("dropped") == before + 1,
 	      "%s: the one packet was dropped (%lld)", what,
 	      fault_count("dropped") - before);
@@ -734,13 +750,8 @@ static void rnr_forever(void)
 
 	p.min_rnr_timer = 12;		/* 0.64 ms between tries */
 	conn_open(&c, &p);
-	post_recv(&c.b, 1);
-	before = fault_count("rnr");
-	check(fault("rnr --qpn 0x%x", c.b.qp->qp_num) == 0,
-	      "%s: fault rnr accepted", what);
-	post_send(&c, 10, 0x77);
-	check(drain(c.a.cq, 100, NULL) == 0 && drain(c.b.cq, 1, NULL) == 0,
-	      "%s: nothing completes while receives are withheld", what);
+	before = send_stalled(&c, what, "rnr", c.b.qp, "rnr", 100,
+			      "while receives are withheld");
 	check(fault_count("rnr") > before + 7,
 	      "%s: retried beyond 7 times (%lld RNR NAKs)", what,
 	      fault_count("rnr") - before);
