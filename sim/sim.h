@@ -583,6 +583,9 @@ bool lid_is_multicast(uint16_t lid);
 int sysfs_create(const char *root);
 void sysfs_port_state(const struct sim_port *port);
 
+/* ioctl.c: the uverbs ioctl; 0 or -errno */
+int ioctl_request(struct sim_ctx *ctx, const void *payload, size_t len);
+
 /* fault.c: faults on demand (mlx4sim fault) */
 enum fault_action {
 	FAULT_NONE,
