@@ -276,6 +276,11 @@ static bool spec_matches(const struct sim_flow_spec *s, const uint8_t *f,
 
 	switch (s->type) {
 	case IBV_FLOW_SPEC_ETH:
+		/*
+		 * mlx4_ib's parse_flow_attr() copies only these two into
+		 * the hardware rule: the source MAC and ethertype, even
+		 * under a full mask, match any frame.
+		 */
 		field[0] = l->vlan >> 8;
 		field[1] = l->vlan;
 		return masked_equal(f, s->val.eth.dst_mac, s->mask.eth.dst_mac, 6) &&

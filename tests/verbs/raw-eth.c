@@ -703,6 +703,63 @@ static void test_vlan_insert(struct raw_qp *rx)
 	ibv_destroy_qp(tx.qp);
 }
 
+/*
+ * A rule of one ETH specification that also names the source MAC (full
+ * mask) and the ethertype: mlx4_ib's parse_flow_attr() gives the
+ * hardware rule only the destination MAC and the VLAN (the other masks
+ * lie before LAST_ETH_FIELD, so FIELDS_NOT_SUPPORTED() passes them), so
+ * the rule is made, its frames arrive, and so do those from another
+ * source or of another ethertype.
+ */
+static void test_eth_fields(struct raw_qp *tx, struct raw_qp *rx)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 1, .port = rx->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth),
+			 .val.ether_type = htons(0x0800),
+			 .mask.ether_type = 0xffff },
+	};
+	static const uint8_t stranger[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct ibv_flow *flow;
+	struct ibv_wc wc;
+	int arrived = 0, slot;
+	size_t len;
+
+	memcpy(rule.eth.val.dst_mac, port_mac[rx->port], 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	memcpy(rule.eth.val.src_mac, port_mac[tx->port], 6);
+	memset(rule.eth.mask.src_mac, 0xff, 6);
+	flow = ibv_create_flow(rx->qp, &rule.attr);
+	check(flow != NULL, "a rule of destination MAC, source MAC (full mask) and ethertype IPv4 is made (%s)",
+	      flow ? "made" : strerror(errno));
+	if (!flow)
+		return;
+	for (int i = 0; i < 3; i++) {
+		len = build_frame(out, port_mac[rx->port],
+				  i == 1 ? stranger : port_mac[tx->port],
+				  6000, 64, 30 + i, true, false);
+		if (i == 2)
+			out[12] = 0x88, out[13] = 0xb5;	/* local experimental */
+		if (send_frame(tx, len, false))
+			continue;
+		slot = receive(rx, &wc);
+		if (slot >= 0 && wc.byte_len == len &&
+		    !memcmp(rx->buf + slot * FRAME_MAX, out, len))
+			arrived++;
+		if (slot >= 0)
+			post_recv_slot(rx, slot);
+	}
+	check(arrived == 3, "its frames arrive byte for byte, and those from another source or of another ethertype too (%d of 3)",
+	      arrived);
+	ibv_destroy_flow(flow);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_qp tx, rx_a, rx_b;
@@ -710,7 +767,7 @@ int main(int argc, char **argv)
 	struct ibv_flow *to_a, *to_b, *any, *high;
 	struct ibv_wc wc;
 	size_t len;
-	int slot, wrong = 0;
+	int slot = -1, wrong = 0;
 
 	ctx = open_first_device("raw-eth");
 	pd = ibv_alloc_pd(ctx);
@@ -810,6 +867,7 @@ int main(int argc, char **argv)
 		ibv_destroy_flow(any);
 
 	test_vlan_insert(&rx_b);
+	test_eth_fields(&tx, &rx_b);
 
 	/* Checksums: the adapter's, and its verdict on arrival. */
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
