@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Raw packet QPs on the simulator's Ethernet ports: frames sent by one QP
- * reach the QP whose flow rule matches them, byte for byte, and only it;
+ * reach the QP whose flow rule matches them, byte for byte, and only it,
+ * also when no port owns their destination MAC (the switch floods them);
  * rule priorities decide between rules that both match; the adapter fills
  * in the IPv4 and UDP/TCP checksums of IBV_SEND_IP_CSUM sends and reports
  * IBV_WC_IP_CSUM_OK for a frame whose checksums hold, and not for one
@@ -239,6 +240,19 @@ static int receive(struct raw_qp *r, struct ibv_wc *wc)
 		return -1;
 	return wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV ?
 	       (int)wc->wr_id : -1;
+}
+
+/* Whether @r receives the @len bytes at @f within 10 seconds, byte for byte. */
+static bool got(struct raw_qp *r, const uint8_t *f, size_t len)
+{
+	struct ibv_wc wc;
+	int slot = receive(r, &wc);
+	bool same = slot >= 0 && wc.byte_len == len &&
+		    !memcmp(r->buf + slot * FRAME_MAX, f, len);
+
+	if (slot >= 0)
+		post_recv_slot(r, slot);
+	return same;
 }
 
 static bool nothing_arrives(struct raw_qp *r)
@@ -704,6 +718,32 @@ static void test_vlan_insert(struct raw_qp *rx)
 }
 
 /*
+ * The rule of issue 29: one ETH specification of destination MAC @dst,
+ * source MAC @src under a full mask, and ethertype IPv4.
+ */
+static struct ibv_flow *eth_rule(struct raw_qp *r, const uint8_t dst[6],
+				 const uint8_t src[6])
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 1, .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth),
+			 .val.ether_type = htons(0x0800),
+			 .mask.ether_type = 0xffff },
+	};
+
+	memcpy(rule.eth.val.dst_mac, dst, 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	memcpy(rule.eth.val.src_mac, src, 6);
+	memset(rule.eth.mask.src_mac, 0xff, 6);
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/*
  * A rule of one ETH specification that also names the source MAC (full
  * mask) and the ethertype: mlx4_ib's parse_flow_attr() gives the
  * hardware rule only the destination MAC and the VLAN (the other masks
@@ -713,29 +753,13 @@ static void test_vlan_insert(struct raw_qp *rx)
  */
 static void test_eth_fields(struct raw_qp *tx, struct raw_qp *rx)
 {
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} __attribute__((packed)) rule = {
-		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
-			  .num_of_specs = 1, .port = rx->port },
-		.eth = { .type = IBV_FLOW_SPEC_ETH,
-			 .size = sizeof(struct ibv_flow_spec_eth),
-			 .val.ether_type = htons(0x0800),
-			 .mask.ether_type = 0xffff },
-	};
 	static const uint8_t stranger[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
 	struct ibv_flow *flow;
-	struct ibv_wc wc;
-	int arrived = 0, slot;
+	int arrived = 0;
 	size_t len;
 
-	memcpy(rule.eth.val.dst_mac, port_mac[rx->port], 6);
-	memset(rule.eth.mask.dst_mac, 0xff, 6);
-	memcpy(rule.eth.val.src_mac, port_mac[tx->port], 6);
-	memset(rule.eth.mask.src_mac, 0xff, 6);
-	flow = ibv_create_flow(rx->qp, &rule.attr);
+	flow = eth_rule(rx, port_mac[rx->port], port_mac[tx->port]);
 	check(flow != NULL, "a rule of destination MAC, source MAC (full mask) and ethertype IPv4 is made (%s)",
 	      flow ? "made" : strerror(errno));
 	if (!flow)
@@ -746,18 +770,77 @@ static void test_eth_fields(struct raw_qp *tx, struct raw_qp *rx)
 				  6000, 64, 30 + i, true, false);
 		if (i == 2)
 			out[12] = 0x88, out[13] = 0xb5;	/* local experimental */
-		if (send_frame(tx, len, false))
-			continue;
-		slot = receive(rx, &wc);
-		if (slot >= 0 && wc.byte_len == len &&
-		    !memcmp(rx->buf + slot * FRAME_MAX, out, len))
+		if (!send_frame(tx, len, false) && got(rx, out, len))
 			arrived++;
-		if (slot >= 0)
-			post_recv_slot(rx, slot);
 	}
 	check(arrived == 3, "its frames arrive byte for byte, and those from another source or of another ethertype too (%d of 3)",
 	      arrived);
 	ibv_destroy_flow(flow);
+}
+
+/*
+ * Frames to MACs that no port owns (issue 29).  The switch floods a
+ * unicast frame whose destination it has not learnt, and a port keeps it
+ * when one of its rules names the MAC: on another port, or on the
+ * sender's own (the adapter's loopback), as with a group MAC (rdma-core's
+ * tests steer their raw frames by 01:50:56:19:20:a7 between two QPs of
+ * one port).  A frame to a MAC that no rule names reaches no QP.  Once
+ * the switch has seen a MAC as a frame's source, frames to it go to that
+ * port only.
+ */
+static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
+			      struct raw_qp *rx_b)
+{
+	static const uint8_t made_up[6] = { 0x02, 0x5a, 0, 0, 0x29, 1 };
+	static const uint8_t made_up2[6] = { 0x02, 0x5a, 0, 0, 0x29, 2 };
+	static const uint8_t nobodys[6] = { 0x02, 0x5a, 0, 0, 0x29, 3 };
+	static const uint8_t moved[6] = { 0x02, 0x5a, 0, 0, 0x29, 4 };
+	static const uint8_t group[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+	const uint8_t *src = port_mac[tx->port];
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	uint8_t *out_b = rx_b->buf + RECV_SLOTS * FRAME_MAX;
+	struct ibv_flow *rule[5];
+	struct raw_qp lo;
+	size_t len;
+
+	make_raw_qp(&lo, tx->port);
+	rule[0] = eth_rule(rx_b, made_up, src);
+	len = build_frame(out, made_up, src, 4000, 64, 50, true, false);
+	check(rule[0] && !send_frame(tx, len, false) && got(rx_b, out, len) &&
+	      nothing_arrives(rx_a) && nothing_arrives(&lo),
+	      "a frame to a MAC no port owns reaches the rule naming it on another port, and no other QP");
+	rule[1] = eth_rule(&lo, made_up2, src);
+	len = build_frame(out, made_up2, src, 4000, 64, 51, true, false);
+	check(rule[1] && !send_frame(tx, len, false) && got(&lo, out, len) &&
+	      nothing_arrives(rx_b),
+	      "one whose rule is on the sender's own port reaches it there (the adapter's loopback)");
+	rule[2] = eth_rule(&lo, group, src);
+	len = build_frame(out, group, src, 4000, 64, 52, true, false);
+	check(rule[2] && !send_frame(tx, len, false) && got(&lo, out, len) &&
+	      nothing_arrives(rx_a) && nothing_arrives(rx_b),
+	      "so does a frame to a group MAC that a rule of the sender's port names");
+	len = build_frame(out, nobodys, src, 4000, 64, 53, true, false);
+	check(!send_frame(tx, len, false) && nothing_arrives(&lo) &&
+	      nothing_arrives(rx_a) && nothing_arrives(rx_b),
+	      "a frame to a MAC that no rule names reaches no QP");
+
+	/* Port 2 sends from @moved: the switch learns it there. */
+	len = build_frame(out_b, nobodys, moved, 4000, 64, 54, true, false);
+	rule[3] = eth_rule(&lo, moved, src);
+	rule[4] = eth_rule(rx_a, moved, src);
+	check(!send_frame(rx_b, len, false) && rule[3] && rule[4],
+	      "port 2 sends a frame from a made-up MAC");
+	len = build_frame(out, moved, src, 4000, 64, 55, true, false);
+	check(!send_frame(tx, len, false) && got(rx_a, out, len) &&
+	      nothing_arrives(&lo),
+	      "frames to that MAC then go to port 2 only: its rule there gets them, the one on the sender's port not");
+	for (int i = 0; i < 5; i++)
+		if (rule[i])
+			ibv_destroy_flow(rule[i]);
+	ibv_destroy_qp(lo.qp);
+	ibv_dereg_mr(lo.mr);
+	ibv_destroy_cq(lo.cq);
+	free(lo.buf);
 }
 
 int main(int argc, char **argv)
@@ -868,6 +951,7 @@ int main(int argc, char **argv)
 
 	test_vlan_insert(&rx_b);
 	test_eth_fields(&tx, &rx_b);
+	test_unknown_macs(&tx, &rx_a, &rx_b);
 
 	/* Checksums: the adapter's, and its verdict on arrival. */
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
