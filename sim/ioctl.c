@@ -40,9 +40,12 @@ struct attr_spec {
 	uint16_t min_len, max_len;
 };
 
-/* One call: the caller's attributes by id, and where they are. */
+/* One call: the caller's header and attributes by id, and where they are. */
 struct ioctl_call {
 	struct sim_ctx *ctx;
+	struct ib_uverbs_ioctl_hdr hdr;
+	bool hdr_read;
+	int nattrs_read;
 	uint64_t uattrs;	/* the caller's attribute array */
 	struct ib_uverbs_attr attrs[(IOCTL_MAX_LEN -
 				     sizeof(struct ib_uverbs_ioctl_hdr)) /
@@ -358,39 +361,64 @@ static int run_method(struct ioctl_call *call, const struct ioctl_method *m,
 	return m->handler(call);
 }
 
-/* ib_uverbs_ioctl() and ib_uverbs_cmd_verbs(), for the header at @addr. */
-static int verbs_ioctl(struct sim_ctx *ctx, uint64_t addr)
+/*
+ * ib_uverbs_ioctl() and ib_uverbs_cmd_verbs(), for the header at @addr:
+ * what was read of the header and attributes stays in @call for the trace
+ * (@hdr_read, @nattrs_read).
+ */
+static int verbs_ioctl(struct ioctl_call *call, uint64_t addr)
 {
-	static struct ioctl_call call;
+	struct ib_uverbs_ioctl_hdr *hdr = &call->hdr;
 	const struct ioctl_method *m;
-	struct ib_uverbs_ioctl_hdr hdr;
 
-	if (dma_read(ctx->pid, addr, &hdr, sizeof(hdr)))
+	if (dma_read(call->ctx->pid, addr, hdr, sizeof(*hdr)))
 		return -EFAULT;
-	if (hdr.length > IOCTL_MAX_LEN ||
-	    hdr.length != sizeof(hdr) + hdr.num_attrs * sizeof(hdr.attrs[0]))
+	call->hdr_read = true;
+	if (hdr->length > IOCTL_MAX_LEN ||
+	    hdr->length != sizeof(*hdr) + hdr->num_attrs * sizeof(hdr->attrs[0]))
 		return -EINVAL;
-	if (hdr.reserved1 || hdr.reserved2)
+	if (hdr->reserved1 || hdr->reserved2)
 		return -EPROTONOSUPPORT;
-	m = find_method(hdr.object_id, hdr.method_id);
+	/* The device's uapi is mlx4_ib's: ib_device_ops.driver_id */
+	if (hdr->driver_id != RDMA_DRIVER_MLX4)
+		return -EINVAL;
+	m = find_method(hdr->object_id, hdr->method_id);
 	if (!m)
 		return -EPROTONOSUPPORT;
-	call.ctx = ctx;
-	call.uattrs = addr + sizeof(hdr);
-	if (dma_read(ctx->pid, call.uattrs, call.attrs,
-		     hdr.num_attrs * sizeof(hdr.attrs[0])))
+	call->uattrs = addr + sizeof(*hdr);
+	if (dma_read(call->ctx->pid, call->uattrs, call->attrs,
+		     hdr->num_attrs * sizeof(hdr->attrs[0])))
 		return -EFAULT;
-	return run_method(&call, m, hdr.num_attrs);
+	call->nattrs_read = hdr->num_attrs;
+	return run_method(call, m, hdr->num_attrs);
+}
+
+/* Whether attribute @id of a method is a value in the attribute itself. */
+bool ioctl_attr_is_value(uint16_t object, uint16_t method, uint16_t id)
+{
+	const struct ioctl_method *m = find_method(object, method);
+
+	return m && id < METHOD_ATTRS && m->attrs[id].max_len &&
+	       m->attrs[id].kind != ATTR_PTR_OUT;
 }
 
 /* The request's payload: the ioctl's argument, the header's address. */
 int ioctl_request(struct sim_ctx *ctx, const void *payload, size_t len)
 {
+	static struct ioctl_call call;
 	uint64_t addr;
+	int err;
 
 	if (len != sizeof(addr))
 		return -EINVAL;
 	memcpy(&addr, payload, sizeof(addr));
 	sim.progress++;
-	return verbs_ioctl(ctx, addr);
+	memset(&call.hdr, 0, sizeof(call.hdr));
+	call.ctx = ctx;
+	call.hdr_read = false;
+	call.nattrs_read = 0;
+	err = verbs_ioctl(&call, addr);
+	TRACE(trace_ioctl(ctx, call.hdr_read ? &call.hdr : NULL, call.attrs,
+			  call.nattrs_read, err));
+	return err;
 }
