@@ -155,6 +155,27 @@ static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
 }
 
 /*
+ * The IPv4 header checksum of @ip, and the TCP or UDP (@proto) checksum,
+ * at @at in the @l4_len bytes at @l4, over the pseudo-header and them.
+ */
+static void fill_sums(uint8_t *ip, uint8_t *l4, uint8_t proto,
+		      size_t l4_len, size_t at)
+{
+	uint32_t pseudo;
+	uint16_t sum;
+
+	ip[10] = ip[11] = 0;
+	sum = csum16(ip, 20, 0);
+	ip[10] = sum >> 8, ip[11] = sum;
+	pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
+		 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
+		 proto + l4_len;
+	l4[at] = l4[at + 1] = 0;
+	sum = csum16(l4, l4_len, pseudo);
+	l4[at] = sum >> 8, l4[at + 1] = sum;
+}
+
+/*
  * An Ethernet + IPv4 + UDP frame of @payload bytes to @dst from @src, UDP
  * port @dport; the payload's bytes say which frame it is (@tag).  With
  * @good_sums the checksums are computed here, else left zero (for the
@@ -166,8 +187,6 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
 			  bool bad_sums)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20, *data = udp + 8;
-	uint32_t pseudo;
-	uint16_t sum;
 
 	memcpy(f, dst, 6);
 	memcpy(f + 6, src, 6);
@@ -187,17 +206,10 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
 	udp[6] = udp[7] = 0;
 	for (size_t i = 0; i < payload; i++)
 		data[i] = (uint8_t)(tag * 7 + i * 13 + (i >> 8));
-	if (good_sums || bad_sums) {
-		sum = csum16(ip, 20, 0);
-		ip[10] = sum >> 8, ip[11] = sum;
-		pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
-			 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
-			 17 + 8 + payload;
-		sum = csum16(udp, 8 + payload, pseudo);
-		udp[6] = sum >> 8, udp[7] = sum;
-		if (bad_sums)
-			udp[7] ^= 0x5a;
-	}
+	if (good_sums || bad_sums)
+		fill_sums(ip, udp, 17, 8 + payload, 6);
+	if (bad_sums)
+		udp[7] ^= 0x5a;
 	return 14 + 20 + 8 + payload;
 }
 
@@ -718,6 +730,48 @@ static void test_vlan_insert(struct raw_qp *rx)
 }
 
 /*
+ * A TCP segment in IPv4 to port 2, its checksums good or, with @bad, the
+ * TCP one wrong: the receiver reports IBV_WC_IP_CSUM_OK for the first
+ * only (the adapter checks TCP as it does UDP).
+ */
+static void test_tcp_checksums(struct raw_qp *tx, struct raw_qp *rx)
+{
+	uint8_t *f = tx->buf + RECV_SLOTS * FRAME_MAX, *ip = f + 14;
+	uint8_t *tcp = ip + 20;
+	struct ibv_flow *flow = steer(rx, port_mac[rx->port], 0, 3);
+	size_t payload = 100, len = 14 + 20 + 20 + payload;
+	struct ibv_wc wc;
+	int slot, ok[2] = { 0, 0 };
+
+	for (int bad = 0; bad < 2; bad++) {
+		len = build_frame(f, port_mac[rx->port], port_mac[tx->port],
+				  4000, payload + 12, 60 + bad, false, false);
+		ip[2] = (20 + 20 + payload) >> 8, ip[3] = 20 + 20 + payload;
+		ip[9] = 6;
+		memset(tcp, 0, 20);
+		tcp[0] = 0x30, tcp[1] = 0x39;		/* 12345 to 80 */
+		tcp[3] = 80;
+		tcp[7] = 1;				/* sequence 1 */
+		tcp[12] = 5 << 4;			/* 5 words */
+		tcp[13] = 0x18;				/* PSH, ACK */
+		tcp[14] = 0xff, tcp[15] = 0xff;		/* window */
+		fill_sums(ip, tcp, 6, 20 + payload, 16);
+		tcp[17] ^= bad ? 0x5a : 0;
+		if (!flow || send_frame(tx, len, false))
+			continue;
+		slot = receive(rx, &wc);
+		ok[bad] = slot >= 0 && wc.byte_len == len &&
+			  !!(wc.wc_flags & IBV_WC_IP_CSUM_OK) == !bad;
+		if (slot >= 0)
+			post_recv_slot(rx, slot);
+	}
+	check(ok[0], "a TCP segment whose checksums hold: IBV_WC_IP_CSUM_OK");
+	check(ok[1], "a TCP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
+	if (flow)
+		ibv_destroy_flow(flow);
+}
+
+/*
  * The rule of issue 29: one ETH specification of destination MAC @dst,
  * source MAC @src under a full mask, and ethertype IPv4.
  */
@@ -963,8 +1017,12 @@ int main(int argc, char **argv)
 	if (slot >= 0) {
 		uint8_t *f = rx_a.buf + slot * FRAME_MAX;
 
-		check(csum16(f + 14, 20, 0) == 0 && (f[40] | f[41]),
-		      "the frame arrives with a valid IPv4 header checksum and a UDP checksum");
+		build_frame(expect, port_mac[2], port_mac[1], 4000, 333, 11,
+			    true, false);
+		check(!memcmp(f, expect, len),
+		      "the frame arrives with the IPv4 header and UDP checksums computed here (%02x%02x %02x%02x, want %02x%02x %02x%02x)",
+		      f[24], f[25], f[40], f[41], expect[24], expect[25],
+		      expect[40], expect[41]);
 		post_recv_slot(&rx_a, slot);
 	}
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 12, false,
@@ -975,6 +1033,16 @@ int main(int argc, char **argv)
 	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
 	if (slot >= 0)
 		post_recv_slot(&rx_a, slot);
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 13, true,
+			  false);
+	out[24] ^= 0x5a;		/* the IPv4 header's checksum */
+	check(!send_frame(&tx, len, false) &&
+	      (slot = receive(&rx_a, &wc)) >= 0 &&
+	      !(wc.wc_flags & IBV_WC_IP_CSUM_OK),
+	      "an IPv4 header checksum that does not hold (UDP's does): no IBV_WC_IP_CSUM_OK");
+	if (slot >= 0)
+		post_recv_slot(&rx_a, slot);
+	test_tcp_checksums(&tx, &rx_b);
 
 	test_rss(&tx);
 	/* The two providers differ here: not for the differential trace. */
