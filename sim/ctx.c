@@ -531,6 +531,9 @@ int ctx_handle_request(struct sim_ctx *ctx)
 	case MLX4SIM_OP_EVENT:
 		n = handle_event(ctx, req->arg, payload, len);
 		break;
+	case MLX4SIM_OP_IOCTL:
+		n = reply_errno(ctx, ioctl_request(ctx, payload, len));
+		break;
 	default:
 		n = reply_errno(ctx, -EINVAL);
 	}

@@ -6,7 +6,7 @@ sim_mlx4simd_SOURCES = \
 	sim/protocol.h sim/list.h \
 	sim/table.h sim/table.c \
 	sim/main.c sim/strict.c sim/subnet.c sim/ether.c sim/sysfs.c sim/dma.c \
-	sim/ctx.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
+	sim/ctx.c sim/ioctl.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
 	sim/qp.c sim/srq.c sim/wq.c \
 	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \
 	sim/trace.c sim/pcap.c sim/raw.c sim/rss.c sim/fault.c sim/flight.c

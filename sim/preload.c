@@ -5,10 +5,10 @@
  *
  * It stands at the system calls a process makes on /dev/infiniband: the
  * device files exist (stat, open, fstat), write() carries uverbs commands
- * to the daemon and their responses back, ioctl() answers ENOTTY (so
- * libibverbs uses the write interface), mmap() maps the pages the daemon
- * shares, and reads of the event files the commands created return their
- * events.  RDMA netlink is absent, so libibverbs reads the simulated sysfs
+ * to the daemon and their responses back, and ioctl() the verbs ioctl
+ * (the daemon serves the methods the write interface lacks), mmap() maps
+ * the pages the daemon shares, and reads of the event files the commands
+ * created return their events.  RDMA netlink is absent, so libibverbs reads the simulated sysfs
  * tree (SYSFS_PATH).  Every other call passes through untouched.
  */
 #define _GNU_SOURCE
@@ -38,6 +38,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>	/* RDMA_VERBS_IOCTL */
 #include <infiniband/verbs.h>	/* IBV_EVENT_*: the kernel's ib_event_type */
 
 #include "protocol.h"
@@ -839,9 +840,7 @@ EXPORT int fstat(int fd, struct stat *st)
 }
 
 EXPORT int fstat64(int fd, struct stat64 *st)
-{
-	return fstat_common(fd, (struct stat *)st);
-}
+	__attribute__((alias("fstat")));
 
 static int fstatat_common(int dirfd, const char *path, struct stat *st,
 			  int flags)
@@ -864,9 +863,7 @@ EXPORT int stat(const char *path, struct stat *st)
 }
 
 EXPORT int stat64(const char *path, struct stat64 *st)
-{
-	return fstatat_common(AT_FDCWD, path, (struct stat *)st, 0);
-}
+	__attribute__((alias("stat")));
 
 EXPORT int lstat(const char *path, struct stat *st)
 {
@@ -874,10 +871,7 @@ EXPORT int lstat(const char *path, struct stat *st)
 }
 
 EXPORT int lstat64(const char *path, struct stat64 *st)
-{
-	return fstatat_common(AT_FDCWD, path, (struct stat *)st,
-			      AT_SYMLINK_NOFOLLOW);
-}
+	__attribute__((alias("lstat")));
 
 EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
@@ -886,9 +880,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st,
 		     int flags)
-{
-	return fstatat_common(dirfd, path, (struct stat *)st, flags);
-}
+	__attribute__((alias("fstatat")));
 
 static void statx_of(const struct stat *st, struct statx *stx)
 {
@@ -1631,19 +1623,27 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 /* ioctl, mmap                                                         */
 /* ------------------------------------------------------------------ */
 
+/* RDMA_VERBS_IOCTL: the daemon reads the header at @arg here (ioctl.c). */
 EXPORT int ioctl(int fd, unsigned long request, ...)
 {
+	struct mlx4sim_reply reply;
+	struct fd_entry *e;
+	uint64_t arg;
 	va_list ap;
-	void *arg;
+	int err, unused;
 
 	va_start(ap, request);
-	arg = va_arg(ap, void *);
+	arg = (uintptr_t)va_arg(ap, void *);
 	va_end(ap);
 	init();
-	/* The write interface only, as on kernels without uverbs ioctl. */
-	if (fd_lookup(fd) && !is_dev_dir_fd(fd))
+	e = fd_lookup(fd);
+	if (!e || e->kind == FD_DEV_DIR)
+		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
+	if (e->kind != FD_UVERBS || request != RDMA_VERBS_IOCTL)
 		return fail(-ENOTTY);
-	return real.ioctl(fd, request, arg);
+	err = transact(e->conn, MLX4SIM_OP_IOCTL, 0, &arg, sizeof(arg),
+		       &reply, NULL, 0, &unused);
+	return err || reply.ret ? fail(err ?: reply.ret) : 0;
 }
 
 static void *uverbs_mmap(struct fd_entry *e, void *addr, size_t len, int prot,

@@ -47,6 +47,13 @@ enum mlx4sim_op {
 	 * opened a device can never make it, nor a control one open one.
 	 */
 	MLX4SIM_OP_FAULT	= 5,
+	/*
+	 * An ioctl(2) with RDMA_VERBS_IOCTL; the payload is its argument,
+	 * the address of the caller's struct ib_uverbs_ioctl_hdr (a
+	 * uint64_t), which the daemon reads, with the attributes, from
+	 * the process's memory, and writes the outputs to.
+	 */
+	MLX4SIM_OP_IOCTL	= 6,
 };
 
 struct mlx4sim_request {
@@ -119,10 +126,10 @@ struct mlx4sim_fault_counts {
 
 struct mlx4sim_reply {
 	/*
-	 * OPEN: 0 or -errno.  WRITE: the byte count write(2) returns, or
-	 * -errno.  MMAP: the page offset to map in the passed file, or
-	 * -errno.  EVENT: the event's size (its bytes follow), 0 when the
-	 * event the token stood for is gone, or -errno.
+	 * OPEN, IOCTL: 0 or -errno.  WRITE: the byte count write(2)
+	 * returns, or -errno.  MMAP: the page offset to map in the passed
+	 * file, or -errno.  EVENT: the event's size (its bytes follow), 0
+	 * when the event the token stood for is gone, or -errno.
 	 */
 	int32_t ret;
 	/* WRITE: bytes that follow, to be copied to the command's response. */

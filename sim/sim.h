@@ -583,6 +583,10 @@ bool lid_is_multicast(uint16_t lid);
 int sysfs_create(const char *root);
 void sysfs_port_state(const struct sim_port *port);
 
+/* ioctl.c: the uverbs ioctl; 0 or -errno */
+int ioctl_request(struct sim_ctx *ctx, const void *payload, size_t len);
+bool ioctl_attr_is_value(uint16_t object, uint16_t method, uint16_t id);
+
 /* fault.c: faults on demand (mlx4sim fault) */
 enum fault_action {
 	FAULT_NONE,
@@ -792,6 +796,11 @@ void trace_open_file(const struct sim_ctx *ctx, uint32_t index);
 void trace_close_file(const struct sim_ctx *ctx);
 struct sim_cmd;
 void trace_command(const struct sim_cmd *cmd, int err);
+struct ib_uverbs_ioctl_hdr;
+struct ib_uverbs_attr;
+void trace_ioctl(const struct sim_ctx *ctx,
+		 const struct ib_uverbs_ioctl_hdr *hdr,
+		 const struct ib_uverbs_attr *attrs, int nattrs, int err);
 void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value);
 void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
 		       uint32_t word1);

@@ -12,6 +12,14 @@
  *                                  a uverbs command: the sizes of the core
  *                                  request and response, then the core's
  *                                  and the driver's data both ways
+ *   ioctl OBJECT.METHOD len=N drv=D attrs=ID:LEN[/FLAGS][=HEX],... ret=R
+ *                                  a verbs ioctl: the header's length and
+ *                                  driver id, each attribute read (a value
+ *                                  the method takes in the attribute, in
+ *                                  hex; no address), what it returned;
+ *                                  "ioctl unreadable" when the header
+ *                                  could not be read; a method the daemon
+ *                                  does not serve is OBJECT_ID.METHOD_ID
  *   db uar send=VALUE              the send doorbell register
  *   db uar cq=WORD0,WORD1          the CQ doorbell register
  *   bf uar+OFFSET wqe=SEGMENTS     a BlueFlame write, with its bytes
@@ -33,6 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "opcode.h"
 #include "uverbs.h"
@@ -156,6 +167,42 @@ void trace_command(const struct sim_cmd *cmd, int err)
 	fputs(" drv_out=", sim_trace);
 	hex(cmd->drv_out, err ? 0 : cmd->drv_out_len);
 	fputc('\n', sim_trace);
+}
+
+/* A verbs ioctl: what was read of it (@hdr NULL: nothing), and its errno. */
+void trace_ioctl(const struct sim_ctx *ctx,
+		 const struct ib_uverbs_ioctl_hdr *hdr,
+		 const struct ib_uverbs_attr *attrs, int nattrs, int err)
+{
+	fprintf(sim_trace, "p%d ioctl ", (int)ctx->pid);
+	if (!hdr) {
+		fprintf(sim_trace, "unreadable ret=%d\n", err);
+		return;
+	}
+	if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
+	    hdr->method_id == UVERBS_METHOD_QUERY_GID_TABLE)
+		fputs("DEVICE.QUERY_GID_TABLE", sim_trace);
+	else if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
+		 hdr->method_id == UVERBS_METHOD_QUERY_GID_ENTRY)
+		fputs("DEVICE.QUERY_GID_ENTRY", sim_trace);
+	else
+		fprintf(sim_trace, "%u.%u", hdr->object_id, hdr->method_id);
+	fprintf(sim_trace, " len=%u drv=%u attrs=", hdr->length,
+		hdr->driver_id);
+	for (int i = 0; i < nattrs; i++) {
+		const struct ib_uverbs_attr *a = &attrs[i];
+
+		fprintf(sim_trace, "%s%u:%u", i ? "," : "", a->attr_id, a->len);
+		if (a->flags)
+			fprintf(sim_trace, "/%x", a->flags);
+		if (a->len <= sizeof(a->data) &&
+		    ioctl_attr_is_value(hdr->object_id, hdr->method_id,
+					a->attr_id)) {
+			fputc('=', sim_trace);
+			hex(&a->data, a->len);
+		}
+	}
+	fprintf(sim_trace, " ret=%d\n", err);
 }
 
 /* ------------------------------------------------------------------ */

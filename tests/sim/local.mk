@@ -13,6 +13,7 @@ EXTRA_DIST += tests/sim/sim-strict.tap
 
 # Clients that lie in their requests and pages harm no other client.
 check_PROGRAMS += tests/sim/sim-hostile
+tests_sim_sim_hostile_LDADD = -libverbs
 TESTS += tests/sim/sim-hostile.tap
 EXTRA_DIST += tests/sim/sim-hostile.tap
 

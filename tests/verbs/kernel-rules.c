@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -647,6 +648,153 @@ static int raw_query_qp_caps(void)
 	return ret;
 }
 
+/* ------------------------------------------------------------------ */
+/* GIDs: the verbs ioctl's QUERY_GID_TABLE and QUERY_GID_ENTRY         */
+/* ------------------------------------------------------------------ */
+
+/* A file of a port's GID entry in sysfs (its first line); "" if none. */
+static void gid_file(uint8_t port, const char *dir, int index, char *buf,
+		     size_t len)
+{
+	const char *root = getenv("SYSFS_PATH");
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/%s/%d",
+		 root ? root : "/sys", ibv_get_device_name(ctx->device),
+		 port, dir, index);
+	buf[0] = 0;
+	f = fopen(path, "r");
+	if (f && !fgets(buf, len, f))
+		buf[0] = 0;
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * The entry sysfs shows for GID @index of @port, where the kernel writes
+ * the same GID cache the ioctl reads; false for an empty entry.
+ */
+static bool sysfs_gid(uint8_t port, int index, struct ibv_gid_entry *e)
+{
+	static const uint8_t zero[16];
+	char text[64];
+	unsigned int w[8];
+
+	memset(e, 0, sizeof(*e));
+	gid_file(port, "gids", index, text, sizeof(text));
+	if (sscanf(text, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2],
+		   &w[3], &w[4], &w[5], &w[6], &w[7]) != 8)
+		return false;
+	for (int i = 0; i < 8; i++) {
+		e->gid.raw[2 * i] = w[i] >> 8;
+		e->gid.raw[2 * i + 1] = w[i];
+	}
+	if (!memcmp(e->gid.raw, zero, sizeof(zero)))
+		return false;
+	e->gid_index = index;
+	e->port_num = port;
+	gid_file(port, "gid_attrs/types", index, text, sizeof(text));
+	e->gid_type = !strcmp(text, "RoCE v2") ? IBV_GID_TYPE_ROCE_V2 :
+		      *text ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_IB;
+	gid_file(port, "gid_attrs/ndevs", index, text, sizeof(text));
+	e->ndev_ifindex = *text ? if_nametoindex(text) : 0;
+	return true;
+}
+
+static bool same_entry(const struct ibv_gid_entry *a,
+		       const struct ibv_gid_entry *b)
+{
+	return !memcmp(a->gid.raw, b->gid.raw, 16) &&
+	       a->gid_index == b->gid_index && a->port_num == b->port_num &&
+	       a->gid_type == b->gid_type &&
+	       a->ndev_ifindex == b->ndev_ifindex;
+}
+
+#define GIDS_MAX	256	/* two ports of 128 */
+
+/* Every port's entries, in order, as sysfs shows them. */
+static int sysfs_gid_table(struct ibv_gid_entry *e)
+{
+	struct ibv_port_attr attr;
+	int n = 0;
+
+	for (uint8_t p = 1; p <= dev.phys_port_cnt; p++) {
+		if (ibv_query_port(ctx, p, &attr))
+			return -1;
+		for (int i = 0; i < attr.gid_tbl_len && n < GIDS_MAX; i++)
+			n += sysfs_gid(p, i, &e[n]);
+	}
+	return n;
+}
+
+/* ERANGE when the table differs from sysfs, the errno when refused. */
+static int gid_table_whole(void)
+{
+	struct ibv_gid_entry want[GIDS_MAX], got[GIDS_MAX];
+	int n = sysfs_gid_table(want);
+	ssize_t ret = ibv_query_gid_table(ctx, got, GIDS_MAX, 0);
+
+	if (ret < 0)
+		return -ret;
+	if (n < 1 || ret != n)
+		return ERANGE;
+	for (int i = 0; i < n; i++)
+		if (!same_entry(&want[i], &got[i]) ||
+		    (ethernet && want[i].port_num == 1 && !got[i].ndev_ifindex))
+			return ERANGE;
+	return 0;
+}
+
+static int gid_table_short(void)
+{
+	struct ibv_gid_entry want[GIDS_MAX], got[GIDS_MAX];
+	int n = sysfs_gid_table(want);
+	ssize_t ret = ibv_query_gid_table(ctx, got, n - 1, 0);
+
+	return n < 1 ? -1 : ret < 0 ? -ret : 0;
+}
+
+static int gid_entry_first(void)
+{
+	struct ibv_gid_entry want, got;
+	int ret;
+
+	if (!sysfs_gid(1, 0, &want))
+		return -1;
+	ret = ibv_query_gid_ex(ctx, 1, 0, &got, 0);
+	return ret ? ret : same_entry(&want, &got) ? 0 : ERANGE;
+}
+
+/* The first index of port 1 that sysfs shows empty. */
+static int gid_entry_empty(void)
+{
+	struct ibv_gid_entry e;
+	int i = 0;
+
+	while (i < GIDS_MAX && sysfs_gid(1, i, &e))
+		i++;
+	return ibv_query_gid_ex(ctx, 1, i, &e, 0);
+}
+
+static int gid_entry_past_table(void)
+{
+	struct ibv_port_attr attr;
+	struct ibv_gid_entry e;
+
+	if (ibv_query_port(ctx, 1, &attr))
+		return -1;
+	return ibv_query_gid_ex(ctx, 1, attr.gid_tbl_len, &e, 0);
+}
+
+static int gid_entry_flags(void)
+{
+	struct ibv_gid_entry e;
+
+	return ibv_query_gid_ex(ctx, 1, 0, &e, 1);
+}
+
 #define NOT_APPLICABLE	(-2)
 
 /*
@@ -717,6 +865,18 @@ static const struct rule rules[] = {
 	{ "WQ from ERR back to RDY", "mlx4_ib_modify_wq",
 	  EINVAL, wq_err_to_rdy },
 	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset },
+	{ "GID table: every port's entries, as sysfs shows them",
+	  "rdma_query_gid_table", 0, gid_table_whole },
+	{ "GID table one entry short", "rdma_query_gid_table",
+	  EINVAL, gid_table_short },
+	{ "GID entry 0 of port 1, as sysfs shows it",
+	  "UVERBS_METHOD_QUERY_GID_ENTRY", 0, gid_entry_first },
+	{ "GID entry of an empty index", "rdma_get_gid_attr",
+	  ENODATA, gid_entry_empty },
+	{ "GID entry at gid_tbl_len", "rdma_get_gid_attr",
+	  EINVAL, gid_entry_past_table },
+	{ "GID entry with a flag", "uverbs_get_flags32",
+	  EINVAL, gid_entry_flags },
 	{ "close an XRC domain an SRQ uses", "uverbs_free_xrcd",
 	  EBUSY, close_xrcd_with_srq },
 	{ "close an XRC domain a target QP uses", "uverbs_free_xrcd",

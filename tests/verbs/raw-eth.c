@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Raw packet QPs on the simulator's Ethernet ports: frames sent by one QP
- * reach the QP whose flow rule matches them, byte for byte, and only it;
+ * reach the QP whose flow rule matches them, byte for byte, and only it,
+ * also when no port owns their destination MAC (the switch floods them);
  * rule priorities decide between rules that both match; the adapter fills
  * in the IPv4 and UDP/TCP checksums of IBV_SEND_IP_CSUM sends and reports
  * IBV_WC_IP_CSUM_OK for a frame whose checksums hold, and not for one
@@ -154,6 +155,27 @@ static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
 }
 
 /*
+ * The IPv4 header checksum of @ip, and the TCP or UDP (@proto) checksum,
+ * at @at in the @l4_len bytes at @l4, over the pseudo-header and them.
+ */
+static void fill_sums(uint8_t *ip, uint8_t *l4, uint8_t proto,
+		      size_t l4_len, size_t at)
+{
+	uint32_t pseudo;
+	uint16_t sum;
+
+	ip[10] = ip[11] = 0;
+	sum = csum16(ip, 20, 0);
+	ip[10] = sum >> 8, ip[11] = sum;
+	pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
+		 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
+		 proto + l4_len;
+	l4[at] = l4[at + 1] = 0;
+	sum = csum16(l4, l4_len, pseudo);
+	l4[at] = sum >> 8, l4[at + 1] = sum;
+}
+
+/*
  * An Ethernet + IPv4 + UDP frame of @payload bytes to @dst from @src, UDP
  * port @dport; the payload's bytes say which frame it is (@tag).  With
  * @good_sums the checksums are computed here, else left zero (for the
@@ -165,8 +187,6 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
 			  bool bad_sums)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20, *data = udp + 8;
-	uint32_t pseudo;
-	uint16_t sum;
 
 	memcpy(f, dst, 6);
 	memcpy(f + 6, src, 6);
@@ -186,17 +206,10 @@ static size_t build_frame(uint8_t *f, const uint8_t dst[6],
 	udp[6] = udp[7] = 0;
 	for (size_t i = 0; i < payload; i++)
 		data[i] = (uint8_t)(tag * 7 + i * 13 + (i >> 8));
-	if (good_sums || bad_sums) {
-		sum = csum16(ip, 20, 0);
-		ip[10] = sum >> 8, ip[11] = sum;
-		pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
-			 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
-			 17 + 8 + payload;
-		sum = csum16(udp, 8 + payload, pseudo);
-		udp[6] = sum >> 8, udp[7] = sum;
-		if (bad_sums)
-			udp[7] ^= 0x5a;
-	}
+	if (good_sums || bad_sums)
+		fill_sums(ip, udp, 17, 8 + payload, 6);
+	if (bad_sums)
+		udp[7] ^= 0x5a;
 	return 14 + 20 + 8 + payload;
 }
 
@@ -239,6 +252,19 @@ static int receive(struct raw_qp *r, struct ibv_wc *wc)
 		return -1;
 	return wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV ?
 	       (int)wc->wr_id : -1;
+}
+
+/* Whether @r receives the @len bytes at @f within 10 seconds, byte for byte. */
+static bool got(struct raw_qp *r, const uint8_t *f, size_t len)
+{
+	struct ibv_wc wc;
+	int slot = receive(r, &wc);
+	bool same = slot >= 0 && wc.byte_len == len &&
+		    !memcmp(r->buf + slot * FRAME_MAX, f, len);
+
+	if (slot >= 0)
+		post_recv_slot(r, slot);
+	return same;
 }
 
 static bool nothing_arrives(struct raw_qp *r)
@@ -712,6 +738,174 @@ static void test_vlan_insert(struct raw_qp *rx)
 	ibv_destroy_qp(tx.qp);
 }
 
+/*
+ * A TCP segment in IPv4 to port 2, its checksums good or, with @bad, the
+ * TCP one wrong: the receiver reports IBV_WC_IP_CSUM_OK for the first
+ * only (the adapter checks TCP as it does UDP).
+ */
+static void test_tcp_checksums(struct raw_qp *tx, struct raw_qp *rx)
+{
+	uint8_t *f = tx->buf + RECV_SLOTS * FRAME_MAX, *ip = f + 14;
+	uint8_t *tcp = ip + 20;
+	struct ibv_flow *flow = steer(rx, port_mac[rx->port], 0, 3);
+	size_t payload = 100, len = 14 + 20 + 20 + payload;
+	struct ibv_wc wc;
+	int slot, ok[2] = { 0, 0 };
+
+	for (int bad = 0; bad < 2; bad++) {
+		len = build_frame(f, port_mac[rx->port], port_mac[tx->port],
+				  4000, payload + 12, 60 + bad, false, false);
+		ip[2] = (20 + 20 + payload) >> 8, ip[3] = 20 + 20 + payload;
+		ip[9] = 6;
+		memset(tcp, 0, 20);
+		tcp[0] = 0x30, tcp[1] = 0x39;		/* 12345 to 80 */
+		tcp[3] = 80;
+		tcp[7] = 1;				/* sequence 1 */
+		tcp[12] = 5 << 4;			/* 5 words */
+		tcp[13] = 0x18;				/* PSH, ACK */
+		tcp[14] = 0xff, tcp[15] = 0xff;		/* window */
+		fill_sums(ip, tcp, 6, 20 + payload, 16);
+		tcp[17] ^= bad ? 0x5a : 0;
+		if (!flow || send_frame(tx, len, false))
+			continue;
+		slot = receive(rx, &wc);
+		ok[bad] = slot >= 0 && wc.byte_len == len &&
+			  !!(wc.wc_flags & IBV_WC_IP_CSUM_OK) == !bad;
+		if (slot >= 0)
+			post_recv_slot(rx, slot);
+	}
+	check(ok[0], "a TCP segment whose checksums hold: IBV_WC_IP_CSUM_OK");
+	check(ok[1], "a TCP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
+	if (flow)
+		ibv_destroy_flow(flow);
+}
+
+/*
+ * The rule of issue 29: one ETH specification of destination MAC @dst,
+ * source MAC @src under a full mask, and ethertype IPv4.
+ */
+static struct ibv_flow *eth_rule(struct raw_qp *r, const uint8_t dst[6],
+				 const uint8_t src[6])
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 1, .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth),
+			 .val.ether_type = htons(0x0800),
+			 .mask.ether_type = 0xffff },
+	};
+
+	memcpy(rule.eth.val.dst_mac, dst, 6);
+	memset(rule.eth.mask.dst_mac, 0xff, 6);
+	memcpy(rule.eth.val.src_mac, src, 6);
+	memset(rule.eth.mask.src_mac, 0xff, 6);
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/*
+ * A rule of one ETH specification that also names the source MAC (full
+ * mask) and the ethertype: mlx4_ib's parse_flow_attr() gives the
+ * hardware rule only the destination MAC and the VLAN (the other masks
+ * lie before LAST_ETH_FIELD, so FIELDS_NOT_SUPPORTED() passes them), so
+ * the rule is made, its frames arrive, and so do those from another
+ * source or of another ethertype.
+ */
+static void test_eth_fields(struct raw_qp *tx, struct raw_qp *rx)
+{
+	static const uint8_t stranger[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct ibv_flow *flow;
+	int arrived = 0;
+	size_t len;
+
+	flow = eth_rule(rx, port_mac[rx->port], port_mac[tx->port]);
+	check(flow != NULL, "a rule of destination MAC, source MAC (full mask) and ethertype IPv4 is made (%s)",
+	      flow ? "made" : strerror(errno));
+	if (!flow)
+		return;
+	for (int i = 0; i < 3; i++) {
+		len = build_frame(out, port_mac[rx->port],
+				  i == 1 ? stranger : port_mac[tx->port],
+				  6000, 64, 30 + i, true, false);
+		if (i == 2)
+			out[12] = 0x88, out[13] = 0xb5;	/* local experimental */
+		if (!send_frame(tx, len, false) && got(rx, out, len))
+			arrived++;
+	}
+	check(arrived == 3, "its frames arrive byte for byte, and those from another source or of another ethertype too (%d of 3)",
+	      arrived);
+	ibv_destroy_flow(flow);
+}
+
+/*
+ * Frames to MACs that no port owns (issue 29).  The switch floods a
+ * unicast frame whose destination it has not learnt, and a port keeps it
+ * when one of its rules names the MAC: on another port, or on the
+ * sender's own (the adapter's loopback), as with a group MAC (rdma-core's
+ * tests steer their raw frames by 01:50:56:19:20:a7 between two QPs of
+ * one port).  A frame to a MAC that no rule names reaches no QP.  Once
+ * the switch has seen a MAC as a frame's source, frames to it go to that
+ * port only.
+ */
+static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
+			      struct raw_qp *rx_b)
+{
+	static const uint8_t made_up[6] = { 0x02, 0x5a, 0, 0, 0x29, 1 };
+	static const uint8_t made_up2[6] = { 0x02, 0x5a, 0, 0, 0x29, 2 };
+	static const uint8_t nobodys[6] = { 0x02, 0x5a, 0, 0, 0x29, 3 };
+	static const uint8_t moved[6] = { 0x02, 0x5a, 0, 0, 0x29, 4 };
+	static const uint8_t group[6] = { 0x01, 0x50, 0x56, 0x19, 0x20, 0xa7 };
+	const uint8_t *src = port_mac[tx->port];
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	uint8_t *out_b = rx_b->buf + RECV_SLOTS * FRAME_MAX;
+	struct ibv_flow *rule[5];
+	struct raw_qp lo;
+	size_t len;
+
+	make_raw_qp(&lo, tx->port);
+	rule[0] = eth_rule(rx_b, made_up, src);
+	len = build_frame(out, made_up, src, 4000, 64, 50, true, false);
+	check(rule[0] && !send_frame(tx, len, false) && got(rx_b, out, len) &&
+	      nothing_arrives(rx_a) && nothing_arrives(&lo),
+	      "a frame to a MAC no port owns reaches the rule naming it on another port, and no other QP");
+	rule[1] = eth_rule(&lo, made_up2, src);
+	len = build_frame(out, made_up2, src, 4000, 64, 51, true, false);
+	check(rule[1] && !send_frame(tx, len, false) && got(&lo, out, len) &&
+	      nothing_arrives(rx_b),
+	      "one whose rule is on the sender's own port reaches it there (the adapter's loopback)");
+	rule[2] = eth_rule(&lo, group, src);
+	len = build_frame(out, group, src, 4000, 64, 52, true, false);
+	check(rule[2] && !send_frame(tx, len, false) && got(&lo, out, len) &&
+	      nothing_arrives(rx_a) && nothing_arrives(rx_b),
+	      "so does a frame to a group MAC that a rule of the sender's port names");
+	len = build_frame(out, nobodys, src, 4000, 64, 53, true, false);
+	check(!send_frame(tx, len, false) && nothing_arrives(&lo) &&
+	      nothing_arrives(rx_a) && nothing_arrives(rx_b),
+	      "a frame to a MAC that no rule names reaches no QP");
+
+	/* Port 2 sends from @moved: the switch learns it there. */
+	len = build_frame(out_b, nobodys, moved, 4000, 64, 54, true, false);
+	rule[3] = eth_rule(&lo, moved, src);
+	rule[4] = eth_rule(rx_a, moved, src);
+	check(!send_frame(rx_b, len, false) && rule[3] && rule[4],
+	      "port 2 sends a frame from a made-up MAC");
+	len = build_frame(out, moved, src, 4000, 64, 55, true, false);
+	check(!send_frame(tx, len, false) && got(rx_a, out, len) &&
+	      nothing_arrives(&lo),
+	      "frames to that MAC then go to port 2 only: its rule there gets them, the one on the sender's port not");
+	for (int i = 0; i < 5; i++)
+		if (rule[i])
+			ibv_destroy_flow(rule[i]);
+	ibv_destroy_qp(lo.qp);
+	ibv_dereg_mr(lo.mr);
+	ibv_destroy_cq(lo.cq);
+	free(lo.buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_qp tx, rx_a, rx_b;
@@ -719,7 +913,7 @@ int main(int argc, char **argv)
 	struct ibv_flow *to_a, *to_b, *any, *high;
 	struct ibv_wc wc;
 	size_t len;
-	int slot, wrong = 0;
+	int slot = -1, wrong = 0;
 
 	ctx = open_first_device("raw-eth");
 	pd = ibv_alloc_pd(ctx);
@@ -819,6 +1013,8 @@ int main(int argc, char **argv)
 		ibv_destroy_flow(any);
 
 	test_vlan_insert(&rx_b);
+	test_eth_fields(&tx, &rx_b);
+	test_unknown_macs(&tx, &rx_a, &rx_b);
 
 	/* Checksums: the adapter's, and its verdict on arrival. */
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
@@ -830,8 +1026,12 @@ int main(int argc, char **argv)
 	if (slot >= 0) {
 		uint8_t *f = rx_a.buf + slot * FRAME_MAX;
 
-		check(csum16(f + 14, 20, 0) == 0 && (f[40] | f[41]),
-		      "the frame arrives with a valid IPv4 header checksum and a UDP checksum");
+		build_frame(expect, port_mac[2], port_mac[1], 4000, 333, 11,
+			    true, false);
+		check(!memcmp(f, expect, len),
+		      "the frame arrives with the IPv4 header and UDP checksums computed here (%02x%02x %02x%02x, want %02x%02x %02x%02x)",
+		      f[24], f[25], f[40], f[41], expect[24], expect[25],
+		      expect[40], expect[41]);
 		post_recv_slot(&rx_a, slot);
 	}
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 12, false,
@@ -842,6 +1042,16 @@ int main(int argc, char **argv)
 	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
 	if (slot >= 0)
 		post_recv_slot(&rx_a, slot);
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 13, true,
+			  false);
+	out[24] ^= 0x5a;		/* the IPv4 header's checksum */
+	check(!send_frame(&tx, len, false) &&
+	      (slot = receive(&rx_a, &wc)) >= 0 &&
+	      !(wc.wc_flags & IBV_WC_IP_CSUM_OK),
+	      "an IPv4 header checksum that does not hold (UDP's does): no IBV_WC_IP_CSUM_OK");
+	if (slot >= 0)
+		post_recv_slot(&rx_a, slot);
+	test_tcp_checksums(&tx, &rx_b);
 
 	test_rss(&tx);
 	/* The two providers differ here: not for the differential trace. */
