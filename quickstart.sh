@@ -20,7 +20,7 @@ esac
 # CPU) is left out rather than failing the install.
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
 	libibverbs-dev ibverbs-providers ibverbs-utils iproute2"
-OPTIONAL="perftest valgrind clang tshark debootstrap qemu-user
+OPTIONAL="perftest valgrind clang libclang-rt-dev tshark debootstrap qemu-user
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
