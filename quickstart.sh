@@ -40,26 +40,41 @@ install_missing() {
 	missing=$(not_installed $PACKAGES) optional=$(not_installed $OPTIONAL)
 	[ -z "$missing$optional" ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
-		command -v sudo >/dev/null || {
+		if ! command -v sudo >/dev/null; then
+			if [ -z "$missing" ]; then
+				echo "quickstart: not installed (run as root to install them; their tests will be skipped):" $optional
+				return 0
+			fi
 			echo "quickstart: run as root to install:" $missing $optional >&2
 			exit 1
-		}
+		fi
 		sudo=sudo
 	fi
-	# Without the package lists, only what is missing can fail below.
+	# Without the package lists, only what is required can fail below.
 	$sudo apt-get update -q || echo "quickstart: apt-get update failed" >&2
+	available=
 	for p in $optional; do
-		if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-			missing="$missing $p"
+		if LC_ALL=C apt-cache policy "$p" 2>/dev/null |
+		   grep -q 'Candidate: [0-9]'; then
+			available="$available $p"
 		else
 			echo "quickstart: $p is not available here: the tests that need it will be skipped"
 		fi
 	done
-	missing=$(echo $missing)
-	[ -n "$missing" ] || return 0
-	echo "quickstart: installing $missing"
+	if [ -n "$missing" ]; then
+		echo "quickstart: installing" $missing
+		apt_install $missing
+	fi
+	if [ -n "$available" ]; then
+		echo "quickstart: installing" $available
+		apt_install $available ||
+			echo "quickstart: some of these could not be installed: the tests that need them will be skipped" >&2
+	fi
+}
+
+apt_install() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
-		--no-install-recommends $missing
+		--no-install-recommends "$@"
 }
 
 build() {
