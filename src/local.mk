@@ -19,7 +19,9 @@ MLX4_PROVIDER_SOURCES = \
 	src/qp_verbs.c \
 	src/srq.c \
 	src/verbs.c \
-	src/wq.c
+	src/wq.c \
+	src/wqe.h \
+	src/wr.c
 
 lib_LTLIBRARIES += src/libmlx4.la
 src_libmlx4_la_SOURCES = $(MLX4_PROVIDER_SOURCES)

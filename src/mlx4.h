@@ -288,7 +288,7 @@ struct mlx4_wr_place {
 };
 
 /*
- * The ibv_wr_* request being set up and its batch (qp.c), in the QP so
+ * The ibv_wr_* request being set up and its batch (wr.c), in the QP so
  * that each call reaches them without a load.
  */
 struct mlx4_wr_state {
@@ -320,7 +320,7 @@ struct mlx4_wr_state {
 		struct {
 			uint8_t	err;		/* the first error (errno) */
 			uint8_t	bf_blocks;	/* BlueFlame, lone request */
-			uint16_t need;		/* WR_NEED_* (qp.c) */
+			uint16_t need;		/* WR_NEED_* (wr.c) */
 		};
 		uint32_t	pending;
 	};
@@ -366,7 +366,7 @@ struct mlx4_qp {
 	uint16_t		inline_limit[MLX4_WR_OPCODES];
 	/*
 	 * By IBV_SEND_FENCE/SIGNALED/SOLICITED/IP_CSUM (CTRL_INDEX() in
-	 * qp.c): control segment words, sq_sig_all and the checksum offload
+	 * wqe.h): control segment words, sq_sig_all and the checksum offload
 	 * folded in.
 	 */
 	struct mlx4_ctrl_of_flags {
@@ -634,7 +634,7 @@ int mlx4_cq_resize_copy_cqes(struct mlx4_cq *cq, void *new_buf,
 void mlx4_lock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
 void mlx4_unlock_cqs(struct mlx4_cq *a, struct mlx4_cq *b);
 
-/* qp.c: the WQE formats and the data path */
+/* qp.c: the send queue's geometry and the classic data path */
 int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 		      struct ibv_qp_cap *cap);
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
@@ -648,6 +648,8 @@ int mlx4_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int mlx4_post_wq_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+
+/* wr.c: the ibv_wr_* calls */
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags);
 
 /* qp_verbs.c: the QP's control verbs */

@@ -3,8 +3,8 @@
  * The queue pair's control verbs: creation (sizing the receive queue,
  * allocating the buffer both queues share, the kernel's CREATE_QP for
  * every QP type), opening an XRC target, state changes, queries and
- * destruction.  What a WQE looks like, how the send queue is sized and
- * the data path are in qp.c.
+ * destruction.  What a WQE looks like is in wqe.h, how the send queue
+ * is sized and the data path in qp.c and wr.c.
  */
 #include <config.h>
 
