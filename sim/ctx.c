@@ -73,6 +73,33 @@ void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type)
 	return uobj && uobj->type == type ? uobj : NULL;
 }
 
+/*
+ * The start every destroy command shares, uverbs' uobj_get_destroy(): the
+ * object of @type that @handle names, or NULL with *err -EINVAL.  What
+ * keeps an object from going is its own: @busy_off is where it counts
+ * what still holds it (an int; UOBJ_NEVER_BUSY if nothing can), and while
+ * that count is not zero the object stays and *err is -EBUSY.
+ */
+void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
+		       enum sim_obj_type type, size_t busy_off, int *err)
+{
+	uint8_t *obj = uobj_get(ctx, handle, type);
+	int busy = 0;
+
+	if (!obj) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (busy_off != UOBJ_NEVER_BUSY)
+		memcpy(&busy, obj + busy_off, sizeof(busy));
+	if (busy) {
+		*err = -EBUSY;
+		return NULL;
+	}
+	*err = 0;
+	return obj;
+}
+
 /* ------------------------------------------------------------------ */
 /* The uverbs write() interface                                        */
 /* ------------------------------------------------------------------ */
