@@ -299,13 +299,13 @@ int cmd_destroy_cq(struct sim_cmd *cmd)
 	struct ib_uverbs_destroy_cq req;
 	struct ib_uverbs_destroy_cq_resp resp = {};
 	struct sim_cq *cq;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	cq = uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ);
+	cq = uobj_get_destroy(cmd->ctx, req.cq_handle, SIM_OBJ_CQ,
+			      offsetof(struct sim_cq, users), &err);
 	if (!cq)
-		return -EINVAL;
-	if (cq->users)
-		return -EBUSY;
+		return err;
 	resp.comp_events_reported = cq->comp_events_reported;
 	resp.async_events_reported = cq->async_events_reported;
 	cq_release(cq);

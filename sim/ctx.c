@@ -20,6 +20,7 @@
 
 #include "protocol.h"
 #include "uverbs.h"
+#include "uverbs-cmds.h"
 
 /* ------------------------------------------------------------------ */
 /* Handles                                                             */
@@ -72,6 +73,33 @@ void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type)
 	return uobj && uobj->type == type ? uobj : NULL;
 }
 
+/*
+ * The start every destroy command shares, uverbs' uobj_get_destroy(): the
+ * object of @type that @handle names, or NULL with *err -EINVAL.  What
+ * keeps an object from going is its own: @busy_off is where it counts
+ * what still holds it (an int; UOBJ_NEVER_BUSY if nothing can), and while
+ * that count is not zero the object stays and *err is -EBUSY.
+ */
+void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
+		       enum sim_obj_type type, size_t busy_off, int *err)
+{
+	uint8_t *obj = uobj_get(ctx, handle, type);
+	int busy = 0;
+
+	if (!obj) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (busy_off != UOBJ_NEVER_BUSY)
+		memcpy(&busy, obj + busy_off, sizeof(busy));
+	if (busy) {
+		*err = -EBUSY;
+		return NULL;
+	}
+	*err = 0;
+	return obj;
+}
+
 /* ------------------------------------------------------------------ */
 /* The uverbs write() interface                                        */
 /* ------------------------------------------------------------------ */
@@ -83,120 +111,26 @@ struct method {
 	int (*handler)(struct sim_cmd *cmd);
 };
 
-#define LEGACY(cmd, req, resp, fn) \
-	[IB_USER_VERBS_CMD_##cmd] = { false, req, resp, fn }
+/* The tables, from the one list of commands (uverbs-cmds.h). */
+#define LEGACY(name, fn, req, resp, drv_in, drv_out, kind) \
+	[IB_USER_VERBS_CMD_##name] = { false, sizeof(req), resp, fn },
+#define EXTENDED(name, fn, req, req_end, resp_min, resp, drv_in, drv_out,   \
+		 kind)							    \
+	[IB_USER_VERBS_EX_CMD_##name] = { true, offsetofend(req, req_end),  \
+					  resp_min, fn },
+#define NONE(name)
 
 static const struct method legacy_methods[] = {
-	LEGACY(GET_CONTEXT, sizeof(struct ib_uverbs_get_context),
-	       sizeof(struct ib_uverbs_get_context_resp), cmd_get_context),
-	LEGACY(QUERY_DEVICE, sizeof(struct ib_uverbs_query_device),
-	       sizeof(struct ib_uverbs_query_device_resp), cmd_query_device),
-	LEGACY(QUERY_PORT, sizeof(struct ib_uverbs_query_port),
-	       sizeof(struct ib_uverbs_query_port_resp), cmd_query_port),
-	LEGACY(ALLOC_PD, sizeof(struct ib_uverbs_alloc_pd),
-	       sizeof(struct ib_uverbs_alloc_pd_resp), cmd_alloc_pd),
-	LEGACY(DEALLOC_PD, sizeof(struct ib_uverbs_dealloc_pd), 0,
-	       cmd_dealloc_pd),
-	LEGACY(CREATE_AH, sizeof(struct ib_uverbs_create_ah),
-	       sizeof(struct ib_uverbs_create_ah_resp), cmd_create_ah),
-	LEGACY(DESTROY_AH, sizeof(struct ib_uverbs_destroy_ah), 0,
-	       cmd_destroy_ah),
-	LEGACY(REG_MR, sizeof(struct ib_uverbs_reg_mr),
-	       sizeof(struct ib_uverbs_reg_mr_resp), cmd_reg_mr),
-	LEGACY(REREG_MR, sizeof(struct ib_uverbs_rereg_mr),
-	       sizeof(struct ib_uverbs_rereg_mr_resp), cmd_rereg_mr),
-	LEGACY(DEREG_MR, sizeof(struct ib_uverbs_dereg_mr), 0, cmd_dereg_mr),
-	LEGACY(ALLOC_MW, sizeof(struct ib_uverbs_alloc_mw),
-	       sizeof(struct ib_uverbs_alloc_mw_resp), cmd_alloc_mw),
-	LEGACY(DEALLOC_MW, sizeof(struct ib_uverbs_dealloc_mw), 0,
-	       cmd_dealloc_mw),
-	LEGACY(CREATE_COMP_CHANNEL, sizeof(struct ib_uverbs_create_comp_channel),
-	       sizeof(struct ib_uverbs_create_comp_channel_resp),
-	       cmd_create_comp_channel),
-	LEGACY(CREATE_CQ, sizeof(struct ib_uverbs_create_cq),
-	       sizeof(struct ib_uverbs_create_cq_resp), cmd_create_cq),
-	LEGACY(RESIZE_CQ, sizeof(struct ib_uverbs_resize_cq),
-	       sizeof(struct ib_uverbs_resize_cq_resp), cmd_resize_cq),
-	LEGACY(DESTROY_CQ, sizeof(struct ib_uverbs_destroy_cq),
-	       sizeof(struct ib_uverbs_destroy_cq_resp), cmd_destroy_cq),
-	LEGACY(REQ_NOTIFY_CQ, sizeof(struct ib_uverbs_req_notify_cq), 0,
-	       cmd_req_notify_cq),
-	LEGACY(CREATE_QP, sizeof(struct ib_uverbs_create_qp),
-	       sizeof(struct ib_uverbs_create_qp_resp), cmd_create_qp),
-	LEGACY(QUERY_QP, sizeof(struct ib_uverbs_query_qp),
-	       sizeof(struct ib_uverbs_query_qp_resp), cmd_query_qp),
-	LEGACY(MODIFY_QP, sizeof(struct ib_uverbs_modify_qp), 0,
-	       cmd_modify_qp),
-	LEGACY(DESTROY_QP, sizeof(struct ib_uverbs_destroy_qp),
-	       sizeof(struct ib_uverbs_destroy_qp_resp), cmd_destroy_qp),
-	LEGACY(ATTACH_MCAST, sizeof(struct ib_uverbs_attach_mcast), 0,
-	       cmd_attach_mcast),
-	LEGACY(DETACH_MCAST, sizeof(struct ib_uverbs_detach_mcast), 0,
-	       cmd_detach_mcast),
-	LEGACY(CREATE_SRQ, sizeof(struct ib_uverbs_create_srq),
-	       sizeof(struct ib_uverbs_create_srq_resp), cmd_create_srq),
-	LEGACY(MODIFY_SRQ, sizeof(struct ib_uverbs_modify_srq), 0,
-	       cmd_modify_srq),
-	LEGACY(QUERY_SRQ, sizeof(struct ib_uverbs_query_srq),
-	       sizeof(struct ib_uverbs_query_srq_resp), cmd_query_srq),
-	LEGACY(DESTROY_SRQ, sizeof(struct ib_uverbs_destroy_srq),
-	       sizeof(struct ib_uverbs_destroy_srq_resp), cmd_destroy_srq),
-	LEGACY(OPEN_XRCD, sizeof(struct ib_uverbs_open_xrcd),
-	       sizeof(struct ib_uverbs_open_xrcd_resp), cmd_open_xrcd),
-	LEGACY(CLOSE_XRCD, sizeof(struct ib_uverbs_close_xrcd), 0,
-	       cmd_close_xrcd),
-	LEGACY(CREATE_XSRQ, sizeof(struct ib_uverbs_create_xsrq),
-	       sizeof(struct ib_uverbs_create_srq_resp), cmd_create_xsrq),
-	LEGACY(OPEN_QP, sizeof(struct ib_uverbs_open_qp),
-	       sizeof(struct ib_uverbs_create_qp_resp), cmd_open_qp),
+	UVERBS_LEGACY_CMDS(LEGACY, NONE)
 };
-
-#define EXTENDED(cmd, req, req_end, resp, resp_end, fn)			\
-	[IB_USER_VERBS_EX_CMD_##cmd] = { true, offsetofend(req, req_end),	\
-					 resp_end, fn }
 
 static const struct method ex_methods[] = {
-	EXTENDED(QUERY_DEVICE, struct ib_uverbs_ex_query_device, reserved,
-		 struct ib_uverbs_ex_query_device_resp,
-		 offsetofend(struct ib_uverbs_ex_query_device_resp,
-			     response_length), cmd_ex_query_device),
-	EXTENDED(CREATE_CQ, struct ib_uverbs_ex_create_cq, reserved,
-		 struct ib_uverbs_ex_create_cq_resp,
-		 offsetofend(struct ib_uverbs_ex_create_cq_resp,
-			     response_length), cmd_ex_create_cq),
-	EXTENDED(CREATE_QP, struct ib_uverbs_ex_create_qp, comp_mask,
-		 struct ib_uverbs_ex_create_qp_resp,
-		 offsetofend(struct ib_uverbs_ex_create_qp_resp,
-			     response_length), cmd_ex_create_qp),
-	EXTENDED(MODIFY_QP, struct ib_uverbs_ex_modify_qp, base,
-		 struct ib_uverbs_ex_modify_qp_resp,
-		 offsetofend(struct ib_uverbs_ex_modify_qp_resp,
-			     response_length), cmd_ex_modify_qp),
-	EXTENDED(CREATE_FLOW, struct ib_uverbs_create_flow, flow_attr,
-		 struct ib_uverbs_create_flow_resp,
-		 offsetofend(struct ib_uverbs_create_flow_resp, flow_handle),
-		 cmd_ex_create_flow),
-	EXTENDED(DESTROY_FLOW, struct ib_uverbs_destroy_flow, flow_handle,
-		 void, 0, cmd_ex_destroy_flow),
-	EXTENDED(CREATE_WQ, struct ib_uverbs_ex_create_wq, max_sge,
-		 struct ib_uverbs_ex_create_wq_resp,
-		 offsetofend(struct ib_uverbs_ex_create_wq_resp, wqn),
-		 cmd_ex_create_wq),
-	EXTENDED(MODIFY_WQ, struct ib_uverbs_ex_modify_wq, curr_wq_state,
-		 void, 0, cmd_ex_modify_wq),
-	EXTENDED(DESTROY_WQ, struct ib_uverbs_ex_destroy_wq, wq_handle,
-		 struct ib_uverbs_ex_destroy_wq_resp,
-		 offsetofend(struct ib_uverbs_ex_destroy_wq_resp, reserved),
-		 cmd_ex_destroy_wq),
-	EXTENDED(CREATE_RWQ_IND_TBL, struct ib_uverbs_ex_create_rwq_ind_table,
-		 log_ind_tbl_size, struct ib_uverbs_ex_create_rwq_ind_table_resp,
-		 offsetofend(struct ib_uverbs_ex_create_rwq_ind_table_resp,
-			     ind_tbl_num), cmd_ex_create_ind_tbl),
-	EXTENDED(DESTROY_RWQ_IND_TBL, struct ib_uverbs_ex_destroy_rwq_ind_table,
-		 ind_tbl_handle, void, 0, cmd_ex_destroy_ind_tbl),
-	EXTENDED(MODIFY_CQ, struct ib_uverbs_ex_modify_cq, reserved,
-		 void, 0, cmd_ex_modify_cq),
+	UVERBS_EX_CMDS(EXTENDED)
 };
+
+#undef LEGACY
+#undef EXTENDED
+#undef NONE
 
 static const struct method *find_method(uint32_t command)
 {

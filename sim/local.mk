@@ -2,8 +2,8 @@
 
 pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault
 sim_mlx4simd_SOURCES = \
-	sim/sim.h sim/uverbs.h sim/wire.h sim/opcode.h sim/queue.h \
-	sim/protocol.h sim/list.h \
+	sim/sim.h sim/uverbs.h sim/uverbs-cmds.h sim/wire.h sim/opcode.h \
+	sim/queue.h sim/protocol.h sim/list.h \
 	sim/table.h sim/table.c \
 	sim/main.c sim/strict.c sim/subnet.c sim/ether.c sim/sysfs.c sim/dma.c \
 	sim/ctx.c sim/ioctl.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \

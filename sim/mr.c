@@ -186,13 +186,13 @@ int cmd_dereg_mr(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dereg_mr req;
 	struct sim_mr *mr;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	mr = uobj_get(cmd->ctx, req.mr_handle, SIM_OBJ_MR);
+	mr = uobj_get_destroy(cmd->ctx, req.mr_handle, SIM_OBJ_MR,
+			      offsetof(struct sim_mr, windows), &err);
 	if (!mr)
-		return -EINVAL;
-	if (mr->windows)
-		return -EBUSY;
+		return err;
 	mr_release(mr);
 	return 0;
 }
@@ -238,11 +238,13 @@ int cmd_dealloc_mw(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dealloc_mw req;
 	struct sim_mr *mw;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	mw = uobj_get(cmd->ctx, req.mw_handle, SIM_OBJ_MW);
+	mw = uobj_get_destroy(cmd->ctx, req.mw_handle, SIM_OBJ_MW,
+			      UOBJ_NEVER_BUSY, &err);
 	if (!mw)
-		return -EINVAL;
+		return err;
 	mr_release(mw);
 	return 0;
 }

@@ -47,13 +47,13 @@ int cmd_dealloc_pd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_dealloc_pd req;
 	struct sim_pd *pd;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	pd = uobj_get(cmd->ctx, req.pd_handle, SIM_OBJ_PD);
+	pd = uobj_get_destroy(cmd->ctx, req.pd_handle, SIM_OBJ_PD,
+			      offsetof(struct sim_pd, users), &err);
 	if (!pd)
-		return -EINVAL;
-	if (pd->users)
-		return -EBUSY;
+		return err;
 	pd_release(pd);
 	return 0;
 }
@@ -156,14 +156,14 @@ int cmd_close_xrcd(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_close_xrcd req;
 	struct sim_xrcd_handle *h;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	h = uobj_get(cmd->ctx, req.xrcd_handle, SIM_OBJ_XRCD);
-	if (!h)
-		return -EINVAL;
 	/* uverbs keeps the handle while SRQs or QPs made through it live. */
-	if (h->users)
-		return -EBUSY;
+	h = uobj_get_destroy(cmd->ctx, req.xrcd_handle, SIM_OBJ_XRCD,
+			     offsetof(struct sim_xrcd_handle, users), &err);
+	if (!h)
+		return err;
 	xrcd_handle_release(h);
 	return 0;
 }
@@ -206,11 +206,13 @@ int cmd_destroy_ah(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_ah req;
 	struct sim_ah *ah;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	ah = uobj_get(cmd->ctx, req.ah_handle, SIM_OBJ_AH);
+	ah = uobj_get_destroy(cmd->ctx, req.ah_handle, SIM_OBJ_AH,
+			      UOBJ_NEVER_BUSY, &err);
 	if (!ah)
-		return -EINVAL;
+		return err;
 	uobj_remove(&ah->uobj);
 	free(ah);
 	return 0;

@@ -183,13 +183,13 @@ int cmd_destroy_srq(struct sim_cmd *cmd)
 	struct ib_uverbs_destroy_srq req;
 	struct ib_uverbs_destroy_srq_resp resp = {};
 	struct sim_srq *srq;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	srq = uobj_get(cmd->ctx, req.srq_handle, SIM_OBJ_SRQ);
+	srq = uobj_get_destroy(cmd->ctx, req.srq_handle, SIM_OBJ_SRQ,
+			       offsetof(struct sim_srq, users), &err);
 	if (!srq)
-		return -EINVAL;
-	if (srq->users)
-		return -EBUSY;
+		return err;
 	resp.events_reported = srq->events_reported;
 	srq_release(srq);
 	cmd_out(cmd, &resp, sizeof(resp));

@@ -47,6 +47,7 @@
 
 #include "opcode.h"
 #include "uverbs.h"
+#include "uverbs-cmds.h"
 
 FILE *sim_trace;
 
@@ -117,31 +118,21 @@ void trace_close_file(const struct sim_ctx *ctx)
 	fprintf(sim_trace, "p%d close\n", (int)ctx->pid);
 }
 
+#define NAME(name) [IB_USER_VERBS_CMD_##name] = #name,
+#define CMD_NAME(name, ...) NAME(name)
+#define EX_NAME(name, ...) [IB_USER_VERBS_EX_CMD_##name] = "EX_" #name,
+
 static const char *const legacy_names[] = {
-#define NAME(c) [IB_USER_VERBS_CMD_##c] = #c
-	NAME(GET_CONTEXT), NAME(QUERY_DEVICE), NAME(QUERY_PORT),
-	NAME(ALLOC_PD), NAME(DEALLOC_PD), NAME(CREATE_AH), NAME(MODIFY_AH),
-	NAME(QUERY_AH), NAME(DESTROY_AH), NAME(REG_MR), NAME(REG_SMR),
-	NAME(REREG_MR), NAME(QUERY_MR), NAME(DEREG_MR), NAME(ALLOC_MW),
-	NAME(BIND_MW), NAME(DEALLOC_MW), NAME(CREATE_COMP_CHANNEL),
-	NAME(CREATE_CQ), NAME(RESIZE_CQ), NAME(DESTROY_CQ), NAME(POLL_CQ),
-	NAME(PEEK_CQ), NAME(REQ_NOTIFY_CQ), NAME(CREATE_QP), NAME(QUERY_QP),
-	NAME(MODIFY_QP), NAME(DESTROY_QP), NAME(POST_SEND), NAME(POST_RECV),
-	NAME(ATTACH_MCAST), NAME(DETACH_MCAST), NAME(CREATE_SRQ),
-	NAME(MODIFY_SRQ), NAME(QUERY_SRQ), NAME(DESTROY_SRQ),
-	NAME(POST_SRQ_RECV), NAME(OPEN_XRCD), NAME(CLOSE_XRCD),
-	NAME(CREATE_XSRQ), NAME(OPEN_QP),
-#undef NAME
+	UVERBS_LEGACY_CMDS(CMD_NAME, NAME)
 };
 
 static const char *const ex_names[] = {
-#define NAME(c) [IB_USER_VERBS_EX_CMD_##c] = "EX_" #c
-	NAME(QUERY_DEVICE), NAME(CREATE_CQ), NAME(CREATE_QP), NAME(MODIFY_QP),
-	NAME(CREATE_FLOW), NAME(DESTROY_FLOW), NAME(CREATE_WQ),
-	NAME(MODIFY_WQ), NAME(DESTROY_WQ), NAME(CREATE_RWQ_IND_TBL),
-	NAME(DESTROY_RWQ_IND_TBL), NAME(MODIFY_CQ),
-#undef NAME
+	UVERBS_EX_CMDS(EX_NAME)
 };
+
+#undef NAME
+#undef CMD_NAME
+#undef EX_NAME
 
 /* A command as its handler saw it; @err is what write() returns. */
 void trace_command(const struct sim_cmd *cmd, int err)

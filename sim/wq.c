@@ -132,11 +132,15 @@ int cmd_ex_destroy_flow(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_destroy_flow req;
 	struct sim_flow *flow;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	flow = uobj_get(cmd->ctx, req.flow_handle, SIM_OBJ_FLOW);
-	if (!flow || req.comp_mask)
+	if (req.comp_mask)
 		return -EINVAL;
+	flow = uobj_get_destroy(cmd->ctx, req.flow_handle, SIM_OBJ_FLOW,
+				UOBJ_NEVER_BUSY, &err);
+	if (!flow)
+		return err;
 	flow_release(flow);
 	return 0;
 }
@@ -324,13 +328,15 @@ int cmd_ex_destroy_wq(struct sim_cmd *cmd)
 	struct ib_uverbs_ex_destroy_wq req;
 	struct ib_uverbs_ex_destroy_wq_resp resp = {};
 	struct sim_wq_obj *wq;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	wq = uobj_get(cmd->ctx, req.wq_handle, SIM_OBJ_WQ);
-	if (!wq || req.comp_mask)
+	if (req.comp_mask)
 		return -EINVAL;
-	if (wq->users)
-		return -EBUSY;
+	wq = uobj_get_destroy(cmd->ctx, req.wq_handle, SIM_OBJ_WQ,
+			      offsetof(struct sim_wq_obj, users), &err);
+	if (!wq)
+		return err;
 	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
 	resp.events_reported = wq->events_reported;
 	wq_release(wq);
@@ -430,13 +436,16 @@ int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_ex_destroy_rwq_ind_table req;
 	struct sim_ind_tbl *tbl;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	tbl = uobj_get(cmd->ctx, req.ind_tbl_handle, SIM_OBJ_IND_TBL);
-	if (!tbl || req.comp_mask)
+	if (req.comp_mask)
 		return -EINVAL;
-	if (tbl->users)
-		return -EBUSY;		/* an RSS QP spreads over it */
+	/* Busy while an RSS QP spreads over it. */
+	tbl = uobj_get_destroy(cmd->ctx, req.ind_tbl_handle, SIM_OBJ_IND_TBL,
+			       offsetof(struct sim_ind_tbl, users), &err);
+	if (!tbl)
+		return err;
 	ind_tbl_release(tbl);
 	return 0;
 }

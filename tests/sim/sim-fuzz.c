@@ -41,6 +41,7 @@
 #include <rdma/mlx4-abi.h>
 
 #include "../../sim/protocol.h"
+#include "../../sim/uverbs-cmds.h"
 #include "../wait.h"
 
 #ifndef MIN
@@ -354,102 +355,31 @@ struct shape {
 	enum kind kind;		/* its response starts with a handle of this */
 };
 
-#define LEG(c, req, rsp, din, dout, kind) \
-	{ IB_USER_VERBS_CMD_##c, false, sizeof(req), rsp, din, dout, kind }
-#define EXT(c, req, rsp, din, dout, kind) \
-	{ IB_USER_VERBS_EX_CMD_##c, true, sizeof(req), rsp, din, dout, kind }
+/* Every command mlx4_ib serves, from the daemon's list of them. */
+#define LEG(c, fn, req, rsp, din, dout, kind) \
+	{ IB_USER_VERBS_CMD_##c, false, sizeof(req), rsp, din, dout, kind },
+#define EXT(c, fn, req, req_end, rsp_min, rsp, din, dout, kind) \
+	{ IB_USER_VERBS_EX_CMD_##c, true, sizeof(req), rsp, din, dout, kind },
+#define UNSERVED(c)
 
-static const struct shape shapes[] = {
-	LEG(QUERY_DEVICE, struct ib_uverbs_query_device,
-	    sizeof(struct ib_uverbs_query_device_resp), 0, 0, H_ANY),
-	LEG(QUERY_PORT, struct ib_uverbs_query_port,
-	    sizeof(struct ib_uverbs_query_port_resp), 0, 0, H_ANY),
-	LEG(ALLOC_PD, struct ib_uverbs_alloc_pd,
-	    sizeof(struct ib_uverbs_alloc_pd_resp), 0,
-	    sizeof(struct mlx4_ib_alloc_pd_resp), H_PD),
-	LEG(DEALLOC_PD, struct ib_uverbs_dealloc_pd, 0, 0, 0, H_ANY),
-	LEG(CREATE_AH, struct ib_uverbs_create_ah,
-	    sizeof(struct ib_uverbs_create_ah_resp), 0, 0, H_OTHER),
-	LEG(DESTROY_AH, struct ib_uverbs_destroy_ah, 0, 0, 0, H_ANY),
-	LEG(REG_MR, struct ib_uverbs_reg_mr,
-	    sizeof(struct ib_uverbs_reg_mr_resp), 0, 0, H_OTHER),
-	LEG(REREG_MR, struct ib_uverbs_rereg_mr,
-	    sizeof(struct ib_uverbs_rereg_mr_resp), 0, 0, H_ANY),
-	LEG(DEREG_MR, struct ib_uverbs_dereg_mr, 0, 0, 0, H_ANY),
-	LEG(ALLOC_MW, struct ib_uverbs_alloc_mw,
-	    sizeof(struct ib_uverbs_alloc_mw_resp), 0, 0, H_OTHER),
-	LEG(DEALLOC_MW, struct ib_uverbs_dealloc_mw, 0, 0, 0, H_ANY),
-	LEG(CREATE_COMP_CHANNEL, struct ib_uverbs_create_comp_channel,
-	    sizeof(struct ib_uverbs_create_comp_channel_resp), 0, 0, H_ANY),
-	LEG(CREATE_CQ, struct ib_uverbs_create_cq,
-	    sizeof(struct ib_uverbs_create_cq_resp),
-	    sizeof(struct mlx4_ib_create_cq),
-	    sizeof(struct mlx4_ib_create_cq_resp), H_CQ),
-	LEG(RESIZE_CQ, struct ib_uverbs_resize_cq,
-	    sizeof(struct ib_uverbs_resize_cq_resp),
-	    sizeof(struct mlx4_ib_resize_cq), 0, H_ANY),
-	LEG(DESTROY_CQ, struct ib_uverbs_destroy_cq,
-	    sizeof(struct ib_uverbs_destroy_cq_resp), 0, 0, H_ANY),
-	LEG(REQ_NOTIFY_CQ, struct ib_uverbs_req_notify_cq, 0, 0, 0, H_ANY),
-	LEG(CREATE_QP, struct ib_uverbs_create_qp,
-	    sizeof(struct ib_uverbs_create_qp_resp),
-	    sizeof(struct mlx4_ib_create_qp), 0, H_QP),
-	LEG(QUERY_QP, struct ib_uverbs_query_qp,
-	    sizeof(struct ib_uverbs_query_qp_resp), 0, 0, H_ANY),
-	LEG(MODIFY_QP, struct ib_uverbs_modify_qp, 0, 0, 0, H_ANY),
-	LEG(DESTROY_QP, struct ib_uverbs_destroy_qp,
-	    sizeof(struct ib_uverbs_destroy_qp_resp), 0, 0, H_ANY),
-	LEG(ATTACH_MCAST, struct ib_uverbs_attach_mcast, 0, 0, 0, H_ANY),
-	LEG(DETACH_MCAST, struct ib_uverbs_detach_mcast, 0, 0, 0, H_ANY),
-	LEG(CREATE_SRQ, struct ib_uverbs_create_srq,
-	    sizeof(struct ib_uverbs_create_srq_resp),
-	    sizeof(struct mlx4_ib_create_srq),
-	    sizeof(struct mlx4_ib_create_srq_resp), H_SRQ),
-	LEG(MODIFY_SRQ, struct ib_uverbs_modify_srq, 0, 0, 0, H_ANY),
-	LEG(QUERY_SRQ, struct ib_uverbs_query_srq,
-	    sizeof(struct ib_uverbs_query_srq_resp), 0, 0, H_ANY),
-	LEG(DESTROY_SRQ, struct ib_uverbs_destroy_srq,
-	    sizeof(struct ib_uverbs_destroy_srq_resp), 0, 0, H_ANY),
-	LEG(OPEN_XRCD, struct ib_uverbs_open_xrcd,
-	    sizeof(struct ib_uverbs_open_xrcd_resp), 0, 0, H_OTHER),
-	LEG(CLOSE_XRCD, struct ib_uverbs_close_xrcd, 0, 0, 0, H_ANY),
-	LEG(CREATE_XSRQ, struct ib_uverbs_create_xsrq,
-	    sizeof(struct ib_uverbs_create_srq_resp),
-	    sizeof(struct mlx4_ib_create_srq),
-	    sizeof(struct mlx4_ib_create_srq_resp), H_SRQ),
-	LEG(OPEN_QP, struct ib_uverbs_open_qp,
-	    sizeof(struct ib_uverbs_create_qp_resp), 0, 0, H_QP),
-	EXT(QUERY_DEVICE, struct ib_uverbs_ex_query_device,
-	    sizeof(struct ib_uverbs_ex_query_device_resp), 0,
-	    sizeof(struct mlx4_uverbs_ex_query_device_resp), H_ANY),
-	EXT(CREATE_CQ, struct ib_uverbs_ex_create_cq,
-	    sizeof(struct ib_uverbs_ex_create_cq_resp),
-	    sizeof(struct mlx4_ib_create_cq),
-	    sizeof(struct mlx4_ib_create_cq_resp), H_CQ),
-	EXT(CREATE_QP, struct ib_uverbs_ex_create_qp,
-	    sizeof(struct ib_uverbs_ex_create_qp_resp),
-	    sizeof(struct mlx4_ib_create_qp), 0, H_QP),
-	EXT(MODIFY_QP, struct ib_uverbs_ex_modify_qp,
-	    sizeof(struct ib_uverbs_ex_modify_qp_resp), 0, 0, H_ANY),
-	EXT(CREATE_FLOW, struct ib_uverbs_create_flow,
-	    sizeof(struct ib_uverbs_create_flow_resp), 0, 0, H_ANY),
-	EXT(DESTROY_FLOW, struct ib_uverbs_destroy_flow, 0, 0, 0, H_ANY),
-	EXT(CREATE_WQ, struct ib_uverbs_ex_create_wq,
-	    sizeof(struct ib_uverbs_ex_create_wq_resp),
-	    sizeof(struct mlx4_ib_create_wq), 0, H_ANY),
-	EXT(MODIFY_WQ, struct ib_uverbs_ex_modify_wq, 0,
-	    sizeof(struct mlx4_ib_modify_wq), 0, H_ANY),
-	EXT(DESTROY_WQ, struct ib_uverbs_ex_destroy_wq,
-	    sizeof(struct ib_uverbs_ex_destroy_wq_resp), 0, 0, H_ANY),
-	EXT(CREATE_RWQ_IND_TBL, struct ib_uverbs_ex_create_rwq_ind_table,
-	    sizeof(struct ib_uverbs_ex_create_rwq_ind_table_resp), 0,
-	    sizeof(struct mlx4_ib_create_rwq_ind_tbl_resp), H_ANY),
-	EXT(DESTROY_RWQ_IND_TBL, struct ib_uverbs_ex_destroy_rwq_ind_table,
-	    0, 0, 0, H_ANY),
-	EXT(MODIFY_CQ, struct ib_uverbs_ex_modify_cq, 0, 0, 0, H_ANY),
+static const struct shape all_shapes[] = {
+	UVERBS_LEGACY_CMDS(LEG, UNSERVED)
+	UVERBS_EX_CMDS(EXT)
 };
 
-#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+#undef LEG
+#undef EXT
+
+/* GET_CONTEXT, the first, is the one get_context() sends: fuzz the rest. */
+#define ROW(c, ...) ROW_##c,
+enum { UVERBS_LEGACY_CMDS(ROW, UNSERVED) };
+#undef ROW
+#undef UNSERVED
+_Static_assert(ROW_GET_CONTEXT == 0, "GET_CONTEXT is the first command");
+
+static const struct shape *const shapes = all_shapes + 1;
+
+#define NSHAPES (sizeof(all_shapes) / sizeof(all_shapes[0]) - 1)
 
 /*
  * Plausible fields: small numbers, handles we hold, addresses in the
