@@ -373,6 +373,11 @@ void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 {
 	struct sim_port *to = f[0] & 1 ? NULL : port_by_mac(f);
 
+	/* A port that is down carries nothing (req.c's link_up). */
+	if (hca_port(src->hca, src->port)->down) {
+		fault_count_drop();
+		return;
+	}
 	if (sim.opt.pcap)
 		pcap_frame(f, len);
 	if (to) {

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,6 +274,40 @@ static bool nothing_arrives(struct raw_qp *r)
 
 	usleep(20000);
 	return ibv_poll_cq(r->cq, 1, &wc) == 0;
+}
+
+/* `mlx4sim fault @args` (raw-eth.sh names the command): 0 when accepted. */
+static int fault(const char *mlx4sim, const char *args)
+{
+	char cmd[1024];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' fault %s", mlx4sim, args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * A port that is down carries nothing, either way: a frame a raw QP sends
+ * from it completes and is lost, as a UD datagram is (faults.c).  @rx's
+ * rule takes @tx's frames to port 2's MAC and UDP port 4000.
+ */
+static void test_port_down(struct raw_qp *tx, struct raw_qp *rx)
+{
+	const char *mlx4sim = getenv("MLX4SIM");
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	size_t len;
+
+	if (!mlx4sim)
+		return;		/* difftrace's run: no fault command */
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 64, 60, true,
+			  false);
+	check(!fault(mlx4sim, "port-down --port 1") &&
+	      !send_frame(tx, len, false) && nothing_arrives(rx),
+	      "port 1 down: a frame sent from it completes and reaches no QP");
+	check(!fault(mlx4sim, "port-up --port 1") &&
+	      !send_frame(tx, len, false) && got(rx, out, len),
+	      "port 1 up: its frames arrive again");
 }
 
 /* ------------------------------------------------------------------ */
@@ -959,6 +994,7 @@ int main(int argc, char **argv)
 	      wrong);
 	check(nothing_arrives(&rx_a) && nothing_arrives(&rx_b),
 	      "and no frame twice");
+	test_port_down(&tx, &rx_a);
 
 	len = build_frame(out, port_mac[2], port_mac[1], 6000, 64, 99, true,
 			  false);
