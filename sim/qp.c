@@ -298,6 +298,9 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	if (!qp)
 		return -ENOMEM;
 	qp->type = p->qp_type;
+	/* mlx4_ib keeps it for the QP's multicast attaches. */
+	qp->block_self_mcast = p->create_flags &
+			       IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 	err = qp_bind_objects(ctx, qp, p);
 	if (err)
 		goto fail;

@@ -6,9 +6,9 @@
  *
  * On send the adapter may fill in the IPv4 header checksum and the TCP or
  * UDP checksum (the WQE's checksum flags); on receive it checks both and
- * says so in the CQE's status.  The switch is a learning bridge (below,
- * raw_transmit).  At a port, among the rules whose specifications all
- * match, the one of the lowest priority value wins (the oldest on a tie);
+ * says so in the CQE's status.  The switch floods what is not for
+ * a port's own MAC (below, raw_transmit).  At a port, among the rules
+ * whose specifications all match, the one of the lowest priority value wins (the oldest on a tie);
  * a frame no rule takes goes to the host's network stack, not to a QP:
  * here, nowhere.  With device-managed flow steering those rules are the
  * port's receive filter: mlx4_en registers the port's own MAC as one
@@ -356,89 +356,30 @@ static void deliver_at(struct sim_qp *src, struct sim_port *port,
 }
 
 /*
- * The switch's filtering database (IEEE 802.1D): the port each source MAC
- * was last seen on, forgotten after the standard's default ageing time of
- * 300 s (the Linux bridge's too).  A port's own MAC is always that port's
- * (a static entry, which no frame moves), and a group address is never
- * learnt.  Any client may send from any MAC: the table is bounded, and a
- * new MAC takes the oldest entry when it is full.
- */
-#define FDB_ENTRIES	256
-#define FDB_AGEING_NS	(300ULL * 1000000000)
-
-static struct fdb_entry {
-	uint8_t mac[6];
-	struct sim_port *port;		/* NULL: free */
-	uint64_t seen_ns;
-} fdb[FDB_ENTRIES];
-
-static struct fdb_entry *fdb_find(const uint8_t mac[6], uint64_t now)
-{
-	for (int i = 0; i < FDB_ENTRIES; i++)
-		if (fdb[i].port && !memcmp(fdb[i].mac, mac, 6)) {
-			if (now - fdb[i].seen_ns < FDB_AGEING_NS)
-				return &fdb[i];
-			fdb[i].port = NULL;
-		}
-	return NULL;
-}
-
-static void fdb_learn(const uint8_t mac[6], struct sim_port *port)
-{
-	uint64_t now = now_ns();
-	struct fdb_entry *e;
-
-	if ((mac[0] & 1) || port_by_mac(mac))
-		return;
-	e = fdb_find(mac, now);
-	for (int i = 0; !e && i < FDB_ENTRIES; i++)
-		if (!fdb[i].port)
-			e = &fdb[i];
-	if (!e) {
-		e = &fdb[0];
-		for (int i = 1; i < FDB_ENTRIES; i++)
-			if (fdb[i].seen_ns < e->seen_ns)
-				e = &fdb[i];
-	}
-	memcpy(e->mac, mac, 6);
-	e->port = port;
-	e->seen_ns = now;
-}
-
-/* The port a unicast frame to @mac goes to, or NULL: flood it. */
-static struct sim_port *fdb_port(const uint8_t mac[6])
-{
-	struct sim_port *port = port_by_mac(mac);
-	struct fdb_entry *e;
-
-	if (port)
-		return port;
-	e = fdb_find(mac, now_ns());
-	return e ? e->port : NULL;
-}
-
-/*
- * The switch, a learning bridge: it learns @f's source MAC on the
- * sender's port, then sends a unicast frame whose destination it knows
- * (a port's own MAC, or one learnt) to that port only, and floods one it
- * does not know, and a broadcast or multicast one, to every other
- * Ethernet port.  The adapter loops a frame back to its own port's rules
- * (the driver names the destination MAC in the WQE so that it can: "This
- * allows loopback in eSwitch", mlx4_en's xmit): a frame to a MAC known on
- * the sender's port stays there, and a flooded one is seen there too.
- * Each port then keeps what its rules take (steer).
+ * The switch.  A unicast frame to a port's own MAC goes to that port only;
+ * one to any other MAC, a broadcast and a multicast one go to every
+ * Ethernet port.  It learns no source MAC, as an 802.1D bridge would: any
+ * client may send from any MAC, and a frame from a MAC that a rule on
+ * another port names would pull that MAC's frames to the sender's port,
+ * away from the other client's rule, for the ageing time (300 s).
+ * Flooding loses nothing: each port keeps only what its rules take
+ * (steer), so a frame reaches every rule that names its MAC, on any port.
+ * The adapter loops a frame back to its own port's rules (the driver names
+ * the destination MAC in the WQE so that it can: "This allows loopback in
+ * eSwitch", mlx4_en's xmit), so the sender's port is among the flooded.
  */
 void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 		  const uint8_t *f, size_t len)
 {
-	struct sim_port *from = hca_port(src->hca, src->port);
-	struct sim_port *to = NULL;
+	struct sim_port *to = f[0] & 1 ? NULL : port_by_mac(f);
 
+	/* A port that is down carries nothing (req.c's link_up). */
+	if (hca_port(src->hca, src->port)->down) {
+		fault_count_drop();
+		return;
+	}
 	if (sim.opt.pcap)
 		pcap_frame(f, len);
-	fdb_learn(f + 6, from);
-	if (!(f[0] & 1))
-		to = fdb_port(f);
 	if (to) {
 		deliver_at(src, to, msg, f, len);
 		return;

@@ -652,10 +652,17 @@ static bool to_group(const struct sim_qp *qp, const struct sim_wqe *w,
 }
 
 /* The subnet and the Ethernet switch are apart: each has its groups. */
+/*
+ * Whether member @m gets @from's packet to @dgid: not when it is the
+ * sender and blocks its own multicast (mlx4_ib attaches such a QP with
+ * loopback blocked: mlx4_multicast_attach's block_mcast_loopback).
+ */
 static bool group_member(const struct sim_mcast *m, const struct sim_qp *from,
 			 const uint8_t *dgid)
 {
-	return !memcmp(m->gid, dgid, 16) && ether_port(m->qp) == ether_port(from);
+	return !memcmp(m->gid, dgid, 16) &&
+	       ether_port(m->qp) == ether_port(from) &&
+	       !(m->qp == from && from->block_self_mcast);
 }
 
 /* A multicast packet reaches one member, as @fault has it. */

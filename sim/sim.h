@@ -338,6 +338,7 @@ struct sim_qp {
 	struct sim_xrcd_handle *xrcd_handle;	/* the one it was made by */
 	uint64_t buf, db;
 	bool sq_sig_all;
+	bool block_self_mcast;		/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB */
 	struct sim_wq sq, rq;
 	uint16_t rq_posted;		/* doorbell record last read */
 	struct sim_rq_cache *rq_cache;	/* receive WQEs fetched ahead */

@@ -15,8 +15,6 @@
 
 #include "mlx4.h"
 
-#define TICKS_MASK	((1ULL << 48) - 1)	/* what a CQE carries */
-
 /* Map the clock page; without it, there is no clock to offer. */
 void mlx4_map_hca_clock(struct mlx4_context *ctx, uint64_t offset)
 {
@@ -85,14 +83,14 @@ void mlx4_clock_anchor_set(const struct mlx4_context *ctx,
 	before = read_hca_clock(ctx);
 	clock_gettime(CLOCK_REALTIME, &now);
 	after = read_hca_clock(ctx);
-	anchor->ticks = (before + (after - before) / 2) & TICKS_MASK;
+	anchor->ticks = (before + (after - before) / 2) & MLX4_TICKS_MASK;
 	anchor->ns = (uint64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 /* Signed ticks from @from to @to, both 48-bit counter values. */
 static int64_t ticks_between(uint64_t from, uint64_t to)
 {
-	uint64_t d = (to - from) & TICKS_MASK;
+	uint64_t d = (to - from) & MLX4_TICKS_MASK;
 
 	return d & (1ULL << 47) ? (int64_t)d - (int64_t)(1ULL << 48) :
 				  (int64_t)d;

@@ -1107,7 +1107,9 @@ static uint64_t mlx4_cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
 	uint32_t lo = (uint32_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
 
-	return ((uint64_t)be32toh(cqe->ts_47_16) + !lo) << 16 | lo;
+	/* The carry of the clock's wrap leaves the 48 bits: time 0. */
+	return (((uint64_t)be32toh(cqe->ts_47_16) + !lo) << 16 | lo) &
+	       MLX4_TICKS_MASK;
 }
 
 /* The same time in wall-clock nanoseconds (src/clock.c). */

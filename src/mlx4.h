@@ -189,6 +189,8 @@ struct mlx4_srq;
  * a CQE's time in ticks becomes nanoseconds of wall-clock time from the
  * nearest such pair (mlx4_ticks_to_wallclock_ns).
  */
+#define MLX4_TICKS_MASK	((1ULL << 48) - 1)	/* what a CQE carries */
+
 struct mlx4_clock_anchor {
 	uint64_t		ticks;		/* 48 bits, as CQEs carry */
 	uint64_t		ns;		/* CLOCK_REALTIME then */

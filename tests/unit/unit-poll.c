@@ -778,6 +778,19 @@ static void test_timestamps(void)
 	CHECK_EQ(wc[0].slid, 0);
 	CHECK_EQ(wc[0].sl, 0);
 
+	/*
+	 * The 48-bit clock's wrap: top bits all ones and low 16 bits 0
+	 * read as time 0 (the carry leaves the 48 bits), not 2^48.
+	 */
+	qp->sq.head = 3;
+	qp->sq.wrid[2] = 0xa02;
+	put_cqe(cq, 4, "00000077 00000000 00000000 ffffffff"
+		       "00000000 00000000 00020000 0000004a");
+	CHECK_EQ(ex->start_poll(ex, &pattr), 0);
+	CHECK_EQ(ex->wr_id, 0xa02);
+	CHECK_EQ(ex->read_completion_ts(ex), 0);
+	ex->end_poll(ex);
+
 	fake_qp_free(qp);
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);

@@ -837,15 +837,18 @@ static void test_uc_key_ops(void)
 	free(target);
 }
 
-static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+/* A UD QP in RTS, made with @create_flags (0: by ibv_create_qp). */
+static struct ibv_qp *ud_qp_flags(struct ibv_cq *cq, uint32_t create_flags)
 {
-	struct ibv_qp_init_attr attr = {
+	struct ibv_qp_init_attr_ex attr = {
 		.send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_UD,
+		.qp_type = IBV_QPT_UD, .pd = pd, .create_flags = create_flags,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
+	struct ibv_qp *qp = create_flags ? ibv_create_qp_ex(ctx, &attr) :
+			    ibv_create_qp(pd, (struct ibv_qp_init_attr *)&attr);
 	const struct qp_path path = { .qkey = 0x1a2b3c4d };
 	const char *step;
 
@@ -854,6 +857,25 @@ static struct ibv_qp *ud_qp(struct ibv_cq *cq)
 	if (qp_connect(qp, &path, &step))
 		die(step);
 	return qp;
+}
+
+static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+{
+	return ud_qp_flags(cq, 0);
+}
+
+/* A signalled SEND of 16 bytes from @qp to the group of @ah. */
+static int post_to_group(struct ibv_qp *qp, struct ibv_ah *ah, uint64_t wr_id)
+{
+	struct ibv_send_wr swr = {
+		.wr_id = wr_id, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey },
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = 0xffffff,
+			   .remote_qkey = 0x1a2b3c4d },
+	}, *bad;
+
+	return ibv_post_send(qp, &swr, &bad);
 }
 
 /*
@@ -872,7 +894,6 @@ static void test_mcast(void)
 	};
 	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 81, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_send_wr swr = {}, *sbad;
 	struct ibv_recv_wr *rbad;
 	struct ibv_wc wc[2];
 	struct ibv_ah *ah;
@@ -885,15 +906,7 @@ static void test_mcast(void)
 		return;
 
 	CHECK(!ibv_post_recv(b, &rwr, &rbad), "post_recv");
-	swr.wr_id = 82;
-	swr.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey };
-	swr.num_sge = 1;
-	swr.opcode = IBV_WR_SEND;
-	swr.send_flags = IBV_SEND_SIGNALED;
-	swr.wr.ud.ah = ah;
-	swr.wr.ud.remote_qpn = 0xffffff;
-	swr.wr.ud.remote_qkey = 0x1a2b3c4d;
-	CHECK(!ibv_post_send(a, &swr, &sbad), "post_send to the group");
+	CHECK(!post_to_group(a, ah, 82), "post_send to the group");
 	n = poll_n(cq, 2, wc);
 	for (i = 0; i < n; i++) {
 		if (wc[i].wr_id == 82)
@@ -912,6 +925,51 @@ static void test_mcast(void)
 	CHECK(!ibv_detach_mcast(b, &mgid, 0xc042), "detach");
 
 	ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+/*
+ * A QP made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB receives nothing it
+ * sends to a group it joined; another member does.  mlx4_ib keeps the
+ * flag (MLX4_IB_QP_BLOCK_MULTICAST_LOOPBACK) and attaches the QP to a
+ * group with loopback blocked (mlx4_multicast_attach).
+ */
+static void test_mcast_block_self(void)
+{
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 0x43 } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = ud_qp_flags(cq, IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
+	struct ibv_qp *b = ud_qp(cq);
+	struct ibv_ah_attr ah_attr = {
+		.grh = { .dgid = mgid, .hop_limit = 1 },
+		.dlid = 0xc043, .is_global = 1, .port_num = 1,
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr ra = { .wr_id = 71, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr rb = { .wr_id = 72, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_ah *ah = ibv_create_ah(pd, &ah_attr);
+	struct ibv_wc wc[3];
+	int n;
+
+	CHECK(ah && !ibv_attach_mcast(a, &mgid, 0xc043) &&
+	      !ibv_attach_mcast(b, &mgid, 0xc043) &&
+	      !ibv_post_recv(a, &ra, &rbad) && !ibv_post_recv(b, &rb, &rbad) &&
+	      !post_to_group(a, ah, 73),
+	      "two members, one blocking its own multicast, which sends");
+	n = poll_n(cq, 2, wc);
+	usleep(50000);
+	n += ibv_poll_cq(cq, 1, wc + n);
+	CHECK(n == 2 && wc[0].wr_id + wc[1].wr_id == 72 + 73 && !wc[0].status &&
+	      !wc[1].status,
+	      "the other member receives, the sender only completes its send (%d completions, first %llu)",
+	      n, n > 0 ? (unsigned long long)wc[0].wr_id : 0ULL);
+	ibv_detach_mcast(a, &mgid, 0xc043);
+	ibv_detach_mcast(b, &mgid, 0xc043);
+	if (ah)
+		ibv_destroy_ah(ah);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
@@ -1029,6 +1087,7 @@ int main(int argc, char **argv)
 	/* On Ethernet ports (provider-verbs-eth-*), what RoCE changes. */
 	if (roce) {
 		test_mcast();
+		test_mcast_block_self();
 		goto out;
 	}
 	test_resize();
@@ -1042,6 +1101,7 @@ int main(int argc, char **argv)
 	test_mw();
 	test_uc_key_ops();
 	test_mcast();
+	test_mcast_block_self();
 	test_xrc_open();
 	test_rt_values();
 	test_device_ex();

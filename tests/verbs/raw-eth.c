@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -273,6 +274,40 @@ static bool nothing_arrives(struct raw_qp *r)
 
 	usleep(20000);
 	return ibv_poll_cq(r->cq, 1, &wc) == 0;
+}
+
+/* `mlx4sim fault @args` (raw-eth.sh names the command): 0 when accepted. */
+static int fault(const char *mlx4sim, const char *args)
+{
+	char cmd[1024];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' fault %s", mlx4sim, args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * A port that is down carries nothing, either way: a frame a raw QP sends
+ * from it completes and is lost, as a UD datagram is (faults.c).  @rx's
+ * rule takes @tx's frames to port 2's MAC and UDP port 4000.
+ */
+static void test_port_down(struct raw_qp *tx, struct raw_qp *rx)
+{
+	const char *mlx4sim = getenv("MLX4SIM");
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	size_t len;
+
+	if (!mlx4sim)
+		return;		/* difftrace's run: no fault command */
+	len = build_frame(out, port_mac[2], port_mac[1], 4000, 64, 60, true,
+			  false);
+	check(!fault(mlx4sim, "port-down --port 1") &&
+	      !send_frame(tx, len, false) && nothing_arrives(rx),
+	      "port 1 down: a frame sent from it completes and reaches no QP");
+	check(!fault(mlx4sim, "port-up --port 1") &&
+	      !send_frame(tx, len, false) && got(rx, out, len),
+	      "port 1 up: its frames arrive again");
 }
 
 /* ------------------------------------------------------------------ */
@@ -843,13 +878,14 @@ static void test_eth_fields(struct raw_qp *tx, struct raw_qp *rx)
 
 /*
  * Frames to MACs that no port owns (issue 29).  The switch floods a
- * unicast frame whose destination it has not learnt, and a port keeps it
+ * unicast frame whose destination no port owns, and a port keeps it
  * when one of its rules names the MAC: on another port, or on the
  * sender's own (the adapter's loopback), as with a group MAC (rdma-core's
  * tests steer their raw frames by 01:50:56:19:20:a7 between two QPs of
- * one port).  A frame to a MAC that no rule names reaches no QP.  Once
- * the switch has seen a MAC as a frame's source, frames to it go to that
- * port only.
+ * one port).  A frame to a MAC that no rule names reaches no QP.  The
+ * switch learns no raw frame's source MAC: a frame from a MAC that a rule
+ * on another port names must not pull that MAC's frames away from it
+ * (one client would take another's).
  */
 static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 			      struct raw_qp *rx_b)
@@ -887,16 +923,16 @@ static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 	      nothing_arrives(rx_a) && nothing_arrives(rx_b),
 	      "a frame to a MAC that no rule names reaches no QP");
 
-	/* Port 2 sends from @moved: the switch learns it there. */
-	len = build_frame(out_b, nobodys, moved, 4000, 64, 54, true, false);
+	/* Port 1 sends from the MAC that rules on both ports name. */
 	rule[3] = eth_rule(&lo, moved, src);
 	rule[4] = eth_rule(rx_a, moved, src);
-	check(!send_frame(rx_b, len, false) && rule[3] && rule[4],
-	      "port 2 sends a frame from a made-up MAC");
-	len = build_frame(out, moved, src, 4000, 64, 55, true, false);
-	check(!send_frame(tx, len, false) && got(rx_a, out, len) &&
-	      nothing_arrives(&lo),
-	      "frames to that MAC then go to port 2 only: its rule there gets them, the one on the sender's port not");
+	len = build_frame(out, nobodys, moved, 4000, 64, 54, true, false);
+	check(rule[3] && rule[4] && !send_frame(tx, len, false),
+	      "port 1 sends a frame from a made-up MAC that a rule on port 2 names");
+	len = build_frame(out_b, moved, src, 4000, 64, 55, true, false);
+	check(!send_frame(rx_b, len, false) && got(rx_a, out_b, len) &&
+	      got(&lo, out_b, len),
+	      "frames to that MAC still reach port 2's rule (the switch learnt nothing), and port 1's");
 	for (int i = 0; i < 5; i++)
 		if (rule[i])
 			ibv_destroy_flow(rule[i]);
@@ -958,6 +994,7 @@ int main(int argc, char **argv)
 	      wrong);
 	check(nothing_arrives(&rx_a) && nothing_arrives(&rx_b),
 	      "and no frame twice");
+	test_port_down(&tx, &rx_a);
 
 	len = build_frame(out, port_mac[2], port_mac[1], 6000, 64, 99, true,
 			  false);
