@@ -15,7 +15,7 @@
  *
  *	int main(int argc, char **argv)
  *	{
- *		int ret = cases_select(cases, CASES_N(cases), argc - 1, argv + 1);
+ *		int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
  *
  *		if (ret >= 0)
  *			return ret;
@@ -26,7 +26,7 @@
  *	}
  *
  * A program with arguments of its own (a provider, --post-checks) passes
- * what follows them.  The TAP lines of a full run are the program's own:
+ * the index of the first argument after them.  The TAP lines of a full run are the program's own:
  * the runner adds none, so a case run alone prints its checks numbered
  * from 1 and the plan after them.
  */
@@ -58,17 +58,20 @@ static inline const char *cases_prog(const char *argv0)
 }
 
 /*
- * @argc and @argv are the arguments after the program's own (argv[-1]
- * names the program, for the messages).  Returns -1 when the program is to
- * go on and run the chosen cases, else the status to exit with: 0 after
- * --list or --help, 2 for an unknown name or option.
+ * @argc and @argv are main()'s; the names, or --list, start at
+ * argv[@first], after the program's own arguments.  Returns -1 when the
+ * program is to go on and run the chosen cases, else the status to exit
+ * with: 0 after --list or --help, 2 for an unknown name or option.
  */
 static inline int cases_select(const struct test_case *cases, size_t n,
-			       int argc, char **argv)
+			       int argc, char **argv, int first)
 {
-	const char *prog = cases_prog(argv[-1]);
+	const char *prog = cases_prog(argc > 0 ? argv[0] : NULL);
 	size_t i;
 	int a;
+
+	argc -= first;
+	argv += first;
 
 	cases_chosen = NULL;
 	if (argc == 1 && !strcmp(argv[0], "--list")) {

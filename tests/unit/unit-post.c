@@ -2175,7 +2175,7 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	int ret = cases_select(cases, CASES_N(cases), argc - 1, argv + 1);
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
 
 	if (ret >= 0)
 		return ret;
