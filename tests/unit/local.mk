@@ -28,7 +28,8 @@ EXTRA_DIST += tests/unit/provider-symbols.tap
 # Unit tests link the provider's sources with a device-less context
 # (provider-fake.c).
 MLX4_UNIT_SOURCES = $(MLX4_PROVIDER_SOURCES) \
-	tests/unit/provider-fake.c tests/unit/provider-fake.h tests/tap.h
+	tests/unit/provider-fake.c tests/unit/provider-fake.h tests/tap.h \
+	tests/cases.h
 MLX4_UNIT_LIBS = -libverbs -lpthread
 # Flags of their own, so that the provider's sources are compiled apart
 # from the library's libtool objects.

@@ -13,6 +13,7 @@
 
 #include "mlx4.h"
 #include "../tap.h"
+#include "../cases.h"
 
 struct fake_env {
 	struct mlx4_device	dev;

@@ -914,23 +914,48 @@ static void test_single_threaded_cqs(void)
 	fake_env_cleanup(&env);
 }
 
-int main(void)
+static void test_sends_cqe32(void) { test_sends(32); }
+static void test_sends_cqe64(void) { test_sends(64); }
+static void test_receives_cqe32(void) { test_receives(32); }
+static void test_receives_cqe64(void) { test_receives(64); }
+static void test_resize_copy_cqe32(void) { test_resize_copy(32); }
+static void test_resize_copy_cqe64(void) { test_resize_copy(64); }
+
+/*
+ * The cases, in the order a full run takes them.  Each sets up its own
+ * context, queues and CQs, so each runs alone as it does in the full run.
+ */
+static const struct test_case cases[] = {
+	{ "sends_cqe32", test_sends_cqe32, "send completions, 32-byte CQEs" },
+	{ "sends_cqe64", test_sends_cqe64, "send completions, 64-byte CQEs" },
+	{ "receives_cqe32", test_receives_cqe32,
+	  "receive completions, 32-byte CQEs" },
+	{ "receives_cqe64", test_receives_cqe64,
+	  "receive completions, 64-byte CQEs" },
+	{ "errors", test_errors, "each error syndrome's status" },
+	{ "recv_in_order", test_recv_in_order,
+	  "a receive queue's CQEs retire its tail in order" },
+	{ "rx_csum", test_rx_csum, "IBV_WC_IP_CSUM_OK" },
+	{ "srq_and_xrc", test_srq_and_xrc, "SRQ and XRC receives" },
+	{ "init_owner", test_init_owner, "a new ring's owner bits" },
+	{ "arm", test_arm, "arming a CQ: the doorbell record and register" },
+	{ "resize_copy_cqe32", test_resize_copy_cqe32,
+	  "resize copies the CQEs, 32-byte CQEs" },
+	{ "resize_copy_cqe64", test_resize_copy_cqe64,
+	  "resize copies the CQEs, 64-byte CQEs" },
+	{ "clean", test_clean, "a destroyed QP's CQEs cleaned from a CQ" },
+	{ "poll_ex", test_poll_ex, "the extended polling interface" },
+	{ "timestamps", test_timestamps, "completion timestamps" },
+	{ "single_threaded_cqs", test_single_threaded_cqs,
+	  "single-threaded CQs polled with their lock held" },
+};
+
+int main(int argc, char **argv)
 {
-	test_sends(32);
-	test_sends(64);
-	test_receives(32);
-	test_receives(64);
-	test_errors();
-	test_recv_in_order();
-	test_rx_csum();
-	test_srq_and_xrc();
-	test_init_owner();
-	test_arm();
-	test_resize_copy(32);
-	test_resize_copy(64);
-	test_clean();
-	test_poll_ex();
-	test_timestamps();
-	test_single_threaded_cqs();
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
+	cases_run(cases, CASES_N(cases));
 	return tap_finish();
 }

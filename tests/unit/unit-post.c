@@ -2129,36 +2129,60 @@ static void test_wr_api_xrc(void)
 	fake_qp_free(qp);
 }
 
-int main(void)
+/*
+ * The cases, in the order a full run takes them.  Each makes its own QPs,
+ * SRQs and CQs on the shared context and CQ (set up in main() before any
+ * runs), so each runs alone as it does in the full run.
+ */
+static const struct test_case cases[] = {
+	{ "rc_send", test_rc_send, "an RC SEND's WQE, doorbell and owner bits" },
+	{ "rc_opcodes", test_rc_opcodes, "each RC opcode's WQE" },
+	{ "inline_and_blueflame", test_inline_and_blueflame,
+	  "inline data across 64-byte blocks, BlueFlame copies" },
+	{ "lone_inline_layout", test_lone_inline_layout,
+	  "a lone inline request of every length, each transport" },
+	{ "stamping", test_stamping, "stamping of the WQEs ahead" },
+	{ "stamping_longest", test_stamping_longest,
+	  "stamping covers the longest WQE so far, no more" },
+	{ "ud_send", test_ud_send, "UD WQEs and their datagram segment" },
+	{ "ud_small_stride", test_ud_small_stride,
+	  "a UD QP in a 64-byte stride" },
+	{ "raw_send", test_raw_send, "raw packet QPs, checksum offload, LSO" },
+#ifdef MLX4_UNIT_BARRIER_HOOK
+	{ "lso_long_headers", test_lso_long_headers,
+	  "LSO headers past the first block, behind a barrier" },
+#endif
+	{ "xrc_and_sig_all", test_xrc_and_sig_all,
+	  "XRC sends, IBV_QP_INIT_ATTR sq_sig_all" },
+	{ "send_errors", test_send_errors,
+	  "refused send requests leave the ring alone" },
+	{ "post_recv", test_post_recv, "receive WQEs and their doorbell" },
+	{ "srq", test_srq, "SRQ WQEs and the free list" },
+	{ "create_limits", test_create_limits, "queue sizes refused and granted" },
+	{ "threads", test_threads, "four threads posting to one QP" },
+	{ "extern_buf_dontfork", test_extern_buf_dontfork,
+	  "an application-allocated QP buffer is kept from fork()" },
+	{ "query_device_ex", test_query_device_ex, "ibv_query_device_ex" },
+	{ "roce_ah", test_roce_ah, "RoCE address handles: MAC, VLAN, priority" },
+	{ "wr_api_same_wqes", test_wr_api_same_wqes,
+	  "ibv_wr_* batches build ibv_post_send's WQEs" },
+	{ "wr_api_long_ud_batch", test_wr_api_long_ud_batch,
+	  "a UD wr_* batch longer than the spare WQEs" },
+	{ "wr_api_xrc", test_wr_api_xrc, "XRC through ibv_wr_*" },
+	{ "thread_domain_qp", test_thread_domain_qp,
+	  "a thread domain's QP posts with its lock words held" },
+};
+
+int main(int argc, char **argv)
 {
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
 	fake_env_init(&env, 32, 512);
 	cq = fake_cq(&env, 256, 0x45);
 
-	test_rc_send();
-	test_rc_opcodes();
-	test_inline_and_blueflame();
-	test_lone_inline_layout();
-	test_stamping();
-	test_stamping_longest();
-	test_ud_send();
-	test_ud_small_stride();
-	test_raw_send();
-#ifdef MLX4_UNIT_BARRIER_HOOK
-	test_lso_long_headers();
-#endif
-	test_xrc_and_sig_all();
-	test_send_errors();
-	test_post_recv();
-	test_srq();
-	test_create_limits();
-	test_threads();
-	test_extern_buf_dontfork();
-	test_query_device_ex();
-	test_roce_ah();
-	test_wr_api_same_wqes();
-	test_wr_api_long_ud_batch();
-	test_wr_api_xrc();
-	test_thread_domain_qp();
+	cases_run(cases, CASES_N(cases));
 
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);

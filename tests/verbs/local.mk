@@ -31,7 +31,7 @@ EXTRA_DIST += tests/verbs/rdma-semantics-system.tap \
 # Refused verbs and work requests, and their errnos.
 check_PROGRAMS += tests/verbs/verbs-control
 tests_verbs_verbs_control_SOURCES = tests/verbs/verbs-control.c \
-	tests/tap.h tests/device.h
+	tests/tap.h tests/cases.h tests/device.h
 tests_verbs_verbs_control_LDADD = -libverbs
 TESTS += tests/verbs/verbs-control-system.tap \
 	tests/verbs/verbs-control-project.tap

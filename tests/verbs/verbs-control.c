@@ -21,7 +21,7 @@
 #include <infiniband/verbs.h>
 
 #include "../device.h"
-#include "../tap.h"
+#include "../cases.h"
 
 static struct ibv_context *ctx;
 static struct ibv_device_attr dev;
@@ -362,10 +362,45 @@ static void busy_objects(void)
 	check(qp && ibv_destroy_qp(qp) == 0, "its QP destroyed first");
 }
 
+/*
+ * Work requests a provider must refuse: rdma-core's own mlx4 posts an
+ * RDMA READ to a UD QP and crashes on it, so these are asked for, by
+ * --post-checks or by name.
+ */
+static bool post_checks;
+
+static void bad_work_requests_asked(void)
+{
+	if (post_checks || cases_chosen)
+		bad_work_requests();
+}
+
+/*
+ * The cases, in the order a full run takes them.  They share the device,
+ * its PD and its CQ (main() opens them before any case, and checks after
+ * the last that all of it is torn down); each makes and destroys its own
+ * QPs, MRs and the rest, so each runs alone as in the full run.
+ */
+static const struct test_case cases[] = {
+	{ "state_machine", state_machine,
+	  "the QP state machine and its attribute table" },
+	{ "limits", limits, "the device's limits at creation" },
+	{ "memory", memory, "memory registration" },
+	{ "bad_work_requests", bad_work_requests_asked,
+	  "work requests a provider must refuse (--post-checks, or by name)" },
+	{ "busy_objects", busy_objects, "objects in use cannot be destroyed" },
+};
+
+/* Usage: verbs-control [--post-checks] [--list | NAME...] */
 int main(int argc, char **argv)
 {
-	bool post_checks = argc > 1 && !strcmp(argv[1], "--post-checks");
 	struct ibv_port_attr port;
+	int ret;
+
+	post_checks = argc > 1 && !strcmp(argv[1], "--post-checks");
+	ret = cases_select(cases, CASES_N(cases), argc, argv, 1 + post_checks);
+	if (ret >= 0)
+		return ret;
 
 	ctx = open_first_device("verbs-control");
 	if (ibv_query_device(ctx, &dev) || ibv_query_port(ctx, 1, &port))
@@ -376,16 +411,7 @@ int main(int argc, char **argv)
 	if (!pd || !cq)
 		bail("PD and CQ");
 
-	state_machine();
-	limits();
-	memory();
-	/*
-	 * Work requests a provider must refuse: rdma-core's own mlx4 posts an
-	 * RDMA READ to a UD QP and crashes on it, so these are asked for.
-	 */
-	if (post_checks)
-		bad_work_requests();
-	busy_objects();
+	cases_run(cases, CASES_N(cases));
 
 	check(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
 	      ibv_close_device(ctx) == 0, "everything torn down");
