@@ -362,7 +362,6 @@ static int gid_to_l2(struct ibv_pd *pd, struct mlx4_ah *ah,
 		ah->l2.mac[0] = 0x33;
 		ah->l2.mac[1] = 0x33;
 		memcpy(ah->l2.mac + 2, gid + 12, 4);
-		ah->av.dlid = htobe16(0xc000);
 		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_MCAST);
 		*vid = gid_vlan(sgid.raw);
 		return 0;
@@ -402,6 +401,14 @@ static int roce_resolve_l2(struct mlx4_context *ctx, struct ibv_pd *pd,
 		if (ret)
 			return ret;
 	}
+	/*
+	 * A multicast destination needs a multicast LID, which the device
+	 * does not otherwise use on RoCE (the kernel's create_iboe_ah():
+	 * "HW requires multicast LID"); rdma-core's mlx4 sets it only
+	 * without IP-based GIDs.
+	 */
+	if (attr->grh.dgid.raw[0] == 0xff)
+		ah->av.dlid = htobe16(0xc000);
 
 	if (vid < 0x1000) {
 		ah->av.port_pd |= MLX4_BE32(MLX4_AV_ETH_VLAN);

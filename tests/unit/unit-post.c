@@ -1552,6 +1552,12 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 
 	(void)context;
 	resolve_calls++;
+	if (gid[0] == 0xff) {		/* IPv6 multicast: 33:33 and its end */
+		memcpy(eth_mac, "\x33\x33", 2);
+		memcpy(eth_mac + 2, gid + 12, 4);
+		*vid = 0xffff;
+		return 0;
+	}
 	if (memcmp(gid, v4mapped, 12) || gid[12] != 192 || gid[13] != 168 ||
 	    gid[14] != 1 || (gid[15] != 2 && gid[15] != 3))
 		return -EHOSTUNREACH;
@@ -1565,8 +1571,9 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
  * RoCE address handles on an Ethernet port 2 with IP-based GIDs: the
  * MAC and VLAN from the neighbour lookup, the VLAN and the priority (SL
  * 5 in the top 3 bits) in the datagram segment, bit 29 of port_pd saying
- * so, the priority at bit 29 of sl_tclass_flowlabel, no LID.  Then the
- * old scheme: a link-local GID carries its MAC and VLAN.
+ * so, the priority at bit 29 of sl_tclass_flowlabel, no LID but a
+ * multicast group's 0xc000.  Then the old scheme: a link-local GID
+ * carries its MAC and VLAN.
  */
 static void test_roce_ah(void)
 {
@@ -1630,6 +1637,21 @@ static void test_roce_ah(void)
 	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
 	CHECK(!ah && errno == EHOSTUNREACH, "unresolved: %s", strerror(errno));
 
+	/* A multicast group: its MAC, and the multicast LID the device needs. */
+	memcpy(attr.grh.dgid.raw, "\xff\x0e\0\0\0\0\0\0"
+	       "\0\0\0\0\x01\x02\x03\x04", 16);
+	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
+	CHECK(ah != NULL, "create_ah, multicast GID: %s", strerror(errno));
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		CHECK_EQ(post1(qp, &wr), 0);
+		CHECK_BYTES(send_wqe(qp, 2) + 16,
+			    "02000077 0080c000 00010040 41234567"
+			    "ff0e0000 00000000 00000000 01020304"
+			    "000abcde 1a2b3c4d 0000 333301020304");
+		mlx4_destroy_ah(ah);
+	}
+
 	/* The old scheme: MAC and VLAN 0x5 in a link-local GID. */
 	env.ctx->port_cap_flags[1] = 0;
 	memcpy(attr.grh.dgid.raw, "\xfe\x80\0\0\0\0\0\0"
@@ -1637,11 +1659,11 @@ static void test_roce_ah(void)
 	attr.sl = 7;
 	ah = mlx4_create_ah(&env.pd.ibv_pd, &attr);
 	CHECK(ah != NULL, "create_ah, link-local GID: %s", strerror(errno));
-	CHECK_EQ(resolve_calls, 3);
+	CHECK_EQ(resolve_calls, 4);
 	if (ah) {
 		wr.wr.ud.ah = ah;
 		CHECK_EQ(post1(qp, &wr), 0);
-		CHECK_BYTES(send_wqe(qp, 2) + 16,
+		CHECK_BYTES(send_wqe(qp, 3) + 16,
 			    "22000077 00800000 00010040 e1234567"
 			    "fe800000 00000000 00259000 05010203"
 			    "000abcde 1a2b3c4d e005 022590010203");
