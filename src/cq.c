@@ -332,7 +332,8 @@ static void close_fast_paths(struct mlx4_cq *cq)
  * The extended interface's fast paths leave the ibv_cq_ex's status as
  * they find it, a success: it is set here, where they open, and an error
  * closes them (poll_one_ex_any()), so that the CQE after it takes the
- * long way, which sets it again (lazy_poll_*: one store less a CQE).
+ * long way, which sets it again: the fast paths then store no status
+ * (see bench/README).
  */
 static void cache_qp(struct mlx4_cq *cq, struct mlx4_qp *qp)
 {
