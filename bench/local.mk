@@ -4,7 +4,7 @@
 noinst_PROGRAMS += bench/mlx4-bench
 bench_mlx4_bench_SOURCES = bench/mlx4-bench.c
 bench_mlx4_bench_LDADD = -libverbs
-EXTRA_DIST += bench/run.sh bench/perftest.sh bench/sched-costs.c
+EXTRA_DIST += bench/README bench/run.sh bench/perftest.sh bench/sched-costs.c
 
 bench: all
 	$(SHELL) $(srcdir)/bench/run.sh

@@ -46,8 +46,7 @@ static inline uint8_t sw_owner_bit(struct mlx4_cq *cq, uint32_t n)
 /*
  * The consumer index is @ci: with it, @cqe, the CQE there, and @owner,
  * the owner bit that says it is software's, so that a poll which finds
- * nothing loads one pointer and tests one byte (bench/run.sh
- * poll_cq_empty: 29 -> 16 instructions, lazy_poll_empty 47 -> 37).
+ * nothing loads one pointer and tests one byte (see bench/README).
  */
 static inline void set_ci_state(struct mlx4_cq *cq, uint32_t ci,
 				struct mlx4_cqe *cqe, uint8_t owner)
@@ -208,9 +207,8 @@ static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
  * What a completion reports, by the last byte of its CQE: a send by the
  * opcode of its WQE, a receive by the opcode of the incoming message.
  * One table, indexed by the whole byte, so that reading a CQE's opcode
- * needs no branch and no mask (bench/run.sh lazy_poll_one: 1 instruction
- * less).  An error CQE has no opcode: a receive's reads as IBV_WC_RECV,
- * a send's as 0.
+ * needs no branch and no mask (see bench/README).  An error CQE has no
+ * opcode: a receive's reads as IBV_WC_RECV, a send's as 0.
  */
 static const struct {
 	uint8_t opcode;		/* enum ibv_wc_opcode */
@@ -329,13 +327,13 @@ static void close_fast_paths(struct mlx4_cq *cq)
  * @qp (NULL: none) is the QP of the last completion.  The fast paths
  * take the next CQE if its QPN field is send_qpn or recv_qpn, by the
  * CQE's direction: one compare, with no byte swap nor test of NULL or of
- * an SRQ (with cqe_kind(), bench/run.sh poll_cq_one: 78 -> 67
- * instructions, lazy_poll_one 95 -> 91).
+ * an SRQ, with cqe_kind() (see bench/README).
  *
  * The extended interface's fast paths leave the ibv_cq_ex's status as
  * they find it, a success: it is set here, where they open, and an error
  * closes them (poll_one_ex_any()), so that the CQE after it takes the
- * long way, which sets it again (lazy_poll_*: one store less a CQE).
+ * long way, which sets it again: the fast paths then store no status
+ * (see bench/README).
  */
 static void cache_qp(struct mlx4_cq *cq, struct mlx4_qp *qp)
 {
@@ -605,9 +603,9 @@ static inline uint32_t run_length(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
  * recv_run_starts()).  The run ends after @room CQEs, or at a CQE that is
  * not software's, not a successful receive or not that QP's: *@cqe and
  * *@kind are then that CQE and its kind, *@owner its owner bit; returns
- * how many it took.  bench/run.sh poll_cq_batch: 84 instructions per
- * CQE without a run, 62 with one that stopped at the ring's end and left
- * its caller to find where it stopped, and 54 with this one.
+ * how many it took.  Fewer instructions per CQE than no run at all, or
+ * than a run that stopped at the ring's end and left its caller to find
+ * where it stopped (see bench/README).
  */
 static inline __attribute__((always_inline)) uint32_t
 take_recv_run(struct mlx4_cq *cq, struct ibv_wc *wc, uint32_t room,
@@ -760,8 +758,7 @@ static inline int next_cqe_is_sw(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
  * Poll for @ne > 1 CQEs from @cqe, of @kind, a receive, with the CQ
  * locked; unlocks.  A run of one QP's receives, the common case, takes
  * them here, where fewer values are live than in the loop, which takes
- * what follows if the run stops short (bench/run.sh poll_cq_batch: 59.5
- * instructions per CQE with the run in the loop, 56 here).
+ * what follows if the run stops short (see bench/README).
  */
 static int __attribute__((noinline))
 poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
@@ -786,8 +783,8 @@ poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 
 /*
  * poll_cq_locked() for a first CQE that is a receive.  If another one
- * follows, and the caller has room, poll_cq_recvs() takes them, in a run
- * (bench/run.sh poll_cq_batch: 63.5 -> 61.8 instructions per CQE).
+ * follows, and the caller has room, poll_cq_recvs() takes them, in a run,
+ * for fewer instructions per CQE than one at a time (see bench/README).
  */
 static int __attribute__((noinline))
 poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
@@ -809,7 +806,7 @@ poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  * loop, which has calls and thus a stack frame, takes the others.  A
  * receive's decoding takes more registers than the caller-saved ones:
  * in a function of its own, it does not give a send's a frame either
- * (bench/run.sh poll_cq_one: 118 -> 80 instructions).
+ * (see bench/README).
  */
 static int __attribute__((noinline))
 poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
@@ -971,7 +968,7 @@ start_poll_contended(struct mlx4_cq *cq)
 /*
  * ibv_start_poll of a CQ whose lock is taken (@locked), or not: the
  * lock's mode, chosen when the CQ is made, chooses the function
- * (bench/run.sh lazy_poll_*: 2 instructions less with no mode test).
+ * with no test of the mode on the way (see bench/README).
  */
 static inline __attribute__((always_inline))
 int start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr,

@@ -19,7 +19,7 @@
  * never taken: its mode is chosen once, at creation.  Taking it then
  * costs the test of a byte in the lock word's cache line instead of the
  * atomic exchange; every other lock pays that test, one compare and an
- * untaken branch (bench/run.sh: 0 or 1 instruction more per call).
+ * untaken branch (see bench/README).
  * Releasing stays a plain store of 0, to a word no one else writes.
  */
 struct mlx4_lock {
@@ -46,8 +46,7 @@ static inline void mlx4_cpu_relax(void)
  * Set the lock word; nonzero if it was set already.  An atomic OR of the
  * bit whose old value only a branch looks at is one instruction on x86
  * (lock bts), where an exchange needs the 1 in a register and a test of
- * the old value: bench/run.sh post_recv, poll_cq_* and lazy_poll_*: 2
- * instructions less each.
+ * the old value (see bench/README).
  */
 static inline int mlx4_lock_taken(struct mlx4_lock *lock)
 {

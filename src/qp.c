@@ -640,9 +640,8 @@ static int send_wr_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 
 /*
  * Build @wr, refused by nothing, into WQE @ind; returns its head.  A
- * plain request takes build_plain_wqe() here too: bench/run.sh's
- * post_send through post_send_list() costs 159 instructions with it,
- * 197 without.
+ * plain request takes build_plain_wqe() here too, the shorter way to
+ * build it (see bench/README).
  */
 static inline struct wqe_head build_listed_wqe(struct mlx4_qp *qp,
 					       struct ibv_send_wr *wr,
@@ -722,8 +721,7 @@ post_send_list(struct mlx4_qp *qp, struct ibv_send_wr *wr,
  * unlocks.  Anything unusual goes to post_send_list() before anything is
  * written.  @qpt_bit is the QP's if it is UD or XRC, else 0: each kind of
  * QP gets its own copy, RC and UC theirs without the datagram and XRC
- * branches.  bench/run.sh's post_send_inline: 187 instructions here, 310
- * through post_send_list().
+ * branches, far shorter than post_send_list() (see bench/README).
  */
 static inline __attribute__((always_inline))
 int post_lone_inline(struct mlx4_qp *qp, struct ibv_send_wr *wr,
@@ -807,9 +805,8 @@ post_send_contended(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 
 /*
  * ibv_post_send().  Special case 1, here: a lone plain request into a
- * queue with room, built from its QP's recipe and rung by the UAR.
- * bench/run.sh's post_send: 96 instructions here, 159 through
- * post_send_list().
+ * queue with room, built from its QP's recipe and rung by the UAR, far
+ * shorter than post_send_list() (see bench/README).
  */
 int mlx4_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
@@ -935,7 +932,7 @@ post_recv_contended(struct mlx4_qp *qp, struct ibv_recv_wr *wr,
 /*
  * The fast path: one single-SGE request into a queue with room; anything
  * else (a list too) goes to post_recv_slow().  Without a loop, nothing is
- * set up for a second request (bench/run.sh post_recv: 52 -> 48).
+ * set up for a second request (see bench/README).
  */
 static inline __attribute__((always_inline))
 int post_recv(struct mlx4_qp *qp, struct ibv_recv_wr *wr,

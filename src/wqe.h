@@ -143,8 +143,8 @@ static void stamp_later_blocks(struct mlx4_qp *qp, void *wqe)
  * creation may have written (below qp->sq_stamp; the blocks above still
  * hold their stamps from then) is stamped, whatever the size of the WQE
  * last there, which saves reading that size.  A UD QP's 80-byte WQEs in
- * a stride of 256 bytes: one store (bench/run.sh post_send_ud: 5
- * instructions less than stamping the stride).
+ * a stride of 256 bytes: one store, not a stamp of the whole stride (see
+ * bench/README).
  */
 static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 {
@@ -156,7 +156,7 @@ static inline void stamp_ahead_of(struct mlx4_qp *qp, void *ctrl)
 	*(uint32_t *)(slot + 64) = 0xffffffff;
 	/*
 	 * Read again here, not kept from the caller's test, which then
-	 * needs no register (bench/run.sh: 1 instruction less per post).
+	 * needs no register (see bench/README).
 	 */
 	end = *(volatile uint16_t *)&qp->sq_stamp;
 	for (i = 128; unlikely(i < end); i += 64)
