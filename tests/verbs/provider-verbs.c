@@ -9,11 +9,16 @@
  *
  * Run on the simulator by tests/verbs/provider-verbs.sh (provider-verbs-project.tap,
  * provider-verbs-system.tap), with either provider.
+ *
+ * Usage: provider-verbs [project|system|common] [--list | NAME...]: the
+ * provider (common, the default, leaves out what the two differ on) then
+ * the cases (tests/cases.h).
  */
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "../cases.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -1064,10 +1070,103 @@ static void test_device_ex(void)
  * the features only libmlx4 has; with neither, only what both have
  * (tests/verbs/difftrace.tap compares the two running that).
  */
+static const char *provider = "common";
+
+/*
+ * Whether a case for InfiniBand ports runs: on Ethernet ports
+ * (provider-verbs-eth-*) only the RoCE cases do; one named there says
+ * why it prints nothing.
+ */
+static bool ib_case(const char *name)
+{
+	if (roce && cases_chosen)
+		printf("# %s: InfiniBand ports only (port 1 is Ethernet)\n",
+		       name);
+	return !roce;
+}
+
+#define IB_CASE(fn)							\
+	static void fn##_ib(void)					\
+	{								\
+		if (ib_case(#fn + sizeof("test_") - 1))					\
+			fn();						\
+	}
+IB_CASE(test_resize)
+IB_CASE(test_cq_ex)
+IB_CASE(test_cq_timestamps)
+IB_CASE(test_reset)
+IB_CASE(test_srq)
+IB_CASE(test_refusals)
+IB_CASE(test_mw)
+IB_CASE(test_uc_key_ops)
+IB_CASE(test_xrc_open)
+IB_CASE(test_rt_values)
+IB_CASE(test_device_ex)
+
+/* What the providers differ on: not for a run naming neither. */
+static void test_cq_wallclock_ib(void)
+{
+	if (!ib_case("cq_wallclock"))
+		return;
+	if (strcmp(provider, "common"))
+		test_cq_wallclock(!strcmp(provider, "project"));
+	else if (cases_chosen)
+		printf("# cq_wallclock: needs the provider, project or "
+		       "system, as the first argument\n");
+}
+
+/*
+ * The cases, in the order a full run takes them: on InfiniBand ports all
+ * of them, on Ethernet ports the RoCE ones (mcast, mcast_block_self).
+ * They share the device, its PD and a registered buffer (main() sets them up before any case); each makes
+ * its own CQs and QPs and writes the buffer slots it sends, so each runs
+ * alone as in the full run.
+ */
+static const struct test_case cases[] = {
+	{ "resize", test_resize_ib,
+	  "ibv_resize_cq under outstanding completions" },
+	{ "cq_ex", test_cq_ex_ib,
+	  "polling through the extended CQ interface" },
+	{ "cq_timestamps", test_cq_timestamps_ib,
+	  "completion timestamps against the HCA clock" },
+	{ "cq_wallclock", test_cq_wallclock_ib,
+	  "completion times in wall-clock ns (with a provider named)" },
+	{ "reset", test_reset_ib, "a QP through RESET and back" },
+	{ "srq", test_srq_ib, "a shared receive queue and its limit" },
+	{ "refusals", test_refusals_ib,
+	  "requests each data verb must refuse: errno, bad_wr, nothing posted" },
+	{ "mw", test_mw_ib,
+	  "memory windows of type 1 and 2, bound and invalidated" },
+	{ "uc_key_ops", test_uc_key_ops_ib,
+	  "UC's key operations and SEND with invalidate" },
+	{ "mcast", test_mcast,
+	  "a UD message to a multicast group (RoCE too)" },
+	{ "mcast_block_self", test_mcast_block_self,
+	  "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (RoCE too)" },
+	{ "xrc_open", test_xrc_open_ib,
+	  "an XRC target QP, and the same QP opened by number" },
+	{ "rt_values", test_rt_values_ib, "ibv_query_rt_values_ex" },
+	{ "device_ex", test_device_ex_ib,
+	  "the extended device attributes of an InfiniBand ConnectX-3" },
+};
+
+/* The provider argument, if any, is one of these; the case names follow. */
+static bool is_provider(const char *arg)
+{
+	return !strcmp(arg, "project") || !strcmp(arg, "system") ||
+	       !strcmp(arg, "common");
+}
+
 int main(int argc, char **argv)
 {
-	const char *provider = argc > 1 ? argv[1] : "common";
 	struct ibv_port_attr port;
+	int first = 1, ret;
+
+	if (argc > 1 && is_provider(argv[1]))
+		provider = argv[first++];
+	ret = cases_select(cases, CASES_N(cases), argc, argv, first);
+	if (ret >= 0)
+		return ret;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	ctx = open_first_device("provider-verbs");
@@ -1084,28 +1183,8 @@ int main(int argc, char **argv)
 	if (!mr)
 		die("ibv_reg_mr");
 
-	/* On Ethernet ports (provider-verbs-eth-*), what RoCE changes. */
-	if (roce) {
-		test_mcast();
-		test_mcast_block_self();
-		goto out;
-	}
-	test_resize();
-	test_cq_ex();
-	test_cq_timestamps();
-	if (strcmp(provider, "common"))
-		test_cq_wallclock(!strcmp(provider, "project"));
-	test_reset();
-	test_srq();
-	test_refusals();
-	test_mw();
-	test_uc_key_ops();
-	test_mcast();
-	test_mcast_block_self();
-	test_xrc_open();
-	test_rt_values();
-	test_device_ex();
-out:
+	cases_run(cases, CASES_N(cases));
+
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

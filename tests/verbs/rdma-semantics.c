@@ -21,6 +21,7 @@
 #include <infiniband/verbs.h>
 
 #include "../buffer.h"
+#include "../cases.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -1816,42 +1817,84 @@ static void ud_send_error(void)
 	free_end(&rx);
 }
 
-int main(void)
+/*
+ * The cases, in the order a full run takes them.  They share the device
+ * and its PD (main() opens them before any case); each makes and
+ * destroys its own QPs, CQs, MRs and the rest, and acks the async
+ * events it waits for, so each runs alone as in the full run.
+ */
+static const struct test_case cases[] = {
+	{ "bad_rkey", bad_rkey,
+	  "an RDMA WRITE with a bad rkey: REM_ACCESS_ERR, both QPs in ERROR" },
+	{ "out_of_bounds", out_of_bounds,
+	  "an RDMA WRITE past the end of the region: REM_ACCESS_ERR" },
+	{ "rnr_retry_exceeded", rnr_retry_exceeded,
+	  "a SEND with no receive and rnr_retry 0: RNR_RETRY_EXC_ERR" },
+	{ "rnr_then_receive", rnr_then_receive,
+	  "a SEND retried on RNR lands in a receive posted later" },
+	{ "flush", flush,
+	  "a QP in ERROR flushes its receives and sends, in order" },
+	{ "receive_too_small", receive_too_small,
+	  "a receive too small: LOC_LEN_ERR and REM_INV_REQ_ERR" },
+	{ "receive_unwritable", receive_unwritable,
+	  "receives into unwritable memory: each completes once, in order" },
+	{ "cq_overrun", cq_overrun,
+	  "completions beyond a CQ's size: IBV_EVENT_CQ_ERR, no stale CQE" },
+	{ "read_and_atomics", read_and_atomics,
+	  "RDMA READ, compare-and-swap, fetch-and-add; a fenced SEND" },
+	{ "zero_length_gather", zero_length_gather,
+	  "gather entries of no length" },
+	{ "immediate_and_events", immediate_and_events,
+	  "SEND with immediate; a completion channel's events" },
+	{ "resize_cq", resize_cq,
+	  "ibv_resize_cq up and down, completions kept in order" },
+	{ "srq_events", srq_events,
+	  "an SRQ's limit event" },
+	{ "memory_window", memory_window,
+	  "a type 1 memory window bound and used" },
+	{ "multicast", multicast,
+	  "UD QPs in a multicast group" },
+	{ "solicited_events", solicited_events,
+	  "a CQ armed for solicited completions, down each send path" },
+	{ "send_queue_passes", send_queue_passes,
+	  "three passes over the send queue down each path" },
+	{ "inline_lengths", inline_lengths,
+	  "inline data of every length in a SEND and an RDMA WRITE" },
+	{ "ud_paths", ud_paths,
+	  "UD down each path: SL, an asymmetric Q_Key, inline datagrams" },
+	{ "ud_send_error", ud_send_error,
+	  "a UD send error: SQE, not ERROR, and back to RTS" },
+	{ "extended_cq", extended_cq,
+	  "an extended CQ's fields for a receive" },
+	{ "rearm_unpolled", rearm_unpolled,
+	  "a CQ re-armed without polling wakes again" },
+	{ "destroy_with_completions", destroy_with_completions,
+	  "a QP destroyed with completions in a shared CQ" },
+	{ "srq_stale_entries", srq_stale_entries,
+	  "an SRQ WQE's list ends where it does, whatever its slot held" },
+	{ "rq_stale_entries", rq_stale_entries,
+	  "a receive WQE's list ends where it does, whatever its slot held" },
+	{ "reused_record", reused_record,
+	  "a new QP's receive queue is empty on a reused doorbell record" },
+	{ "srq_out_of_order", srq_out_of_order,
+	  "SRQ completions polled out of order keep their wr_ids" },
+};
+
+/* Usage: rdma-semantics [--list | NAME...] */
+int main(int argc, char **argv)
 {
 	struct ibv_port_attr port;
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
 
 	ctx = open_first_device("rdma-semantics");
 	pd = ibv_alloc_pd(ctx);
 	if (!pd || ibv_query_port(ctx, 1, &port))
 		bail("setup");
 	lid = port.lid;
-	bad_rkey();
-	out_of_bounds();
-	rnr_retry_exceeded();
-	rnr_then_receive();
-	flush();
-	receive_too_small();
-	receive_unwritable();
-	cq_overrun();
-	read_and_atomics();
-	zero_length_gather();
-	immediate_and_events();
-	resize_cq();
-	srq_events();
-	memory_window();
-	multicast();
-	solicited_events();
-	send_queue_passes();
-	inline_lengths();
-	ud_paths();
-	ud_send_error();
-	extended_cq();
-	rearm_unpolled();
-	destroy_with_completions();
-	srq_stale_entries();
-	rq_stale_entries();
-	reused_record();
-	srq_out_of_order();
+	cases_run(cases, CASES_N(cases));
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();

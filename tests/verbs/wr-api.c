@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "../buffer.h"
+#include "../cases.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -534,12 +535,53 @@ static void refused(void)
 	ibv_destroy_cq(cq);
 }
 
-int main(void)
+/*
+ * rc_opcodes, batch_and_abort and windows take turns on one connected RC
+ * pair, which main() makes before any case and frees after the last:
+ * each posts its own receives and checks its own completions, so a case
+ * run alone, on a fresh pair, checks what it checks in the full run.
+ */
+static struct end rc_a, rc_b;
+
+static void rc_opcodes_case(void)
+{
+	rc_opcodes(&rc_a, &rc_b);
+}
+
+static void batch_and_abort_case(void)
+{
+	batch_and_abort(&rc_a, &rc_b);
+}
+
+static void windows_case(void)
+{
+	windows(&rc_a, &rc_b);
+}
+
+/* The cases, in the order a full run takes them. */
+static const struct test_case cases[] = {
+	{ "rc_opcodes", rc_opcodes_case,
+	  "every opcode an RC QP takes, the data checked where it lands" },
+	{ "batch_and_abort", batch_and_abort_case,
+	  "three SENDs rung once; wr_abort; an error inside a batch" },
+	{ "windows", windows_case,
+	  "a type 2 window bound, written through, invalidated (RC)" },
+	{ "uc", uc, "UC: SEND and RDMA WRITE with immediate, one batch" },
+	{ "ud", ud, "UD datagrams through ibv_wr_*" },
+	{ "refused", refused,
+	  "opcodes the QP type or the device cannot do: refused at creation" },
+};
+
+/* Usage: wr-api [--list | NAME...] */
+int main(int argc, char **argv)
 {
 	struct ibv_port_attr port;
-	struct end a, b;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
 
 	ctx = open_first_device("wr-api");
 	pd = ibv_alloc_pd(ctx);
@@ -547,7 +589,7 @@ int main(void)
 		bail("setup");
 	lid = port.lid;
 
-	/* A provider without the interface: say so and stop. */
+	/* A provider without the interface: say so and stop, before any case. */
 	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	if (!cq)
 		bail("ibv_create_cq");
@@ -560,18 +602,13 @@ int main(void)
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 
-	make_end(&a, IBV_QPT_RC, RC_OPS);
-	make_end(&b, IBV_QPT_RC, RC_OPS);
-	bring_up(&a, b.qp->qp_num);
-	bring_up(&b, a.qp->qp_num);
-	rc_opcodes(&a, &b);
-	batch_and_abort(&a, &b);
-	windows(&a, &b);
-	free_end(&a);
-	free_end(&b);
-	uc();
-	ud();
-	refused();
+	make_end(&rc_a, IBV_QPT_RC, RC_OPS);
+	make_end(&rc_b, IBV_QPT_RC, RC_OPS);
+	bring_up(&rc_a, rc_b.qp->qp_num);
+	bring_up(&rc_b, rc_a.qp->qp_num);
+	cases_run(cases, CASES_N(cases));
+	free_end(&rc_a);
+	free_end(&rc_b);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tap_finish();
