@@ -232,6 +232,17 @@ static int inline_recv_without_rq(void)
 	return ret;
 }
 
+/*
+ * A WQ exists only where mlx4_ib_add() set its ops: RSS and a port on
+ * Ethernet.  Elsewhere the command's slot is uverbs' notsupp_method,
+ * which ib_uverbs_write checks as a legacy command: the extended
+ * command's header fails that (EINVAL), whatever libibverbs sends.
+ */
+static int wq_plain(void)
+{
+	return made(make_wq(4, 1), destroy_wq);
+}
+
 static int wq_range_past_max(void)
 {
 	int ret;
@@ -797,17 +808,30 @@ static int gid_entry_flags(void)
 
 #define NOT_APPLICABLE	(-2)
 
+/* mlx4_ib reports RSS exactly where it registers the WQ ops. */
+static bool have_wqs(void)
+{
+	return rss_tbl_max != 0;
+}
+
+static void skip_without_wqs(const char *what)
+{
+	printf("ok %d - %s # SKIP no WQs: no Ethernet port\n", ++tap_count,
+	       what);
+}
+
 /*
  * A rule, the kernel function that makes it, and the errno it returns;
- * for a rule about indirection tables, also what a device that offers
- * none returns (mlx4_ib offers them only when a port runs Ethernet).
+ * for a rule about WQs or indirection tables, also what a device with
+ * neither returns, or NOT_APPLICABLE (mlx4_ib_add() gives them a device
+ * only when a port runs Ethernet).
  */
 struct rule {
 	const char *what;
 	const char *source;
 	int expect;
 	int (*try)(void);
-	int expect_without_rss;
+	int expect_without_wqs;
 };
 
 static const struct rule rules[] = {
@@ -843,28 +867,32 @@ static const struct rule rules[] = {
 	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
 	{ "receive inline on a QP with an SRQ", "set_rq_size",
 	  EINVAL, inline_recv_without_rq },
-	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max },
+	{ "a WQ (none where no port runs Ethernet)",
+	  "mlx4_ib_add, ib_uverbs_write", 0, wq_plain, EINVAL },
+	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max,
+	  NOT_APPLICABLE },
 	{ "WQ range of 2 while one is open", "mlx4_ib_alloc_wqn",
-	  EINVAL, wq_range_while_open },
+	  EINVAL, wq_range_while_open, NOT_APPLICABLE },
 	{ "after a WQ of an open range goes, a range of 2 opens",
-	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy },
+	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy, NOT_APPLICABLE },
 	{ "four WQs from a range of 4: consecutive, aligned",
-	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four },
+	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four, NOT_APPLICABLE },
 	{ "indirection table over them", "mlx4_ib_create_rwq_ind_table",
-	  0, table_of_four, EINVAL },
+	  0, table_of_four, NOT_APPLICABLE },
 	{ "table of 2 from an odd WQ number", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_unaligned, EINVAL },
+	  EINVAL, table_unaligned, NOT_APPLICABLE },
 	{ "table of 2 over WQs n and n + 2", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_not_consecutive, EINVAL },
+	  EINVAL, table_not_consecutive, NOT_APPLICABLE },
 	{ "table of 512", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_too_big, EINVAL },
+	  EINVAL, table_too_big, NOT_APPLICABLE },
 	{ "destroy a WQ a table uses", "uverbs destroy_wq",
 	  EBUSY, wq_in_table_destroyed, NOT_APPLICABLE },
 	{ "WQ from RESET to ERR", "mlx4_ib_modify_wq",
-	  EINVAL, wq_reset_to_err },
+	  EINVAL, wq_reset_to_err, NOT_APPLICABLE },
 	{ "WQ from ERR back to RDY", "mlx4_ib_modify_wq",
-	  EINVAL, wq_err_to_rdy },
-	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset },
+	  EINVAL, wq_err_to_rdy, NOT_APPLICABLE },
+	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset,
+	  NOT_APPLICABLE },
 	{ "GID table: every port's entries, as sysfs shows them",
 	  "rdma_query_gid_table", 0, gid_table_whole },
 	{ "GID table one entry short", "rdma_query_gid_table",
@@ -890,11 +918,10 @@ static void check_rules(void)
 		int expect = r->expect;
 		int got;
 
-		if (r->expect_without_rss && rss_tbl_max < 4)
-			expect = r->expect_without_rss;
+		if (r->expect_without_wqs && !have_wqs())
+			expect = r->expect_without_wqs;
 		if (expect == NOT_APPLICABLE) {
-			printf("ok %d - %s # SKIP no indirection tables\n",
-			       ++tap_count, r->what);
+			skip_without_wqs(r->what);
 			continue;
 		}
 		got = r->try();
@@ -1036,6 +1063,19 @@ static void wq_buffer_pinned(void)
 	if (wq)
 		ibv_destroy_wq(wq);
 	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
+}
+
+static void wq_layouts(void)
+{
+	if (!have_wqs()) {
+		skip_without_wqs("WQ layouts of 1, 4 and 8 SGEs");
+		skip_without_wqs("WQ in memory that ends at its buffer");
+		return;
+	}
+	wq_layout(1);
+	wq_layout(4);
+	wq_layout(8);
+	wq_buffer_pinned();
 }
 
 struct end {
@@ -1274,10 +1314,7 @@ int main(void)
 		bail("PD and CQ");
 
 	check_rules();
-	wq_layout(1);
-	wq_layout(4);
-	wq_layout(8);
-	wq_buffer_pinned();
+	wq_layouts();
 	inline_recv_layout();
 	dead_window();
 
