@@ -181,6 +181,55 @@ static int qp_port_zero(void) { return qp_to_port(0); }
 static int qp_port_past_last(void) { return qp_to_port(dev.phys_port_cnt + 1); }
 static int qp_port_last(void) { return qp_to_port(dev.phys_port_cnt); }
 
+/* The path to ourselves on port 1: by LID, and by GID on RoCE. */
+static struct ibv_ah_attr own_path(void)
+{
+	struct ibv_ah_attr ah = { .dlid = lid, .port_num = 1 };
+
+	if (ethernet) {
+		ah.is_global = 1;
+		ah.grh.dgid = gid0;
+		ah.grh.hop_limit = 1;
+	}
+	return ah;
+}
+
+/*
+ * An RC QP to RTR with an alternate path on port 1 (the primary's):
+ * _ib_modify_qp bans alternate paths unless both ports run InfiniBand.
+ */
+static int qp_alt_path(void)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret;
+
+	if (!qp)
+		return -1;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ? -1 : 0;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qp->qp_num, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = own_path(),
+		.alt_ah_attr = own_path(), .alt_port_num = 1,
+		.alt_timeout = 14,
+	};
+	if (!ret)
+		ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
 static struct ibv_qp *inline_recv_qp(struct ibv_cq *c, struct ibv_srq *srq,
 				     uint32_t *inl_recv_sz)
 {
@@ -832,6 +881,7 @@ struct rule {
 	int expect;
 	int (*try)(void);
 	int expect_without_wqs;
+	int expect_on_roce;	/* when port 1 runs Ethernet, if not 0 */
 };
 
 static const struct rule rules[] = {
@@ -846,6 +896,8 @@ static const struct rule rules[] = {
 	  EINVAL, qp_port_past_last },
 	{ "QP to port phys_port_cnt", "_mlx4_ib_modify_qp",
 	  0, qp_port_last },
+	{ "RC QP to RTR with an alternate path", "_ib_modify_qp",
+	  0, qp_alt_path, 0, EINVAL },
 	{ "raw QP: SQ of 4 WQEs of 64 bytes", "create_qp_common",
 	  0, raw_qp_as_providers_make_it },
 	{ "raw QP: its 272 bytes before unmapped memory", "create_qp_common",
@@ -920,6 +972,8 @@ static void check_rules(void)
 
 		if (r->expect_without_wqs && !have_wqs())
 			expect = r->expect_without_wqs;
+		if (r->expect_on_roce && ethernet)
+			expect = r->expect_on_roce;
 		if (expect == NOT_APPLICABLE) {
 			skip_without_wqs(r->what);
 			continue;
@@ -1100,15 +1154,9 @@ static bool connect_to(struct ibv_qp *qp, uint32_t remote)
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
 		.dest_qp_num = remote, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 },
+		.min_rnr_timer = 1, .ah_attr = own_path(),
 	};
 
-	/* RoCE: the peer by its GID, which is ours (a loopback). */
-	if (ethernet) {
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.grh.dgid = gid0;
-		attr.ah_attr.grh.hop_limit = 1;
-	}
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
