@@ -132,24 +132,66 @@ static const struct method ex_methods[] = {
 #undef EXTENDED
 #undef NONE
 
-static const struct method *find_method(uint32_t command)
+/*
+ * The WQ and indirection table commands: mlx4_ib_add() sets their ops
+ * (mlx4_ib_dev_wq_ops) only when the device has RSS and port 1 or 2 runs
+ * Ethernet, and uverbs disables a write method whose op is missing.
+ */
+static bool needs_wq_ops(uint32_t ex_command)
 {
+	switch (ex_command) {
+	case IB_USER_VERBS_EX_CMD_CREATE_WQ:
+	case IB_USER_VERBS_EX_CMD_MODIFY_WQ:
+	case IB_USER_VERBS_EX_CMD_DESTROY_WQ:
+	case IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL:
+	case IB_USER_VERBS_EX_CMD_DESTROY_RWQ_IND_TBL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * uapi_get_method(): flags past the extended one are -EINVAL, a number
+ * past the table -EOPNOTSUPP.  Within the table, a number with no method
+ * for this device (none defined, or disabled: uapi_finalize_disable
+ * drops it) is the NULL handler here, uapi_finalize's notsupp_method.
+ */
+static const struct method *find_method(uint32_t command,
+					const struct sim_hca *hca, int *err)
+{
+	static const struct method notsupp;
 	uint32_t n = command & IB_USER_VERBS_CMD_COMMAND_MASK;
 	const struct method *m;
 
+	*err = -EINVAL;
 	if (command & ~(IB_USER_VERBS_CMD_FLAG_EXTENDED |
 			IB_USER_VERBS_CMD_COMMAND_MASK))
 		return NULL;
+	*err = -EOPNOTSUPP;
 	if (command & IB_USER_VERBS_CMD_FLAG_EXTENDED) {
 		if (n >= ARRAY_SIZE(ex_methods))
 			return NULL;
 		m = &ex_methods[n];
+		if (needs_wq_ops(n) && !hca_has_eth_port(hca))
+			return &notsupp;
 	} else {
 		if (n >= ARRAY_SIZE(legacy_methods))
 			return NULL;
 		m = &legacy_methods[n];
 	}
-	return m->handler ? m : NULL;
+	return m->handler ? m : &notsupp;
+}
+
+/*
+ * notsupp_method is not extended, whatever its number: ib_uverbs_write's
+ * verify_hdr() checks the header as a legacy command's of no request
+ * (in_words counts the whole write in 4-byte words, so a well-formed
+ * extended command fails it: -EINVAL), then ib_uverbs_notsupp() refuses.
+ */
+static int notsupp_write(const struct ib_uverbs_cmd_hdr *hdr, size_t count)
+{
+	return hdr->in_words * 4 != count ? -EINVAL : -EOPNOTSUPP;
 }
 
 /*
@@ -162,13 +204,16 @@ static int parse_command(struct sim_cmd *cmd, const uint8_t *buf, size_t count,
 	const struct ib_uverbs_cmd_hdr *hdr = (const void *)buf;
 	const struct method *m;
 	size_t out_total;
+	int err;
 
 	if (count < sizeof(*hdr))
 		return -EINVAL;
-	m = find_method(hdr->command);
-	if (!m)
-		return -EOPNOTSUPP;
 	cmd->command = hdr->command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	m = find_method(hdr->command, cmd->ctx->hca, &err);
+	if (!m)
+		return err;
+	if (!m->handler)
+		return notsupp_write(hdr, count);
 	cmd->extended = m->ex;
 	cmd->handler = m->handler;
 

@@ -686,6 +686,29 @@ static void dest_from_path(struct ib_uverbs_qp_dest *d,
 	memcpy(d->dgid, path->dgid, 16);
 }
 
+static bool port_is_ib(struct sim_hca *hca, uint8_t num)
+{
+	struct sim_port *port = hca_port(hca, num);
+
+	return port && port->link_layer == IBV_LINK_LAYER_INFINIBAND;
+}
+
+/*
+ * An alternate path: uverbs' modify_qp wants alt_port_num and the path's
+ * own port one valid port; _ib_modify_qp takes it only when that port
+ * and the QP's run InfiniBand (APM is banned on RoCE); __mlx4_ib_modify_qp
+ * checks its P_Key index and mlx4_set_alt_path its timeout.
+ */
+static bool alt_path_ok(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
+{
+	uint8_t port = m->attr_mask & IBV_QP_PORT ? m->port_num : qp->port;
+
+	return m->alt_dest.port_num == m->alt_port_num &&
+	       port_is_ib(qp->hca, m->alt_port_num) &&
+	       port_is_ib(qp->hca, port) &&
+	       m->alt_pkey_index < CX3_PKEY_TBL_LEN && m->alt_timeout <= 31;
+}
+
 /* The values mlx4_ib checks beyond the transition table. */
 static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 {
@@ -702,9 +725,7 @@ static int check_values(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 		return -EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && m->pkey_index >= CX3_PKEY_TBL_LEN)
 		return -EINVAL;
-	if ((mask & IBV_QP_ALT_PATH) &&
-	    (!hca_port(qp->hca, m->alt_port_num) ||
-	     m->alt_pkey_index >= CX3_PKEY_TBL_LEN || m->alt_timeout > 31))
+	if ((mask & IBV_QP_ALT_PATH) && !alt_path_ok(qp, m))
 		return -EINVAL;
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
 	    m->max_rd_atomic > CX3_MAX_QP_INIT_RD_ATOM)

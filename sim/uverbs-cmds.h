@@ -19,7 +19,8 @@
  *	starts with (the fuzzer's enum kind)
  *   UNSERVED(NAME)
  *	a command number the kernel has and mlx4_ib does not serve: only
- *	its name, for the trace; write() is EOPNOTSUPP
+ *	its name, for the trace; write() is what uverbs answers for a
+ *	method it lacks (ctx.c, notsupp_write)
  *
  * UVERBS_EX_CMDS(EX), the extended commands (IB_USER_VERBS_EX_CMD_*):
  *

@@ -345,25 +345,13 @@ int cmd_ex_destroy_wq(struct sim_cmd *cmd)
 }
 
 /*
- * The largest indirection table mlx4_ib takes is the size it reported
- * when the device registered: max_rss_tbl_sz when a port runs Ethernet,
- * none otherwise (RSS spreads Ethernet traffic).  So on InfiniBand ports
- * every table is refused, whatever its WQs.
- */
-static uint32_t ind_tbl_max(const struct sim_hca *hca)
-{
-	return hca_has_eth_port(hca) ? CX3_MAX_RSS_TBL_SZ : 0;
-}
-
-/*
  * mlx4_ib's rule for an indirection table: the device knows it by its
  * first WQ number and its size, so the WQs must be numbered consecutively
  * from a multiple of the size, and the size may not pass the device's.
  */
-static bool wqs_spannable(const struct sim_hca *hca, struct sim_wq_obj **wqs,
-			  uint32_t size)
+static bool wqs_spannable(struct sim_wq_obj **wqs, uint32_t size)
 {
-	if (size > ind_tbl_max(hca) || wqs[0]->wqn % size)
+	if (size > CX3_MAX_RSS_TBL_SZ || wqs[0]->wqn % size)
 		return false;
 	for (uint32_t i = 1; i < size; i++)
 		if (wqs[i]->wqn != wqs[0]->wqn + i)
@@ -402,7 +390,7 @@ int cmd_ex_create_ind_tbl(struct sim_cmd *cmd)
 			break;
 	}
 	if (!tbl->wqs[size - 1] ||
-	    !wqs_spannable(cmd->ctx->hca, tbl->wqs, size)) {
+	    !wqs_spannable(tbl->wqs, size)) {
 		free(tbl->wqs);
 		free(tbl);
 		return -EINVAL;

@@ -181,6 +181,55 @@ static int qp_port_zero(void) { return qp_to_port(0); }
 static int qp_port_past_last(void) { return qp_to_port(dev.phys_port_cnt + 1); }
 static int qp_port_last(void) { return qp_to_port(dev.phys_port_cnt); }
 
+/* The path to ourselves on port 1: by LID, and by GID on RoCE. */
+static struct ibv_ah_attr own_path(void)
+{
+	struct ibv_ah_attr ah = { .dlid = lid, .port_num = 1 };
+
+	if (ethernet) {
+		ah.is_global = 1;
+		ah.grh.dgid = gid0;
+		ah.grh.hop_limit = 1;
+	}
+	return ah;
+}
+
+/*
+ * An RC QP to RTR with an alternate path on port 1 (the primary's):
+ * _ib_modify_qp bans alternate paths unless both ports run InfiniBand.
+ */
+static int qp_alt_path(void)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	int ret;
+
+	if (!qp)
+		return -1;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ? -1 : 0;
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qp->qp_num, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1, .ah_attr = own_path(),
+		.alt_ah_attr = own_path(), .alt_port_num = 1,
+		.alt_timeout = 14,
+	};
+	if (!ret)
+		ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
 static struct ibv_qp *inline_recv_qp(struct ibv_cq *c, struct ibv_srq *srq,
 				     uint32_t *inl_recv_sz)
 {
@@ -230,6 +279,17 @@ static int inline_recv_without_rq(void)
 	ret = made(inline_recv_qp(cq, srq, &size), destroy_qp);
 	ibv_destroy_srq(srq);
 	return ret;
+}
+
+/*
+ * A WQ exists only where mlx4_ib_add() set its ops: RSS and a port on
+ * Ethernet.  Elsewhere the command's slot is uverbs' notsupp_method,
+ * which ib_uverbs_write checks as a legacy command: the extended
+ * command's header fails that (EINVAL), whatever libibverbs sends.
+ */
+static int wq_plain(void)
+{
+	return made(make_wq(4, 1), destroy_wq);
 }
 
 static int wq_range_past_max(void)
@@ -797,17 +857,31 @@ static int gid_entry_flags(void)
 
 #define NOT_APPLICABLE	(-2)
 
+/* mlx4_ib reports RSS exactly where it registers the WQ ops. */
+static bool have_wqs(void)
+{
+	return rss_tbl_max != 0;
+}
+
+static void skip_without_wqs(const char *what)
+{
+	printf("ok %d - %s # SKIP no WQs: no Ethernet port\n", ++tap_count,
+	       what);
+}
+
 /*
  * A rule, the kernel function that makes it, and the errno it returns;
- * for a rule about indirection tables, also what a device that offers
- * none returns (mlx4_ib offers them only when a port runs Ethernet).
+ * for a rule about WQs or indirection tables, also what a device with
+ * neither returns, or NOT_APPLICABLE (mlx4_ib_add() gives them a device
+ * only when a port runs Ethernet).
  */
 struct rule {
 	const char *what;
 	const char *source;
 	int expect;
 	int (*try)(void);
-	int expect_without_rss;
+	int expect_without_wqs;
+	int expect_on_roce;	/* when port 1 runs Ethernet, if not 0 */
 };
 
 static const struct rule rules[] = {
@@ -822,6 +896,8 @@ static const struct rule rules[] = {
 	  EINVAL, qp_port_past_last },
 	{ "QP to port phys_port_cnt", "_mlx4_ib_modify_qp",
 	  0, qp_port_last },
+	{ "RC QP to RTR with an alternate path", "_ib_modify_qp",
+	  0, qp_alt_path, 0, EINVAL },
 	{ "raw QP: SQ of 4 WQEs of 64 bytes", "create_qp_common",
 	  0, raw_qp_as_providers_make_it },
 	{ "raw QP: its 272 bytes before unmapped memory", "create_qp_common",
@@ -843,28 +919,32 @@ static const struct rule rules[] = {
 	{ "receive inline of 100 bytes", "set_rq_size", 0, inline_recv_odd },
 	{ "receive inline on a QP with an SRQ", "set_rq_size",
 	  EINVAL, inline_recv_without_rq },
-	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max },
+	{ "a WQ (none where no port runs Ethernet)",
+	  "mlx4_ib_add, ib_uverbs_write", 0, wq_plain, EINVAL },
+	{ "WQ range of 512", "create_rq", EOPNOTSUPP, wq_range_past_max,
+	  NOT_APPLICABLE },
 	{ "WQ range of 2 while one is open", "mlx4_ib_alloc_wqn",
-	  EINVAL, wq_range_while_open },
+	  EINVAL, wq_range_while_open, NOT_APPLICABLE },
 	{ "after a WQ of an open range goes, a range of 2 opens",
-	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy },
+	  "mlx4_ib_release_wqn", 0, wq_range_after_destroy, NOT_APPLICABLE },
 	{ "four WQs from a range of 4: consecutive, aligned",
-	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four },
+	  "mlx4_ib_alloc_wqn", 0, wq_range_of_four, NOT_APPLICABLE },
 	{ "indirection table over them", "mlx4_ib_create_rwq_ind_table",
-	  0, table_of_four, EINVAL },
+	  0, table_of_four, NOT_APPLICABLE },
 	{ "table of 2 from an odd WQ number", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_unaligned, EINVAL },
+	  EINVAL, table_unaligned, NOT_APPLICABLE },
 	{ "table of 2 over WQs n and n + 2", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_not_consecutive, EINVAL },
+	  EINVAL, table_not_consecutive, NOT_APPLICABLE },
 	{ "table of 512", "mlx4_ib_create_rwq_ind_table",
-	  EINVAL, table_too_big, EINVAL },
+	  EINVAL, table_too_big, NOT_APPLICABLE },
 	{ "destroy a WQ a table uses", "uverbs destroy_wq",
 	  EBUSY, wq_in_table_destroyed, NOT_APPLICABLE },
 	{ "WQ from RESET to ERR", "mlx4_ib_modify_wq",
-	  EINVAL, wq_reset_to_err },
+	  EINVAL, wq_reset_to_err, NOT_APPLICABLE },
 	{ "WQ from ERR back to RDY", "mlx4_ib_modify_wq",
-	  EINVAL, wq_err_to_rdy },
-	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset },
+	  EINVAL, wq_err_to_rdy, NOT_APPLICABLE },
+	{ "WQ to RDY, ERR, RESET", "mlx4_ib_modify_wq", 0, wq_rdy_err_reset,
+	  NOT_APPLICABLE },
 	{ "GID table: every port's entries, as sysfs shows them",
 	  "rdma_query_gid_table", 0, gid_table_whole },
 	{ "GID table one entry short", "rdma_query_gid_table",
@@ -890,11 +970,12 @@ static void check_rules(void)
 		int expect = r->expect;
 		int got;
 
-		if (r->expect_without_rss && rss_tbl_max < 4)
-			expect = r->expect_without_rss;
+		if (r->expect_without_wqs && !have_wqs())
+			expect = r->expect_without_wqs;
+		if (r->expect_on_roce && ethernet)
+			expect = r->expect_on_roce;
 		if (expect == NOT_APPLICABLE) {
-			printf("ok %d - %s # SKIP no indirection tables\n",
-			       ++tap_count, r->what);
+			skip_without_wqs(r->what);
 			continue;
 		}
 		got = r->try();
@@ -1038,6 +1119,19 @@ static void wq_buffer_pinned(void)
 	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
 }
 
+static void wq_layouts(void)
+{
+	if (!have_wqs()) {
+		skip_without_wqs("WQ layouts of 1, 4 and 8 SGEs");
+		skip_without_wqs("WQ in memory that ends at its buffer");
+		return;
+	}
+	wq_layout(1);
+	wq_layout(4);
+	wq_layout(8);
+	wq_buffer_pinned();
+}
+
 struct end {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -1060,15 +1154,9 @@ static bool connect_to(struct ibv_qp *qp, uint32_t remote)
 	attr = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
 		.dest_qp_num = remote, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1, .ah_attr = { .dlid = lid, .port_num = 1 },
+		.min_rnr_timer = 1, .ah_attr = own_path(),
 	};
 
-	/* RoCE: the peer by its GID, which is ours (a loopback). */
-	if (ethernet) {
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.grh.dgid = gid0;
-		attr.ah_attr.grh.hop_limit = 1;
-	}
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
 			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
@@ -1274,10 +1362,7 @@ int main(void)
 		bail("PD and CQ");
 
 	check_rules();
-	wq_layout(1);
-	wq_layout(4);
-	wq_layout(8);
-	wq_buffer_pinned();
+	wq_layouts();
 	inline_recv_layout();
 	dead_window();
 
