@@ -312,13 +312,14 @@ static inline void mmio_wc_copy64(void *dst, const void *src,
 		src = (const char *)src + len;
 	}
 #else
+	const char *end = (const char *)src + bytes;
+
 	for (;;) {
 		mmio_wc_copy_block(dst, src);
-		bytes -= 64;
-		if (!bytes)
+		src = (const char *)src + 64;
+		if (src == end)
 			break;
 		dst = (char *)dst + 64;
-		src = (const char *)src + 64;
 	}
 #endif
 }
