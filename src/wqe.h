@@ -3,8 +3,11 @@
  * Building send WQEs, for the two send paths: ibv_post_send (qp.c) and
  * the ibv_wr_* calls (wr.c).  What each verbs opcode becomes, the send
  * queue's slots and stamps, the segments, inline data, the control
- * segment and the doorbells.  Private to the provider, and all inline:
- * each path compiles the pieces into its own calls.
+ * segment and the doorbells.  Private to the provider, and all static:
+ * each path compiles the pieces into its own calls.  Most are inline;
+ * stamp_later_blocks(), set_bind_seg() and set_local_inv_seg() are left
+ * to the compiler, as they were when both paths were one file (marked
+ * inline, they moved bench/run.sh's wr_send_inline).
  *
  * A send WQE is a control segment, the segments its transport and opcode
  * need, then data segments or inline data, in a power-of-two stride of
