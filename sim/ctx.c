@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,16 +357,26 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 /* mmap: the pages a context shares with the device                   */
 /* ------------------------------------------------------------------ */
 
-int ctx_map_pages(struct sim_ctx *ctx)
+/*
+ * The pages live in a file whose name /proc/<pid>/fd shows the process
+ * ("/memfd:uverbs0"): the device file is this file there.
+ */
+static int ctx_map_pages(struct sim_ctx *ctx, uint32_t index)
 {
 	size_t len = SIM_CTX_PAGES * SIM_PAGE_SIZE;
 	char name[32];
 
-	snprintf(name, sizeof(name), "mlx4sim-uar-%d", (int)ctx->pid);
-	ctx->memfd = memfd_create(name, MFD_CLOEXEC);
+	snprintf(name, sizeof(name), "uverbs%u", index);
+	ctx->memfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (ctx->memfd < 0)
 		return -errno;
-	if (ftruncate(ctx->memfd, len))
+	/*
+	 * The process holds the file too: sealed at its size, so that no
+	 * ftruncate() of its can pull the pages from under the daemon.
+	 */
+	if (ftruncate(ctx->memfd, len) ||
+	    fcntl(ctx->memfd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		return -errno;
 	ctx->pages = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			  ctx->memfd, 0);
@@ -400,7 +411,7 @@ static int handle_mmap(struct sim_ctx *ctx, uint32_t page, const void *payload,
 		return reply_errno(ctx, -EINVAL);
 	}
 	reply.ret = page;
-	return send_reply(ctx, &reply, NULL, 0, ctx->memfd);
+	return send_reply(ctx, &reply, NULL, 0, -1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -435,10 +446,17 @@ static int handle_open(struct sim_ctx *ctx, uint32_t index)
 	else if (index >= (uint32_t)sim.opt.nhcas)
 		reply.ret = -ENODEV;
 	else
-		ctx->hca = &sim.hca[index];
-	if (!reply.ret)
-		TRACE(trace_open_file(ctx, index));
-	return send_reply(ctx, &reply, NULL, 0, -1);
+		reply.ret = ctx_map_pages(ctx, index);
+	if (reply.ret)
+		return send_reply(ctx, &reply, NULL, 0, -1);
+	ctx->hca = &sim.hca[index];
+	TRACE(trace_open_file(ctx, index));
+	/*
+	 * The process's descriptor of the device file is the file of its
+	 * pages: the kernel itself maps them at the offsets mlx4_ib serves,
+	 * whichever way the process calls mmap().
+	 */
+	return send_reply(ctx, &reply, NULL, 0, ctx->memfd);
 }
 
 /* `mlx4sim fault`: the fault acts, then the counts go back. */

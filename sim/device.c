@@ -6,6 +6,7 @@
  * reports them.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "uverbs.h"
@@ -20,13 +21,11 @@ int cmd_get_context(struct sim_cmd *cmd)
 	struct sim_ctx *ctx = cmd->ctx;
 	struct ib_uverbs_get_context_resp resp = {};
 	struct mlx4_ib_alloc_ucontext_resp drv = {};
-	int err;
 
 	if (ctx->has_ucontext)
 		return -EINVAL;
-	err = ctx_map_pages(ctx);
-	if (err)
-		return err;
+	/* What the process wrote to its pages before has reached nothing. */
+	memset(ctx->pages, 0, SIM_CTX_PAGES * SIM_PAGE_SIZE);
 	ctx->async = event_file_new(ctx, true);
 	if (!ctx->async)
 		return -ENOMEM;

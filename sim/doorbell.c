@@ -233,8 +233,8 @@ void ctx_doorbells(struct sim_ctx *ctx)
 	struct rung rung;
 	struct sim_qp *qp;
 
-	/* A disassociated file's pages reach no device. */
-	if (!ctx->pages || ctx->fatal)
+	/* Pages reach a device only under a context, and not once disassociated. */
+	if (!ctx->has_ucontext || ctx->fatal)
 		return;
 	if (ctx->bf_watch)
 		for (int i = 0; i < BF_BUFFERS; i++)

@@ -233,7 +233,7 @@ static bool devices_open(void)
 	struct sim_ctx *ctx;
 
 	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
-		if (ctx->pages)
+		if (ctx->has_ucontext)
 			return true;
 	return false;
 }

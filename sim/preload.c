@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,7 +68,6 @@ static struct {
 	int (*dup3)(int, int, int);
 	int (*fcntl)(int, int, ...);
 	int (*close_range)(unsigned int, unsigned int, int);
-	void (*closefrom)(int);
 	int (*faccessat)(int, const char *, int, int);
 	DIR *(*opendir)(const char *);
 	int (*closedir)(DIR *);
@@ -118,7 +118,6 @@ static void resolve(void)
 	REAL(dup3);
 	REAL(fcntl);
 	REAL(close_range);
-	REAL(closefrom);
 	REAL(faccessat);
 	REAL(opendir);
 	REAL(closedir);
@@ -232,17 +231,29 @@ static void join_sim_network(void)
 /* Descriptors that are ours                                           */
 /* ------------------------------------------------------------------ */
 
-/* One open of a uverbs device: a connection to the daemon. */
+/*
+ * One open of a uverbs device: a connection to the daemon.  The program's
+ * descriptor of the device is the file of the context's pages (the daemon
+ * passes it), so that the kernel maps them on any mmap() path; the socket
+ * that carries the commands is ours alone, closed with the last copy of
+ * the program's descriptor.
+ */
 struct conn {
 	int sock;
 	bool closed;
 	bool fatal_reported;	/* the daemon is gone and the app was told */
-	int refs;
+	int refs;		/* table entries naming it */
+	int files;		/* of them, the program's device descriptors */
 	pthread_mutex_t lock;
 };
 
-/* FD_DEV_DIR: /dev/infiniband, open as a directory (no connection). */
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR };
+/*
+ * FD_DEV_DIR: /dev/infiniband, open as a directory (no connection).
+ * FD_CONN: a connection's socket, which the program does not know of:
+ * its close() and bulk closes pass it by, and a dup2() onto its number
+ * moves it first.
+ */
+enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN };
 
 struct fd_entry {
 	enum fd_kind kind;
@@ -272,56 +283,131 @@ static struct fd_entry *fd_lookup(int fd)
 	return &page[fd % FD_PAGE];
 }
 
-static int fd_register(int fd, enum fd_kind kind, struct conn *conn,
-		       uint32_t id)
+/* Under table_lock. */
+static int entry_set(int fd, enum fd_kind kind, struct conn *conn,
+		     uint32_t id)
 {
 	struct fd_entry *page;
 
 	if (fd < 0 || fd >= FD_PAGE * FD_PAGES)
 		return -EMFILE;
-	pthread_mutex_lock(&table_lock);
 	page = fd_pages[fd / FD_PAGE];
 	if (!page) {
 		page = calloc(FD_PAGE, sizeof(*page));
-		if (!page) {
-			pthread_mutex_unlock(&table_lock);
+		if (!page)
 			return -ENOMEM;
-		}
 		__atomic_store_n(&fd_pages[fd / FD_PAGE], page, __ATOMIC_RELEASE);
 	}
 	page[fd % FD_PAGE] = (struct fd_entry){ kind, conn, id };
 	if (conn)
 		conn->refs++;
-	pthread_mutex_unlock(&table_lock);
+	if (kind == FD_UVERBS)
+		conn->files++;
 	return 0;
 }
 
-static void fd_forget(int fd)
+static int fd_register(int fd, enum fd_kind kind, struct conn *conn,
+		       uint32_t id)
 {
-	struct fd_entry *e = fd_lookup(fd);
-	struct conn *conn;
+	int err;
 
-	if (!e)
-		return;
 	pthread_mutex_lock(&table_lock);
-	conn = e->conn;
-	if (e->kind == FD_UVERBS)
-		conn->closed = true;	/* the socket is this descriptor */
+	err = entry_set(fd, kind, conn, id);
+	pthread_mutex_unlock(&table_lock);
+	return err;
+}
+
+/* Under table_lock: an entry gone, and its connection when the last. */
+static void entry_clear(struct fd_entry *e)
+{
+	struct conn *conn = e->conn;
+
 	e->kind = FD_NONE;
 	e->conn = NULL;
 	if (conn && --conn->refs == 0) {
 		pthread_mutex_destroy(&conn->lock);
 		free(conn);
 	}
-	pthread_mutex_unlock(&table_lock);
 }
 
+/*
+ * Under table_lock, when the program closed its last descriptor of the
+ * device: the connection closes, as the device file would be released.
+ * Returns the socket for the caller to close after the lock.
+ */
+static int conn_release(struct conn *conn)
+{
+	int sock = conn->sock;
+
+	pthread_mutex_lock(&conn->lock);	/* after a request in flight */
+	conn->closed = true;
+	pthread_mutex_unlock(&conn->lock);
+	entry_clear(fd_lookup(sock));
+	return sock;
+}
+
+static void fd_forget(int fd)
+{
+	struct fd_entry *e = fd_lookup(fd);
+	int sock = -1;
+
+	if (!e || e->kind == FD_CONN)
+		return;
+	pthread_mutex_lock(&table_lock);
+	if (e->kind == FD_UVERBS && --e->conn->files == 0)
+		sock = conn_release(e->conn);
+	entry_clear(e);
+	pthread_mutex_unlock(&table_lock);
+	if (sock >= 0)
+		real.close(sock);
+}
+
+/* A copy the program made of one of its descriptors. */
 static void fd_copy(int from, int to)
 {
 	struct fd_entry *e = fd_lookup(from);
 
-	if (e && !fd_register(to, e->kind, e->conn, e->id))
+	if (e && e->kind != FD_CONN &&
+	    !fd_register(to, e->kind, e->conn, e->id))
 		fd_lookup(to)->async = e->async;
+}
+
+static bool is_conn(int fd)
+{
+	struct fd_entry *e = fd_lookup(fd);
+
+	return e && e->kind == FD_CONN;
+}
+
+/*
+ * The program is about to put a file at @fd, which to it is free: a
+ * connection's socket there moves to another number first.
+ */
+static void conn_move_from(int fd)
+{
+	struct fd_entry *e;
+	struct conn *conn;
+	int moved = -1;
+
+	pthread_mutex_lock(&table_lock);
+	e = fd_lookup(fd);
+	if (e && e->kind == FD_CONN) {
+		conn = e->conn;
+		pthread_mutex_lock(&conn->lock);
+		moved = real.fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (moved >= 0 && !entry_set(moved, FD_CONN, conn, e->id)) {
+			conn->sock = moved;
+			entry_clear(e);
+		} else if (moved >= 0) {
+			real.close(moved);
+			moved = -1;
+		}
+		pthread_mutex_unlock(&conn->lock);
+	}
+	pthread_mutex_unlock(&table_lock);
+	/* Else the program's call fails as the kernel makes it (EMFILE). */
+	if (moved >= 0)
+		real.close(fd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -685,25 +771,48 @@ static int fail(int err)
 /* open, stat                                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A connection's socket lives at a high number, as far from the program's
+ * as the limit allows: the program's numbers must be those a kernel
+ * would hand out with the device file alone (the lowest free one for
+ * the device, and the same one again after it is closed).
+ */
+static int conn_socket_aside(int sock)
+{
+	struct rlimit lim;
+	rlim_t base = 64;
+	int moved;
+
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur / 2 > base)
+		base = lim.rlim_cur / 2;
+	if (base > FD_PAGE * FD_PAGES / 2)
+		base = FD_PAGE * FD_PAGES / 2;
+	moved = real.fcntl(sock, F_DUPFD_CLOEXEC, (int)base);
+	if (moved < 0)
+		return sock;	/* the limit is low: where it is, then */
+	real.close(sock);
+	return moved;
+}
+
 static int uverbs_open(int index, int flags)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct mlx4sim_reply reply;
 	struct conn *conn;
-	int sock, err, unused;
+	int sock, err, file;
 
 	if ((flags & O_ACCMODE) != O_RDWR)
 		return fail(-EINVAL);
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", run_dir,
 		 MLX4SIM_SOCKET_NAME);
-	sock = real.socket(AF_UNIX, SOCK_SEQPACKET |
-			   (flags & O_CLOEXEC ? SOCK_CLOEXEC : 0), 0);
+	sock = real.socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (sock < 0)
 		return -1;
 	if (connect(sock, (void *)&addr, sizeof(addr))) {
 		real.close(sock);
 		return fail(-ENODEV);	/* the simulator is not running */
 	}
+	sock = conn_socket_aside(sock);
 	conn = calloc(1, sizeof(*conn));
 	if (!conn) {
 		real.close(sock);
@@ -712,18 +821,33 @@ static int uverbs_open(int index, int flags)
 	conn->sock = sock;
 	pthread_mutex_init(&conn->lock, NULL);
 	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
-		       &unused);
+		       &file);
 	if (!err)
 		err = reply.ret;
+	if (!err && file < 0)
+		err = -EIO;
+	/* It came close-on-exec; the program's flags decide. */
+	if (!err && !(flags & O_CLOEXEC) && real.fcntl(file, F_SETFD, 0))
+		err = -errno;
+	pthread_mutex_lock(&table_lock);
 	if (!err)
-		err = fd_register(sock, FD_UVERBS, conn, index);
-	if (err) {
+		err = entry_set(sock, FD_CONN, conn, index);
+	if (!err) {
+		err = entry_set(file, FD_UVERBS, conn, index);
+		if (err)
+			entry_clear(fd_lookup(sock));	/* frees conn */
+	} else {
 		pthread_mutex_destroy(&conn->lock);
 		free(conn);
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (err) {
+		if (file >= 0)
+			real.close(file);
 		real.close(sock);
 		return fail(err);
 	}
-	return sock;
+	return file;
 }
 
 /* /dev/infiniband as a descriptor, for programs that list it that way. */
@@ -1646,34 +1770,35 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	return err || reply.ret ? fail(err ?: reply.ret) : 0;
 }
 
-static void *uverbs_mmap(struct fd_entry *e, void *addr, size_t len, int prot,
-			 int flags, off_t off)
+/*
+ * The daemon checks the call as mlx4_ib would; the kernel then maps the
+ * program's own descriptor, the file of the context's pages (a call that
+ * bypasses this wrapper, a raw system call or a memory hook's, maps the
+ * same pages unchecked).
+ */
+static void *uverbs_mmap(int fd, struct fd_entry *e, void *addr, size_t len,
+			 int prot, int flags, off_t off)
 {
 	struct mlx4sim_mmap req = { len, prot, flags };
 	struct mlx4sim_reply reply;
-	void *p;
-	int err, fd;
+	int err, unused;
 
 	if (off < 0 || (off & (sysconf(_SC_PAGESIZE) - 1))) {
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
 	err = transact(e->conn, MLX4SIM_OP_MMAP, off / sysconf(_SC_PAGESIZE),
-		       &req, sizeof(req), &reply, NULL, 0, &fd);
+		       &req, sizeof(req), &reply, NULL, 0, &unused);
 	if (!err && reply.ret < 0)
 		err = reply.ret;
-	if (!err && fd < 0)
-		err = -EIO;
+	if (unused >= 0)
+		real.close(unused);
 	if (err) {
-		if (fd >= 0)
-			real.close(fd);
 		errno = -err;
 		return MAP_FAILED;
 	}
-	p = real.mmap(addr, len, prot, flags, fd,
-		      (off_t)reply.ret * sysconf(_SC_PAGESIZE));
-	real.close(fd);
-	return p;
+	return real.mmap(addr, len, prot, flags, fd,
+			 (off_t)reply.ret * sysconf(_SC_PAGESIZE));
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -1684,7 +1809,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	init();
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_UVERBS)
-		return uverbs_mmap(e, addr, len, prot, flags, off);
+		return uverbs_mmap(fd, e, addr, len, prot, flags, off);
 	return real.mmap(addr, len, prot, flags, fd, off);
 }
 
@@ -1698,6 +1823,8 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 EXPORT int close(int fd)
 {
 	init();
+	if (is_conn(fd))
+		return fail(-EBADF);	/* not a descriptor of the program's */
 	fd_forget(fd);
 	return real.close(fd);
 }
@@ -1718,8 +1845,12 @@ EXPORT int dup2(int fd, int to)
 	int ret;
 
 	init();
-	if (fd != to)
+	if (is_conn(fd))
+		return fail(-EBADF);
+	if (fd != to) {
+		conn_move_from(to);
 		fd_forget(to);
+	}
 	ret = real.dup2(fd, to);
 	if (ret >= 0 && fd != to)
 		fd_copy(fd, to);
@@ -1731,7 +1862,12 @@ EXPORT int dup3(int fd, int to, int flags)
 	int ret;
 
 	init();
-	fd_forget(to);
+	if (is_conn(fd))
+		return fail(-EBADF);
+	if (fd != to) {
+		conn_move_from(to);
+		fd_forget(to);
+	}
 	ret = real.dup3(fd, to, flags);
 	if (ret >= 0)
 		fd_copy(fd, to);
@@ -1760,10 +1896,15 @@ EXPORT int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 /*
  * Descriptors closed in bulk are forgotten first, as close() forgets
- * them: a number the kernel hands out again must not stay ours.
+ * them: a number the kernel hands out again must not stay ours.  The
+ * connections' sockets are not the program's to close: the real call
+ * closes the spans between them.
  */
-static void forget_range(unsigned int first, unsigned int last)
+static int close_spans(unsigned int first, unsigned int last, int flags)
 {
+	unsigned int start = first;
+	int ret = 0;
+
 	for (unsigned int fd = first;
 	     fd <= last && fd < FD_PAGE * FD_PAGES; fd++) {
 		if (fd % FD_PAGE == 0 &&
@@ -1771,24 +1912,32 @@ static void forget_range(unsigned int first, unsigned int last)
 			fd += FD_PAGE - 1;	/* a page never used */
 			continue;
 		}
-		fd_forget(fd);
+		if (is_conn(fd)) {
+			if (start < fd && real.close_range(start, fd - 1, flags))
+				ret = -1;
+			start = fd + 1;
+		} else if (!(flags & CLOSE_RANGE_CLOEXEC)) {
+			fd_forget(fd);
+		}
 	}
+	if (start <= last && real.close_range(start, last, flags))
+		ret = -1;
+	return ret;
 }
 
 EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	init();
-	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
-		forget_range(first, last);
-	return real.close_range(first, last, flags);
+	if (first > last)
+		return real.close_range(first, last, flags);	/* EINVAL */
+	return close_spans(first, last, flags);
 }
 
 EXPORT void closefrom(int first)
 {
 	init();
 	if (first >= 0)
-		forget_range(first, UINT_MAX);
-	real.closefrom(first);
+		close_spans(first, UINT_MAX, 0);
 }
 
 /* ------------------------------------------------------------------ */

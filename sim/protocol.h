@@ -32,11 +32,19 @@
 #define MLX4SIM_MAX_MSG		(64 * 1024)
 
 enum mlx4sim_op {
-	/* First request on a connection: which uverbsN was opened (arg). */
+	/*
+	 * First request on a connection: which uverbsN was opened (arg).
+	 * The reply passes the file of the context's pages (the UAR,
+	 * BlueFlame and clock pages at mlx4_ib's mmap offsets), which the
+	 * process keeps as its descriptor of the device.
+	 */
 	MLX4SIM_OP_OPEN		= 1,
 	/* A write(2) of a uverbs command; the payload is what was written. */
 	MLX4SIM_OP_WRITE	= 2,
-	/* An mmap(2) of the page at page offset arg. */
+	/*
+	 * An mmap(2) of the page at page offset arg, checked as mlx4_ib
+	 * checks it; the process then maps its descriptor itself.
+	 */
 	MLX4SIM_OP_MMAP		= 3,
 	/* A read(2) of the event file arg, after its file gave a byte. */
 	MLX4SIM_OP_EVENT	= 4,
@@ -127,7 +135,7 @@ struct mlx4sim_fault_counts {
 struct mlx4sim_reply {
 	/*
 	 * OPEN, IOCTL: 0 or -errno.  WRITE: the byte count write(2)
-	 * returns, or -errno.  MMAP: the page offset to map in the passed
+	 * returns, or -errno.  MMAP: the page offset to map in the device's
 	 * file, or -errno.  EVENT: the event's size (its bytes follow), 0
 	 * when the event the token stood for is gone, or -errno.
 	 */

@@ -615,7 +615,6 @@ void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
 #define UOBJ_NEVER_BUSY	SIZE_MAX
 void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
 		       enum sim_obj_type type, size_t busy_off, int *err);
-int ctx_map_pages(struct sim_ctx *ctx);
 
 /* dma.c: the device's reach into process memory */
 struct dma_seg {

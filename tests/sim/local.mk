@@ -40,6 +40,18 @@ tests_sim_device_files_SOURCES = tests/sim/device-files.c tests/tap.h
 TESTS += tests/sim/device-files.tap
 EXTRA_DIST += tests/sim/device-files.tap
 
+# The device's boundary: its pages mapped by a raw mmap system call, sysfs
+# by its literal path, the simulator's own descriptors out of the way.
+check_PROGRAMS += tests/sim/device-boundary
+tests_sim_device_boundary_SOURCES = tests/sim/device-boundary.c tests/tap.h \
+	tests/device.h
+tests_sim_device_boundary_LDADD = -libverbs
+TESTS += tests/sim/device-boundary-project.tap \
+	tests/sim/device-boundary-system.tap
+EXTRA_DIST += tests/sim/device-boundary.sh \
+	tests/sim/device-boundary-project.tap \
+	tests/sim/device-boundary-system.tap
+
 # An ASan-built program finds the device: the preload library is called
 # before the C library has set up the environment.  Built by the script
 # (skipped where $(CC) cannot build with ASan).

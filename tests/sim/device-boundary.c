@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device's boundary holds whichever way a program crosses it: the
+ * device file's pages are mapped by the kernel itself, so a raw mmap
+ * system call (as UCX's memory hooks make it) maps the device's UAR,
+ * BlueFlame and clock pages, and sysfs read by its literal /sys path is
+ * the simulated host's where the simulator could give the process a
+ * view of /sys of its own.  The simulator's own descriptors stay out of
+ * the program's way.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "../tap.h"
+#include "../device.h"
+
+static long page_size;
+
+/* mmap as a program that bypasses the C library makes it. */
+static void *raw_mmap(int fd, int prot, long page)
+{
+	return (void *)syscall(SYS_mmap, NULL, page_size, prot, MAP_SHARED, fd,
+			       page * page_size);
+}
+
+static uint64_t clock_of(const volatile void *page)
+{
+	return be64toh(*(const volatile uint64_t *)page) & ((1ULL << 48) - 1);
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The clock page, mapped behind the C library's back, runs. */
+static void raw_clock_page(struct ibv_context *ctx)
+{
+	void *p = raw_mmap(ctx->cmd_fd, PROT_READ, 3);
+	uint64_t first, later;
+
+	if (p == MAP_FAILED) {
+		check(0, "raw mmap of the clock page (offset 3): %s",
+		      strerror(errno));
+		return;
+	}
+	first = clock_of(p);
+	nap_ms(50);
+	later = clock_of(p);
+	check(later > first,
+	      "a raw mmap of the clock page maps the device's running clock (%llu -> %llu)",
+	      (unsigned long long)first, (unsigned long long)later);
+	munmap(p, page_size);
+}
+
+/* Both ways of mapping the UAR page reach one page: the device's. */
+static void raw_uar_page(struct ibv_context *ctx)
+{
+	/* Past the doorbell registers: a word the device does not read. */
+	const size_t spare = 0x800 / sizeof(uint32_t);
+	volatile uint32_t *raw, *libc;
+
+	raw = raw_mmap(ctx->cmd_fd, PROT_WRITE, 0);
+	libc = mmap(NULL, page_size, PROT_WRITE, MAP_SHARED, ctx->cmd_fd, 0);
+	if (raw == MAP_FAILED || libc == MAP_FAILED) {
+		check(0, "mmap of the UAR page, raw and through the C library: %s",
+		      strerror(errno));
+		return;
+	}
+	raw[spare] = 0x5a5aa5a5;
+	check(libc[spare] == 0x5a5aa5a5,
+	      "a raw mmap of the UAR page maps the page the C library's does");
+	raw[spare] = 0;
+	munmap((void *)raw, page_size);
+	munmap((void *)libc, page_size);
+	check(raw_mmap(ctx->cmd_fd, PROT_WRITE, 1) != MAP_FAILED,
+	      "a raw mmap of the BlueFlame page (offset 1) maps");
+}
+
+/* The file of the pages is the device's: no process resizes it. */
+static void pages_keep_their_size(struct ibv_context *ctx)
+{
+	int ret = ftruncate(ctx->cmd_fd, 0), err = errno;
+
+	check(ret == -1 && err == EPERM,
+	      "ftruncate() of the device file fails with EPERM (%s)",
+	      ret ? strerror(err) : "it succeeded");
+	check(ibv_alloc_pd(ctx) != NULL, "the device still answers");
+}
+
+/* The simulator's socket for a device: a descriptor the program never had. */
+static int conn_socket(void)
+{
+	char link[64], path[PATH_MAX];
+	struct dirent *d;
+	int found = -1;
+	DIR *dir = opendir("/proc/self/fd");
+
+	while (dir && (d = readdir(dir))) {
+		int fd = atoi(d->d_name);
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0 || fd == dirfd(dir))
+			continue;
+		link[n] = 0;
+		if (!strncmp(link, "socket:", 7) && fd > found)
+			found = fd;
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+static void private_descriptors(struct ibv_context *ctx)
+{
+	int sock = conn_socket(), null;
+
+	if (sock < 0) {
+		check(0, "the simulator's socket is found in /proc/self/fd");
+		return;
+	}
+	check(sock > ctx->cmd_fd + 16,
+	      "the simulator's socket (%d) is far above the program's numbers (the device: %d)",
+	      sock, ctx->cmd_fd);
+	errno = 0;
+	check(close(sock) == -1 && errno == EBADF,
+	      "close() of its number fails with EBADF, as for a number never opened");
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	check(null >= 0 && dup2(null, sock) == sock,
+	      "dup2() onto its number succeeds");
+	check(ibv_alloc_pd(ctx) != NULL,
+	      "the device still answers: its socket moved first");
+	close(sock);
+	close(null);
+}
+
+int main(void)
+{
+	struct ibv_context *ctx = open_first_device("device-boundary");
+
+	page_size = sysconf(_SC_PAGESIZE);
+	raw_clock_page(ctx);
+	raw_uar_page(ctx);
+	pages_keep_their_size(ctx);
+	private_descriptors(ctx);
+	ibv_close_device(ctx);
+	return tap_finish();
+}

@@ -1,0 +1,7 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The device's boundary, whichever way a program crosses it
+# (tests/sim/device-boundary.c), with the provider $1 (project|system).
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+exec "$top_builddir/sim/mlx4sim" run --provider="$1" -- \
+	"$top_builddir/tests/sim/device-boundary"
