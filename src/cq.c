@@ -1456,8 +1456,11 @@ struct ibv_cq_ex *mlx4_create_cq_ex(struct ibv_context *context,
 	if (!cq)
 		return NULL;
 
-	verbs_init_cq(&cq->verbs_cq.cq, context, attr->channel,
-		      attr->cq_context);
+	/*
+	 * No verbs_init_cq() here: libibverbs calls it when this returns,
+	 * and a second call would count the completion channel twice
+	 * (ibv_destroy_comp_channel then fails with EBUSY for good).
+	 */
 	mlx4_cq_fill_ex_ops(cq, attr->wc_flags);
 	return &cq->verbs_cq.cq_ex;
 }

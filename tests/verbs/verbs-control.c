@@ -354,12 +354,41 @@ static void bad_work_requests(void)
 		;
 }
 
+/*
+ * A completion channel counts the CQs it serves, once each, made either
+ * way (libibverbs counts an extended CQ itself, after the provider's
+ * create_cq_ex returns): busy while one lives, free when they are gone.
+ */
+static void channel_counts(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq_init_attr_ex attr = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq_ex *cq_ex;
+	struct ibv_cq *plain;
+
+	if (!ch) {
+		check(0, "ibv_create_comp_channel: %s", strerror(errno));
+		return;
+	}
+	attr.channel = ch;
+	cq_ex = ibv_create_cq_ex(ctx, &attr);
+	plain = ibv_create_cq(ctx, 8, NULL, ch, 0);
+	check(cq_ex && plain, "a CQ and an extended CQ on one channel");
+	check(ibv_destroy_comp_channel(ch) == EBUSY,
+	      "the channel is busy while they live: EBUSY");
+	check((!cq_ex || !ibv_destroy_cq(ibv_cq_ex_to_cq(cq_ex))) &&
+	      (!plain || !ibv_destroy_cq(plain)), "both destroyed");
+	check(ibv_destroy_comp_channel(ch) == 0,
+	      "then the channel is destroyed (each CQ was counted once)");
+}
+
 static void busy_objects(void)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, 4, 1, 0);
 
 	check(qp && ibv_destroy_cq(cq) == EBUSY, "a CQ still in use: EBUSY");
 	check(qp && ibv_destroy_qp(qp) == 0, "its QP destroyed first");
+	channel_counts();
 }
 
 /*
@@ -388,7 +417,8 @@ static const struct test_case cases[] = {
 	{ "memory", memory, "memory registration" },
 	{ "bad_work_requests", bad_work_requests_asked,
 	  "work requests a provider must refuse (--post-checks, or by name)" },
-	{ "busy_objects", busy_objects, "objects in use cannot be destroyed" },
+	{ "busy_objects", busy_objects,
+	  "objects in use cannot be destroyed, nor a channel with CQs" },
 };
 
 /* Usage: verbs-control [--post-checks] [--list | NAME...] */
