@@ -69,24 +69,36 @@ static int write_text(const char *path, const char *text)
 }
 
 /*
- * A network namespace for the daemon; when it is not root, inside a user
- * namespace where its own user and group map to themselves, so files and
- * other processes see it as before.
+ * A user namespace for a daemon that is not root, where its own user and
+ * group map to themselves, so files and other processes see it as
+ * before; it owns the network and mount namespaces the daemon makes
+ * (here and in sysview.c).  Made once.
  */
-static int make_namespace(void)
+int sim_own_user_namespace(void)
 {
+	static int made = 1;	/* 1: not yet; then 0 or -errno */
 	char map[64];
 
-	if (geteuid() == 0)
-		return unshare(CLONE_NEWNET) ? -errno : 0;
+	if (made <= 0)
+		return made;
 	snprintf(map, sizeof(map), "%u %u 1\n", getuid(), getuid());
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
-		return -errno;
+	if (unshare(CLONE_NEWUSER))
+		return made = -errno;
 	if (write_text("/proc/self/setgroups", "deny\n") ||
 	    write_text("/proc/self/uid_map", map))
-		return -EPERM;
+		return made = -EPERM;
 	snprintf(map, sizeof(map), "%u %u 1\n", getgid(), getgid());
-	return write_text("/proc/self/gid_map", map);
+	return made = write_text("/proc/self/gid_map", map);
+}
+
+/* A network namespace for the daemon, the Ethernet ports' network. */
+static int make_namespace(void)
+{
+	int err = geteuid() == 0 ? 0 : sim_own_user_namespace();
+
+	if (!err && unshare(CLONE_NEWNET))
+		err = -errno;
+	return err;
 }
 
 /*

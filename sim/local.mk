@@ -5,7 +5,7 @@ sim_mlx4simd_SOURCES = \
 	sim/sim.h sim/uverbs.h sim/uverbs-cmds.h sim/wire.h sim/opcode.h \
 	sim/queue.h sim/protocol.h sim/list.h \
 	sim/table.h sim/table.c \
-	sim/main.c sim/strict.c sim/subnet.c sim/ether.c sim/sysfs.c sim/dma.c \
+	sim/main.c sim/strict.c sim/subnet.c sim/ether.c sim/sysfs.c sim/sysview.c sim/dma.c \
 	sim/ctx.c sim/ioctl.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
 	sim/qp.c sim/srq.c sim/wq.c \
 	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \

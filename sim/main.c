@@ -471,7 +471,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 
 int main(int argc, char **argv)
 {
-	char path[PATH_MAX], text[64];
+	char path[PATH_MAX], staging[PATH_MAX], text[64];
+	bool sysview;
 	sigset_t mask;
 	int ep;
 
@@ -500,6 +501,9 @@ int main(int argc, char **argv)
 			path);
 		return 1;
 	}
+	/* Programs that read /sys by its name see the tree there too. */
+	snprintf(staging, sizeof(staging), "%s/.host-sys", sim.opt.dir);
+	sysview = !sysview_create(path, staging);
 	if (sim.opt.pcap && pcap_open(sim.opt.pcap)) {
 		fprintf(stderr, "mlx4simd: %s: %m\n", sim.opt.pcap);
 		return 1;
@@ -528,6 +532,9 @@ int main(int argc, char **argv)
 	/* Programs join the daemon's network, where the ports' interfaces are. */
 	if (ether_ports())
 		write_file(sim.opt.dir, "netns", "");
+	/* ... and its view of /sys (sysview.c). */
+	if (sysview)
+		write_file(sim.opt.dir, "mntns", "");
 	write_file(sim.opt.dir, "ready", "");
 
 	if (serve(ep))

@@ -9,7 +9,8 @@
  * (the daemon serves the methods the write interface lacks), mmap() maps
  * the pages the daemon shares, and reads of the event files the commands
  * created return their events.  RDMA netlink is absent, so libibverbs reads the simulated sysfs
- * tree (SYSFS_PATH).  Every other call passes through untouched.
+ * tree (/sys in the daemon's mount namespace, else SYSFS_PATH).  Every
+ * other call passes through untouched.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -162,14 +163,19 @@ static inline void init(void)
 }
 
 /*
- * A simulator with Ethernet ports keeps their network interfaces in a
- * network namespace of its own (sim/ether.c), where the neighbour tables
- * libibverbs asks to reach a RoCE peer know them.  A process joins it as
- * it loads, before it makes any socket, so that all its sockets, and those
- * of the programs it talks to over TCP, live in one network.  A user
- * namespace comes first when the daemon made one (it runs as an ordinary
- * user): it owns the network namespace.  Raw system calls: our own open()
- * and read() are not ready yet.
+ * The daemon's namespaces, which a process joins as it loads, before it
+ * makes any socket or reads sysfs.  With Ethernet ports the daemon keeps
+ * their network interfaces in a network namespace of its own
+ * (sim/ether.c), where the neighbour tables libibverbs asks to reach a
+ * RoCE peer know them: all the sockets of a process, and those of the
+ * programs it talks to over TCP, live in that one network ("netns" in the
+ * run directory).  Its mount namespace has the simulated sysfs tree laid
+ * over /sys (sim/sysview.c, "mntns"): a process that reads /sys by its
+ * literal path sees the simulated host, and SYSFS_PATH, which libibverbs
+ * reads, becomes /sys: the paths it gives (an ibv_device's ibdev_path,
+ * which UCX resolves to the PCI function) are the host's.  A user namespace comes first when the daemon made one (it
+ * runs as an ordinary user): it owns the others.  Raw system calls: our
+ * own open() and read() are not ready yet.
  */
 /* The identity of a namespace: its link's text, "net:[4026531840]". */
 static bool ns_link(const char *pid, const char *kind, char *text, size_t len)
@@ -185,34 +191,70 @@ static bool ns_link(const char *pid, const char *kind, char *text, size_t len)
 	return true;
 }
 
-static void join_ns(const char *pid, const char *kind, int type)
+/* 0 when this process is in @pid's namespace of @kind (now, or already). */
+static int join_ns(const char *pid, const char *kind, int type)
 {
 	char path[64], theirs[64], mine[64];
-	int fd;
+	int fd, err = 0;
 
 	if (!ns_link(pid, kind, theirs, sizeof(theirs)) ||
-	    !ns_link("self", kind, mine, sizeof(mine)) ||
-	    !strcmp(theirs, mine))
-		return;
+	    !ns_link("self", kind, mine, sizeof(mine)))
+		return -ENOENT;
+	if (!strcmp(theirs, mine))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, kind);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_setns, fd, type))
-		fprintf(stderr, "libmlx4sim: cannot join the simulator's %s namespace (its Ethernet ports' network): %m\n",
-			kind);
+		err = -errno;
 	if (fd >= 0)
 		syscall(SYS_close, fd);
+	errno = -err;		/* for the caller's message */
+	return err;
+}
+
+static bool run_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%s/%s", dir, name) < PATH_MAX &&
+	       syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0;
+}
+
+/*
+ * Joining a mount namespace takes the process to its root: the working
+ * directory, the same path there (the namespace began as a copy of the
+ * host's), comes back after.
+ */
+static void join_sysview(const char *pid)
+{
+	char cwd[PATH_MAX];
+	bool has_cwd = syscall(SYS_getcwd, cwd, sizeof(cwd)) > 0;
+	int err = join_ns(pid, "mnt", CLONE_NEWNS);
+
+	if (err) {
+		fprintf(stderr, "libmlx4sim: cannot join the simulator's mount namespace (its /sys): %m; the devices are at SYSFS_PATH only\n");
+		return;
+	}
+	if (has_cwd && syscall(SYS_chdir, cwd))
+		fprintf(stderr, "libmlx4sim: %s is gone in the simulator's mount namespace\n",
+			cwd);
+	setenv("SYSFS_PATH", "/sys", 1);	/* /sys is the simulated host's */
 }
 
 __attribute__((constructor))
-static void join_sim_network(void)
+static void join_sim_namespaces(void)
 {
 	const char *dir = getenv(MLX4SIM_ENV_DIR);
 	char path[PATH_MAX], pid[16] = "";
+	bool net, mnt;
 	ssize_t n;
 	int fd;
 
-	if (!dir || snprintf(path, sizeof(path), "%s/netns", dir) >= PATH_MAX ||
-	    syscall(SYS_faccessat, AT_FDCWD, path, F_OK) != 0)
+	if (!dir)
+		return;
+	net = run_file(dir, "netns");
+	mnt = run_file(dir, "mntns");
+	if (!net && !mnt)
 		return;
 	snprintf(path, sizeof(path), "%s/pid", dir);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
@@ -223,8 +265,12 @@ static void join_sim_network(void)
 	if (n <= 0)
 		return;
 	pid[strcspn(pid, "\n")] = 0;
-	join_ns(pid, "user", CLONE_NEWUSER);
-	join_ns(pid, "net", CLONE_NEWNET);
+	if (join_ns(pid, "user", CLONE_NEWUSER))
+		fprintf(stderr, "libmlx4sim: cannot join the simulator's user namespace: %m\n");
+	if (net && join_ns(pid, "net", CLONE_NEWNET))
+		fprintf(stderr, "libmlx4sim: cannot join the simulator's network namespace (its Ethernet ports' network): %m\n");
+	if (mnt)
+		join_sysview(pid);
 }
 
 /* ------------------------------------------------------------------ */

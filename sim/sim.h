@@ -553,6 +553,11 @@ uint64_t now_ns(void);
 /* strict.c: breaches of the hardware protocol by a driver */
 void breach(struct sim_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* ether.c: the daemon's user namespace, when it is not root. */
+int sim_own_user_namespace(void);
+/* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
+int sysview_create(const char *tree, const char *staging);
+
 void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* subnet.c */

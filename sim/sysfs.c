@@ -79,18 +79,40 @@ static void guid_str(uint64_t guid, char *buf, size_t len)
 		 (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
 }
 
-static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir,
-		      size_t len)
+/* Where an adapter's PCI function is, relative to the tree's root. */
+static void pci_function(const struct sim_hca *hca, char *rel, size_t len)
 {
+	snprintf(rel, len, "devices/pci0000:00/0000:%02x:00.0", hca->index + 1);
+}
+
+/*
+ * The adapter's PCI function, and its entry on the PCI bus.  The links
+ * are relative, as the kernel's are: the tree reads the same at
+ * SYSFS_PATH and where a process sees it as /sys (sysview.c).
+ */
+static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
+{
+	char rel[64], dir[PATH_MAX], link[PATH_MAX];
+	const char *slot;
 	int err;
 
-	(void)len;
-	err = pathf(pci_dir, "%s/devices/pci0000:00/0000:%02x:00.0", root,
-		    hca->index + 1);
+	pci_function(hca, rel, sizeof(rel));
+	slot = strrchr(rel, '/') + 1;
+	err = pathf(pci_dir, "%s/%s", root, rel);
 	if (!err)
 		err = mkdir_p(pci_dir);
+	if (!err)
+		err = pathf(dir, "%s/bus/pci/devices", root);
+	if (!err)
+		err = mkdir_p(dir);
+	if (!err)
+		err = pathf(link, "%s/%s", dir, slot);
+	if (!err)
+		err = pathf(dir, "../../../%s", rel);
 	if (err)
 		return err;
+	if (symlink(dir, link) && errno != EEXIST)
+		return -errno;
 	put(pci_dir, "vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
 	put(pci_dir, "device", "0x%04x\n", CX3_PCI_DEVICE);
 	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
@@ -98,9 +120,51 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir,
 	put(pci_dir, "class", "0x020700\n");
 	put(pci_dir, "numa_node", "-1\n");
 	put(pci_dir, "local_cpulist", "0-%ld\n", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	/* A ConnectX-3's link: PCI Express 3.0, 8 lanes (UCX reads its speed). */
+	put(pci_dir, "max_link_speed", "8.0 GT/s PCIe\n");
+	put(pci_dir, "current_link_speed", "8.0 GT/s PCIe\n");
+	put(pci_dir, "max_link_width", "8\n");
+	put(pci_dir, "current_link_width", "8\n");
+	put(pci_dir, "uevent", "PCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
+	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID, slot);
 	return put(pci_dir, "modalias",
 		   "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
 		   CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);
+}
+
+/*
+ * A class device of the adapter's, as the kernel lays it out: its
+ * directory under the PCI function (@class/@name there, into @dir), the
+ * class's entry a link to it, and its "device" link back to the function.
+ */
+static int class_device(const char *root, const struct sim_hca *hca,
+			const char *class, const char *name, char *dir)
+{
+	char rel[64], text[PATH_MAX], link[PATH_MAX];
+	int err;
+
+	pci_function(hca, rel, sizeof(rel));
+	err = pathf(dir, "%s/%s/%s/%s", root, rel, class, name);
+	if (!err)
+		err = mkdir_p(dir);
+	if (!err)
+		err = pathf(link, "%s/class/%s", root, class);
+	if (!err)
+		err = mkdir_p(link);
+	if (!err)
+		err = pathf(link, "%s/class/%s/%s", root, class, name);
+	if (!err)
+		err = pathf(text, "../../%s/%s/%s", rel, class, name);
+	if (err)
+		return err;
+	if (symlink(text, link) && errno != EEXIST)
+		return -errno;
+	if (pathf(link, "%s/device", dir) ||
+	    pathf(text, "../../../%s", strrchr(rel, '/') + 1))
+		return -ENAMETOOLONG;
+	if (symlink(text, link) && errno != EEXIST)
+		return -errno;
+	return 0;
 }
 
 static int gid_files(const char *dir, struct sim_port *port)
@@ -248,14 +312,12 @@ static int net_dirs(const char *pci_dir, struct sim_hca *hca)
 	return 0;
 }
 
-static int ib_device(const char *root, struct sim_hca *hca, const char *pci_dir)
+static int ib_device(const char *root, struct sim_hca *hca)
 {
-	char dir[PATH_MAX], link[PATH_MAX], guid[32];
+	char dir[PATH_MAX], guid[32];
 	int err;
 
-	err = pathf(dir, "%s/class/infiniband/%s", root, hca->name);
-	if (!err)
-		err = mkdir_p(dir);
+	err = class_device(root, hca, "infiniband", hca->name, dir);
 	if (err)
 		return err;
 	guid_str(hca->node_guid, guid, sizeof(guid));
@@ -268,10 +330,6 @@ static int ib_device(const char *root, struct sim_hca *hca, const char *pci_dir)
 	put(dir, "hw_rev", "0\n");
 	put(dir, "hca_type", "MT%d\n", CX3_VENDOR_PART_ID);
 	put(dir, "board_id", "%s\n", CX3_BOARD_ID);
-	if (pathf(link, "%s/device", dir))
-		return -ENAMETOOLONG;
-	if (symlink(pci_dir, link) && errno != EEXIST)
-		return -errno;
 	for (int p = 0; p < hca->nports; p++) {
 		err = port_dir(dir, &hca->port[p]);
 		if (err)
@@ -280,26 +338,18 @@ static int ib_device(const char *root, struct sim_hca *hca, const char *pci_dir)
 	return 0;
 }
 
-static int uverbs_device(const char *root, struct sim_hca *hca,
-			 const char *pci_dir)
+static int uverbs_device(const char *root, struct sim_hca *hca)
 {
-	char dir[PATH_MAX], link[PATH_MAX];
+	char dir[PATH_MAX], name[16];
 	int err;
 
-	err = pathf(dir, "%s/class/infiniband_verbs/uverbs%d", root,
-		    hca->index);
-	if (!err)
-		err = mkdir_p(dir);
+	snprintf(name, sizeof(name), "uverbs%d", hca->index);
+	err = class_device(root, hca, "infiniband_verbs", name, dir);
 	if (err)
 		return err;
 	put(dir, "ibdev", "%s\n", hca->name);
 	put(dir, "abi_version", "%d\n", MLX4_IB_UVERBS_ABI_VERSION);
-	put(dir, "dev", "%d:%d\n", 231, 192 + hca->index);
-	if (pathf(link, "%s/device", dir))
-		return -ENAMETOOLONG;
-	if (symlink(pci_dir, link) && errno != EEXIST)
-		return -errno;
-	return 0;
+	return put(dir, "dev", "%d:%d\n", 231, 192 + hca->index);
 }
 
 /*
@@ -346,13 +396,13 @@ int sysfs_create(const char *root)
 	for (int h = 0; h < sim.opt.nhcas; h++) {
 		struct sim_hca *hca = &sim.hca[h];
 
-		err = pci_device(root, hca, pci_dir, sizeof(pci_dir));
+		err = pci_device(root, hca, pci_dir);
 		if (!err)
 			err = net_dirs(pci_dir, hca);
 		if (!err)
-			err = ib_device(root, hca, pci_dir);
+			err = ib_device(root, hca);
 		if (!err)
-			err = uverbs_device(root, hca, pci_dir);
+			err = uverbs_device(root, hca);
 		if (err)
 			return err;
 	}
