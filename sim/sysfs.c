@@ -86,6 +86,100 @@ static void pci_function(const struct sim_hca *hca, char *rel, size_t len)
 }
 
 /*
+ * The function's memory BARs: BAR 0, the device's registers (1 MiB),
+ * and BAR 2, the UAR and BlueFlame pages (8 MiB, prefetchable), both
+ * 64-bit, at addresses of each adapter's own.  pcilib, which perftest
+ * uses, gives up on a function without its "resource" file.
+ */
+#define PCI_BAR0_SIZE	(1ULL << 20)
+#define PCI_BAR2_SIZE	(8ULL << 20)
+#define PCI_MEM64_FLAGS	0x140204ULL	/* IORESOURCE_MEM, _MEM_64, _SIZEALIGN */
+#define PCI_PREFETCH_FLAGS 0x14220cULL	/* the same, _PREFETCH */
+
+static uint64_t bar_base(const struct sim_hca *hca, int bar)
+{
+	return 0xf0000000ULL + hca->index * 0x1000000ULL +
+	       (bar ? PCI_BAR0_SIZE * 4 : 0);
+}
+
+static int pci_resource(const char *pci_dir, const struct sim_hca *hca)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (pathf(path, "%s/resource", pci_dir))
+		return -ENAMETOOLONG;
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	/* Six BARs, the expansion ROM and the bridge windows: 13 lines. */
+	for (int i = 0; i < 13; i++) {
+		uint64_t start = 0, end = 0, flags = 0;
+
+		if (i == 0 || i == 2) {
+			start = bar_base(hca, i);
+			end = start + (i ? PCI_BAR2_SIZE : PCI_BAR0_SIZE) - 1;
+			flags = i ? PCI_PREFETCH_FLAGS : PCI_MEM64_FLAGS;
+		}
+		fprintf(f, "0x%016llx 0x%016llx 0x%016llx\n",
+			(unsigned long long)start, (unsigned long long)end,
+			(unsigned long long)flags);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+static void le16_at(uint8_t *cfg, int off, uint16_t v)
+{
+	cfg[off] = v;
+	cfg[off + 1] = v >> 8;
+}
+
+static void le32_at(uint8_t *cfg, int off, uint32_t v)
+{
+	le16_at(cfg, off, v);
+	le16_at(cfg, off + 2, v >> 16);
+}
+
+/*
+ * The first 256 bytes of its configuration space, as a reader without
+ * privilege gets them: the header and the PCI Express capability (an
+ * endpoint with relaxed ordering enabled; 8 GT/s, 8 lanes).
+ */
+static int pci_config(const char *pci_dir, const struct sim_hca *hca)
+{
+	uint8_t cfg[256] = {};
+	char path[PATH_MAX];
+	FILE *f;
+
+	le16_at(cfg, 0x00, CX3_PCI_VENDOR_ID);
+	le16_at(cfg, 0x02, CX3_PCI_DEVICE);
+	le16_at(cfg, 0x04, 0x0406);	/* memory space, bus master, no INTx */
+	le16_at(cfg, 0x06, 0x0010);	/* a capability list */
+	le32_at(cfg, 0x08, 0x02070000);	/* class 02, subclass 07, revision 0 */
+	le32_at(cfg, 0x10, (uint32_t)bar_base(hca, 0) | 0x4);
+	le32_at(cfg, 0x14, bar_base(hca, 0) >> 32);
+	le32_at(cfg, 0x18, (uint32_t)bar_base(hca, 2) | 0xc);
+	le32_at(cfg, 0x1c, bar_base(hca, 2) >> 32);
+	le16_at(cfg, 0x2c, CX3_PCI_VENDOR_ID);
+	le16_at(cfg, 0x2e, 0x0051);
+	cfg[0x34] = 0x60;		/* the first capability */
+	cfg[0x3d] = 1;			/* INTA# */
+	cfg[0x60] = 0x10;		/* PCI Express, the last */
+	le16_at(cfg, 0x62, 0x0002);	/* version 2, an endpoint */
+	le32_at(cfg, 0x64, 0x00008fe2);	/* device capabilities */
+	le16_at(cfg, 0x68, 0x2810);	/* device control: relaxed ordering */
+	le32_at(cfg, 0x6c, 0x00000083);	/* link: 8 GT/s, x8 */
+	le16_at(cfg, 0x72, 0x0083);	/* link status: 8 GT/s, x8 */
+	if (pathf(path, "%s/config", pci_dir))
+		return -ENAMETOOLONG;
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fwrite(cfg, 1, sizeof(cfg), f);
+	return fclose(f) ? -errno : 0;
+}
+
+/*
  * The adapter's PCI function, and its entry on the PCI bus.  The links
  * are relative, as the kernel's are: the tree reads the same at
  * SYSFS_PATH and where a process sees it as /sys (sysview.c).
@@ -127,9 +221,10 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 	put(pci_dir, "current_link_width", "8\n");
 	put(pci_dir, "uevent", "PCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
 	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID, slot);
-	return put(pci_dir, "modalias",
-		   "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
-		   CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);
+	put(pci_dir, "modalias", "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
+	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);
+	err = pci_resource(pci_dir, hca);
+	return err ?: pci_config(pci_dir, hca);
 }
 
 /*
