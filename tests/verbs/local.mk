@@ -137,3 +137,9 @@ TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults-pingpong.tap
 EXTRA_DIST += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults.sh tests/verbs/faults-pingpong.tap
+
+# UCX: ucx_info and ucx_perftest over rc_verbs and ud_verbs, on
+# InfiniBand ports and over RoCE (ucx-utils).
+TESTS += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap
+EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
+	tests/verbs/ucx.sh
