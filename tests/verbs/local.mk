@@ -143,3 +143,9 @@ EXTRA_DIST += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 TESTS += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap
 EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 	tests/verbs/ucx.sh
+
+# MPI: a program of ours that checks every byte, run by Open MPI (pml ucx
+# and the openib BTL) and MPICH (ch4:ucx), 2 and 4 ranks.
+TESTS += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap
+EXTRA_DIST += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap \
+	tests/verbs/mpi.sh tests/verbs/mpi-check.c
