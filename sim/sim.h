@@ -475,10 +475,15 @@ struct sim_wq_obj {
 	struct sim_wqn_range *range;
 	uint64_t buf, db;
 	struct sim_wq sq, rq;
-	enum ibv_wq_state state;
+	enum ibv_wq_state state;	/* as the verbs see it */
 	uint32_t events_reported;
 	int users;
-	/* The QP the device sees: what an RSS QP hands frames to (rss.c). */
+	int rss_users;			/* RSS QPs past RESET over it */
+	/*
+	 * The QP the device sees: what an RSS QP hands frames to (rss.c).
+	 * Its state is the device's, which follows the WQ's only while an
+	 * RSS QP uses the WQ.
+	 */
 	struct sim_qp dev;
 };
 
@@ -570,7 +575,9 @@ int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv);
 struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
 			uint32_t *hash);
 void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx);
-void rss_wq_state(struct sim_wq_obj *wq);
+int rss_wq_apply(struct sim_wq_obj *wq, enum ibv_wq_state state);
+int rss_bringup(struct sim_ind_tbl *tbl, uint8_t port);
+void rss_release(struct sim_ind_tbl *tbl);
 
 /* ether.c */
 bool ether_ports(void);

@@ -274,8 +274,10 @@ fail:
 
 /*
  * uverbs takes the current state from the caller when it names one, and
- * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  Nothing reaches
- * the device: mlx4_ib hands a WQ to it only under an RSS QP.
+ * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  The new state
+ * reaches the device only while an RSS QP uses the WQ (mlx4_ib_modify_wq:
+ * rss_usecnt), since the WQ's port is the RSS QP's: a WQ no RSS QP uses
+ * flushes nothing when it goes to ERR.
  */
 int cmd_ex_modify_wq(struct sim_cmd *cmd)
 {
@@ -285,6 +287,7 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 	struct mlx4_ib_modify_wq drv;
 	enum ibv_wq_state cur, next;
 	struct sim_wq_obj *wq;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (!req.attr_mask || (req.attr_mask & ~known))
@@ -305,8 +308,12 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 	if ((next == IBV_WQS_RDY && cur == IBV_WQS_ERR) ||
 	    (next == IBV_WQS_ERR && cur == IBV_WQS_RESET))
 		return -EINVAL;
+	if (wq->rss_users) {
+		err = rss_wq_apply(wq, next);
+		if (err)
+			return err;
+	}
 	wq->state = next;
-	rss_wq_state(wq);
 	return 0;
 }
 

@@ -413,6 +413,29 @@ static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
 	}
 }
 
+/* An RSS QP over @tbl: Toeplitz over IPv4 addresses and UDP ports. */
+static struct ibv_qp *make_rss_qp(struct ibv_rwq_ind_table *tbl)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rwq_ind_tbl = tbl,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = sizeof(ms_key),
+			.rx_hash_key = (uint8_t *)ms_key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+				IBV_RX_HASH_DST_PORT_UDP,
+		},
+	};
+
+	errno = 0;
+	return tbl ? ibv_create_qp_ex(ctx, &attr) : NULL;
+}
+
 static void test_rss(struct raw_qp *tx)
 {
 	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
@@ -423,20 +446,6 @@ static void test_rss(struct raw_qp *tx)
 	struct ibv_rwq_ind_table *tbl;
 	struct ibv_rwq_ind_table_init_attr tbl_attr = {
 		.log_ind_tbl_size = 2, .ind_tbl = wqs,
-	};
-	struct ibv_qp_init_attr_ex qp_attr = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-			     IBV_QP_INIT_ATTR_RX_HASH,
-		.pd = pd,
-		.rx_hash_conf = {
-			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
-			.rx_hash_key_len = sizeof(ms_key),
-			.rx_hash_key = (uint8_t *)ms_key,
-			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
-				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
-				IBV_RX_HASH_DST_PORT_UDP,
-		},
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
 	struct raw_qp rss = { .port = 2 };
@@ -459,8 +468,7 @@ static void test_rss(struct raw_qp *tx)
 		wqs[i] = w[i].wq;
 	}
 	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
-	qp_attr.rwq_ind_tbl = tbl;
-	rss.qp = tbl ? ibv_create_qp_ex(ctx, &qp_attr) : NULL;
+	rss.qp = make_rss_qp(tbl);
 	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
 	      rss.qp ? "made" : strerror(errno));
 	if (!rss.qp)
@@ -529,6 +537,92 @@ static void test_rss(struct raw_qp *tx)
 	      "rule, RSS QP, table go, in that order");
 	for (int i = 0; i < RSS_WQS; i++)
 		ibv_destroy_wq(w[i].wq);
+}
+
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
+				    .wq_state = state };
+
+	return ibv_modify_wq(wq, &attr);
+}
+
+static int rss_qp_to_init(struct ibv_qp *qp, uint8_t port)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT,
+				    .port_num = port };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+}
+
+/* The flush completions @cq gives within a second. */
+static int flushes(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (poll_cq_within(cq, &wc, 1000) == 1)
+		if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			n++;
+	return n;
+}
+
+static void free_rss_wq(struct rss_wq *w)
+{
+	ibv_destroy_wq(w->wq);
+	ibv_dereg_mr(w->mr);
+	ibv_destroy_cq(w->cq);
+	free(w->buf);
+}
+
+/*
+ * mlx4_ib hands a WQ's state to the device only while an RSS QP uses the
+ * WQ (mlx4_ib_modify_wq, rss_usecnt), as the WQ takes the RSS QP's port:
+ * a WQ no RSS QP uses flushes nothing when it goes to ERR; one an RSS QP
+ * uses flushes every receive.  An RSS QP ties its WQs to its port
+ * (bringup_rss_rwqs): another RSS QP over them on the other port is
+ * EINVAL, on the same port it goes to INIT.
+ */
+static void test_rss_wq_states(void)
+{
+	struct rss_wq w[RSS_WQS] = {};
+	struct ibv_wq *wqs[RSS_WQS];
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 2, .ind_tbl = wqs,
+	};
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp *a, *b;
+	uint8_t log_range = 2;
+	int n;
+
+	/* The providers ask for a range for the next WQ only. */
+	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				    &log_range))
+		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
+	for (int i = 0; i < RSS_WQS; i++) {
+		make_rss_wq(&w[i]);
+		wqs[i] = w[i].wq;
+	}
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	if (!tbl)
+		bail("an indirection table over 4 WQs");
+	n = wq_to(w[0].wq, IBV_WQS_ERR) ? -1 : flushes(w[0].cq);
+	check(n == 0, "a WQ no RSS QP uses goes to ERR: nothing flushed (%d of %d)",
+	      n, RSS_SLOTS);
+	a = make_rss_qp(tbl);
+	check(a && !rss_qp_to_init(a, 2), "an RSS QP over the table to INIT on port 2");
+	n = wq_to(w[1].wq, IBV_WQS_ERR) ? -1 : flushes(w[1].cq);
+	check(n == RSS_SLOTS, "a WQ it uses goes to ERR: its %d receives flushed (%d)",
+	      RSS_SLOTS, n);
+	b = make_rss_qp(tbl);
+	n = b ? rss_qp_to_init(b, 1) : -1;
+	check(n == EINVAL, "a second RSS QP over the same WQs to INIT on port 1: %s (EINVAL: they are port 2's)",
+	      n > 0 ? strerror(n) : n ? "not made" : "succeeded");
+	check(b && !rss_qp_to_init(b, 2), "to INIT on port 2: made");
+	check(b && a && !ibv_destroy_qp(b) && !ibv_destroy_qp(a) &&
+	      !ibv_destroy_rwq_ind_table(tbl), "both RSS QPs and the table go");
+	for (int i = 0; i < RSS_WQS; i++)
+		free_rss_wq(&w[i]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1091,6 +1185,7 @@ int main(int argc, char **argv)
 	test_tcp_checksums(&tx, &rx_b);
 
 	test_rss(&tx);
+	test_rss_wq_states();
 	/* The two providers differ here: not for the differential trace. */
 	if (argc > 1 && strcmp(argv[1], "common"))
 		test_lso(&rx_a, !strcmp(argv[1], "project"));
