@@ -250,7 +250,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 }
 
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
-static bool has_cap_net_raw(pid_t pid)
+bool has_cap_net_raw(pid_t pid)
 {
 	char path[64], line[128];
 	unsigned long long caps = 0;

@@ -322,37 +322,113 @@ static bool flow_matches(const struct sim_flow *flow, const uint8_t *f,
 	return true;
 }
 
-/* The QP the port's rules give the frame, or NULL. */
-static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
-			    size_t len)
+/* Whether @flow is a rule of @port that may give the frame to its QP. */
+static bool flow_on(const struct sim_flow *flow, const struct sim_port *port,
+		    const uint8_t *f, size_t len, const struct frame_layout *l)
+{
+	return flow->hca == port->hca && flow->port == port->num &&
+	       flow->qp->type == IBV_QPT_RAW_PACKET &&
+	       flow_matches(flow, f, len, l);
+}
+
+/* Of @port's rules of @type that match, the one of lowest priority value. */
+static struct sim_flow *best_rule(const struct sim_port *port, uint8_t type,
+				  const uint8_t *f, size_t len,
+				  const struct frame_layout *l)
 {
 	struct sim_flow *flow, *best = NULL;
-	struct frame_layout l;
 
-	layout(f, len, &l);
 	list_for_each(&sim.flows, flow, struct sim_flow, link) {
-		if (flow->hca != port->hca || flow->port != port->num ||
-		    flow->qp->type != IBV_QPT_RAW_PACKET ||
-		    !flow_matches(flow, f, len, &l))
+		if (flow->type != type || flow->dont_trap ||
+		    !flow_on(flow, port, f, len, l))
 			continue;
 		if (!best || flow->priority < best->priority)
 			best = flow;
 	}
-	return best ? best->qp : NULL;
+	return best;
 }
 
-static void deliver_at(struct sim_qp *src, struct sim_port *port,
-		       struct sim_message *msg, const uint8_t *f, size_t len)
+/*
+ * The QP the port's rules give the frame to, or NULL.  A normal rule
+ * takes it first.  Failing one, mlx4_en's own rules (its MAC and the
+ * broadcast address) keep it for the network interface; the default rules
+ * take what is left: a multicast frame an MC_DEFAULT rule, any frame an
+ * ALL_DEFAULT rule (mlx4_en's promiscuous and all-multicast modes are
+ * such rules; mlx4_ib_create_flow makes them for the verbs).
+ */
+static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
+			    size_t len, const struct frame_layout *l)
 {
-	struct sim_qp *dst = steer(port, f, len);
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct sim_flow *rule = best_rule(port, IBV_FLOW_ATTR_NORMAL, f, len, l);
 
-	if (dst && dst->rss_tbl)
+	if (rule)
+		return rule->qp;
+	if (!memcmp(f, port->mac, 6) || !memcmp(f, bcast, 6))
+		return NULL;
+	if (f[0] & 1)
+		rule = best_rule(port, IBV_FLOW_ATTR_MC_DEFAULT, f, len, l);
+	if (!rule)
+		rule = best_rule(port, IBV_FLOW_ATTR_ALL_DEFAULT, f, len, l);
+	return rule ? rule->qp : NULL;
+}
+
+/* The frame to @dst, through its RSS table if it has one. */
+static void hand_to(struct sim_qp *src, struct sim_qp *dst,
+		    struct sim_message *msg, const uint8_t *f, size_t len)
+{
+	msg->rss_hash = 0;		/* one copy's hash is not another's */
+	if (dst->rss_tbl)
 		dst = rss_pick(dst, f, len, &msg->rss_hash);
-	if (!dst || port->down)
+	if (!dst)
 		return;
 	msg->csum_status = checksum_status(f, len);
 	resp_deliver(src, dst, msg);
 	resp_finish(dst);
+}
+
+/*
+ * Copies of the frame for the rules that take none: a SNIFFER rule's QP
+ * sees what the port receives and sends (mlx4_ib: the device's port
+ * mirror rules, RX and SX), a DONT_TRAP rule's QP what the port receives
+ * of its kind (unicast, multicast or both), whoever takes it.  Which of
+ * the two kinds of rule to serve: @sniffers, @dont_trap.
+ */
+static void copy_to_sniffers(struct sim_qp *src, const struct sim_port *port,
+			     struct sim_message *msg, const uint8_t *f,
+			     size_t len, bool sniffers, bool dont_trap)
+{
+	struct sim_flow *flow;
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	list_for_each(&sim.flows, flow, struct sim_flow, link) {
+		bool copy = flow->dont_trap ? dont_trap :
+			    flow->type == IBV_FLOW_ATTR_SNIFFER && sniffers;
+
+		if (copy && flow_on(flow, port, f, len, &l))
+			hand_to(src, flow->qp, msg, f, len);
+	}
+}
+
+/*
+ * The frame reaches @port.  A port's sniffers saw the frames it sends as
+ * they left: one looped back to the sender's own port is not seen twice.
+ */
+static void deliver_at(struct sim_qp *src, struct sim_port *port,
+		       struct sim_message *msg, const uint8_t *f, size_t len)
+{
+	struct frame_layout l;
+	struct sim_qp *dst;
+
+	if (port->down)
+		return;
+	layout(f, len, &l);
+	dst = steer(port, f, len, &l);
+	if (dst)
+		hand_to(src, dst, msg, f, len);
+	copy_to_sniffers(src, port, msg, f, len,
+			 port != hca_port(src->hca, src->port), true);
 }
 
 /*
@@ -380,6 +456,8 @@ void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 	}
 	if (sim.opt.pcap)
 		pcap_frame(f, len);
+	copy_to_sniffers(src, hca_port(src->hca, src->port), msg, f, len,
+			 true, false);
 	if (to) {
 		deliver_at(src, to, msg, f, len);
 		return;

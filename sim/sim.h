@@ -437,7 +437,7 @@ struct sim_flow_spec {
 	} val, mask;
 };
 
-#define SIM_FLOW_SPECS	8
+#define SIM_FLOW_SPECS	10		/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 
 /* A flow steering rule: which frames of a port go to a QP (raw.c). */
 struct sim_flow {
@@ -446,6 +446,8 @@ struct sim_flow {
 	struct sim_qp *qp;
 	struct sim_hca *hca;
 	uint8_t port;
+	uint8_t type;			/* IBV_FLOW_ATTR_* */
+	bool dont_trap;			/* a copy, the frame goes on (raw.c) */
 	uint16_t priority;		/* the lowest value wins */
 	int nspecs;
 	struct sim_flow_spec specs[SIM_FLOW_SPECS];
@@ -763,6 +765,7 @@ void qp_fail_later(struct sim_qp *qp);
 bool qp_fail_pending(void);
 bool qp_can_send(const struct sim_qp *qp);
 bool qp_can_receive(const struct sim_qp *qp);
+bool has_cap_net_raw(pid_t pid);
 uint32_t mtu_bytes(enum ibv_mtu mtu);
 
 /* srq.c */

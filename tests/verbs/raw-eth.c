@@ -19,6 +19,8 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -308,6 +310,213 @@ static void test_port_down(struct raw_qp *tx, struct raw_qp *rx)
 	check(!fault(mlx4sim, "port-up --port 1") &&
 	      !send_frame(tx, len, false) && got(rx, out, len),
 	      "port 1 up: its frames arrive again");
+}
+
+/* ------------------------------------------------------------------ */
+/* Rule types and flags: defaults, sniffers, DONT_TRAP                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A rule of @type and @flags at @priority on @r's port: with no
+ * specification, or, given @mac, an Ethernet one for that destination
+ * under @mask.  NULL and errno when refused.
+ */
+static struct ibv_flow *typed_rule(struct raw_qp *r, uint32_t type,
+				   uint32_t flags, uint16_t priority,
+				   const uint8_t *mac, const uint8_t *mask)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = type, .flags = flags, .priority = priority,
+			  .size = sizeof(rule.attr), .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+	};
+
+	if (mac) {
+		memcpy(rule.eth.val.dst_mac, mac, 6);
+		memcpy(rule.eth.mask.dst_mac, mask, 6);
+		rule.attr.size = sizeof(rule);
+		rule.attr.num_of_specs = 1;
+	}
+	errno = 0;
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/* 0 if the rule is made (and destroyed again), else its errno. */
+static int rule_errno(struct raw_qp *r, uint32_t type, uint32_t flags,
+		      uint16_t priority, const uint8_t *mac,
+		      const uint8_t *mask)
+{
+	struct ibv_flow *flow = typed_rule(r, type, flags, priority, mac, mask);
+
+	if (!flow)
+		return errno ? errno : -1;
+	return ibv_destroy_flow(flow) ? -1 : 0;
+}
+
+/* CAP_NET_RAW in or out of this thread's effective set: 0 on success. */
+static int set_net_raw(bool on)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	if (on)
+		data[0].effective |= 1u << CAP_NET_RAW;
+	else
+		data[0].effective &= ~(1u << CAP_NET_RAW);
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
+}
+
+/* What mlx4_ib and uverbs refuse of a rule's type and flags. */
+static void test_flow_refusals(struct raw_qp *r)
+{
+	static const uint8_t full[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint32_t trap = IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	int err;
+
+	check(rule_errno(r, IBV_FLOW_ATTR_ALL_DEFAULT, trap, 0, NULL, NULL) ==
+	      EINVAL, "ALL_DEFAULT with DONT_TRAP: EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_MC_DEFAULT, trap, 0, NULL, NULL) ==
+	      EINVAL, "MC_DEFAULT with DONT_TRAP: EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_SNIFFER, trap, 0, NULL, NULL) ==
+	      EOPNOTSUPP, "SNIFFER with DONT_TRAP: EOPNOTSUPP (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, 1u << 3, 0, NULL, NULL) ==
+	      EINVAL, "flag 1 << 3 (IB_FLOW_ATTR_FLAGS_RESERVED): EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, IBV_FLOW_ATTR_FLAGS_EGRESS, 0,
+			 NULL, NULL) == EOPNOTSUPP,
+	      "flag EGRESS: EOPNOTSUPP (mlx4_ib_create_flow knows DONT_TRAP alone)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, 1, 0, NULL, NULL) ==
+	      EOPNOTSUPP, "flag 1 << 0: EOPNOTSUPP (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_SNIFFER + 1, 0, 0, NULL, NULL) ==
+	      EINVAL, "type 4: EINVAL (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, trap, 1, NULL, NULL) ==
+	      EOPNOTSUPP, "DONT_TRAP at priority 1: EOPNOTSUPP (mlx4_ib_add_dont_trap_rule)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, trap, 0, port_mac[2], full) ==
+	      EINVAL, "DONT_TRAP for one MAC: EINVAL (mlx4_ib_add_dont_trap_rule: the multicast bit alone)");
+	if (set_net_raw(false)) {
+		check(0, "dropping CAP_NET_RAW: %s", strerror(errno));
+		return;
+	}
+	err = rule_errno(r, IBV_FLOW_ATTR_NORMAL, 0, 0, port_mac[2], full);
+	if (set_net_raw(true))
+		bail("CAP_NET_RAW back");
+	check(err == EPERM, "a rule without CAP_NET_RAW: %s (EPERM: ib_uverbs_ex_create_flow)",
+	      err > 0 ? strerror(err) : "made");
+}
+
+/* @tx sends a UDP frame to @dst's port @dport; 0 when it is sent. */
+static int send_to(struct raw_qp *tx, const uint8_t dst[6], uint16_t dport,
+		   uint32_t tag, size_t *len)
+{
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+
+	*len = build_frame(out, dst, port_mac[tx->port], dport, 64, tag, true,
+			   false);
+	return send_frame(tx, *len, false);
+}
+
+static void free_raw_qp(struct raw_qp *r)
+{
+	ibv_destroy_qp(r->qp);
+	ibv_dereg_mr(r->mr);
+	ibv_destroy_cq(r->cq);
+	free(r->buf);
+}
+
+/*
+ * The default rules take what no normal rule takes, and mlx4_en's own
+ * (the port's MAC, broadcast) do not: MC_DEFAULT a multicast frame,
+ * ALL_DEFAULT any.  @tx is on port 1, @rx on port 2 with the rule for
+ * port 2's MAC and UDP port 4000.
+ */
+static void test_default_rules(struct raw_qp *tx, struct raw_qp *rx)
+{
+	static const uint8_t stranger[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct raw_qp all, mc;
+	struct ibv_flow *all_rule, *mc_rule;
+	size_t len;
+
+	make_raw_qp(&all, 2);
+	make_raw_qp(&mc, 2);
+	all_rule = typed_rule(&all, IBV_FLOW_ATTR_ALL_DEFAULT, 0, 0, NULL, NULL);
+	mc_rule = typed_rule(&mc, IBV_FLOW_ATTR_MC_DEFAULT, 0, 0, NULL, NULL);
+	check(all_rule && mc_rule, "ALL_DEFAULT and MC_DEFAULT rules on port 2 (%s)",
+	      all_rule && mc_rule ? "made" : strerror(errno));
+	check(!send_to(tx, stranger, 6000, 1, &len) && got(&all, out, len) &&
+	      nothing_arrives(&mc),
+	      "a frame to a MAC no rule names: to ALL_DEFAULT");
+	check(!send_to(tx, port_mac[2], 4000, 2, &len) && got(rx, out, len) &&
+	      nothing_arrives(&all),
+	      "a frame a normal rule takes: not to ALL_DEFAULT");
+	check(!send_to(tx, port_mac[2], 6001, 3, &len) && nothing_arrives(&all),
+	      "a frame to port 2's MAC no verbs rule takes: mlx4_en's, not ALL_DEFAULT's");
+	check(!send_to(tx, group, 6000, 4, &len) && got(&mc, out, len) &&
+	      nothing_arrives(&all), "a multicast frame: to MC_DEFAULT");
+	check(mc_rule && !ibv_destroy_flow(mc_rule) &&
+	      !send_to(tx, group, 6000, 5, &len) && got(&all, out, len),
+	      "without MC_DEFAULT: to ALL_DEFAULT");
+	check(all_rule && !ibv_destroy_flow(all_rule) &&
+	      !send_to(tx, stranger, 6000, 6, &len) && nothing_arrives(&all),
+	      "without ALL_DEFAULT: nowhere");
+	free_raw_qp(&all);
+	free_raw_qp(&mc);
+}
+
+/*
+ * A SNIFFER rule's QP gets a copy of what its port receives and sends; a
+ * DONT_TRAP rule's a copy of what the port receives of its kind, while
+ * the rule that takes the frame still gets it.
+ */
+static void test_sniffer_rules(struct raw_qp *tx, struct raw_qp *rx)
+{
+	static const uint8_t mc_bit[6] = { 0x01 };
+	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	uint8_t *out_rx = rx->buf + RECV_SLOTS * FRAME_MAX;
+	struct raw_qp snif;
+	struct ibv_flow *rule;
+	size_t len;
+
+	make_raw_qp(&snif, 2);
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_SNIFFER, 0, 0, NULL, NULL);
+	check(rule != NULL, "a SNIFFER rule on port 2 (%s)",
+	      rule ? "made" : strerror(errno));
+	check(!send_to(tx, port_mac[2], 4000, 7, &len) && got(rx, out, len) &&
+	      got(&snif, out, len),
+	      "a frame port 2 receives: to its rule's QP, and a copy to the sniffer");
+	check(!send_to(rx, port_mac[1], 6000, 8, &len) && got(&snif, out_rx, len) &&
+	      nothing_arrives(&snif), "a frame port 2 sends: one copy to the sniffer");
+	check(rule && !ibv_destroy_flow(rule), "the SNIFFER rule goes");
+
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_NORMAL,
+			  IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0, NULL, NULL);
+	check(rule != NULL, "a DONT_TRAP rule of no specification on port 2 (%s)",
+	      rule ? "made" : strerror(errno));
+	check(!send_to(tx, port_mac[2], 4000, 9, &len) && got(rx, out, len) &&
+	      got(&snif, out, len),
+	      "a frame port 2 receives: to its rule's QP, and a copy to the DONT_TRAP QP");
+	check(!send_to(rx, port_mac[1], 6000, 10, &len) && nothing_arrives(&snif),
+	      "a frame port 2 sends: none to the DONT_TRAP QP");
+	check(rule && !ibv_destroy_flow(rule), "the DONT_TRAP rule goes");
+
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_NORMAL,
+			  IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0, group, mc_bit);
+	check(rule && !send_to(tx, port_mac[2], 4000, 11, &len) &&
+	      got(rx, out, len) && nothing_arrives(&snif) &&
+	      !send_to(tx, group, 6000, 12, &len) && got(&snif, out, len),
+	      "a DONT_TRAP rule for multicast: a copy of a multicast frame, none of a unicast one");
+	if (rule)
+		ibv_destroy_flow(rule);
+	free_raw_qp(&snif);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1184,6 +1393,9 @@ int main(int argc, char **argv)
 		post_recv_slot(&rx_a, slot);
 	test_tcp_checksums(&tx, &rx_b);
 
+	test_flow_refusals(&rx_b);
+	test_default_rules(&tx, &rx_a);
+	test_sniffer_rules(&tx, &rx_a);
 	test_rss(&tx);
 	test_rss_wq_states();
 	/* The two providers differ here: not for the differential trace. */
