@@ -42,21 +42,10 @@ static uint16_t get16(const uint8_t *p)
 	return p[0] << 8 | p[1];
 }
 
-static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
+/* The IP packet of @ethertype at @off, and its TCP or UDP segment. */
+static void layout_ip(const uint8_t *f, size_t len, size_t off,
+		      struct frame_layout *l)
 {
-	size_t off = 12;
-
-	memset(l, 0, sizeof(*l));
-	if (len < ETH_HLEN)
-		return;
-	l->ethertype = get16(f + off);
-	if (l->ethertype == 0x8100 && len >= ETH_HLEN + VLAN_HLEN) {
-		l->has_vlan = true;
-		l->vlan = get16(f + off + 2);
-		off += VLAN_HLEN;
-		l->ethertype = get16(f + off);
-	}
-	off += 2;
 	if (l->ethertype == 0x0800 && len >= off + 20 && (f[off] >> 4) == 4) {
 		size_t ihl = (f[off] & 0x0f) * 4;
 
@@ -76,6 +65,36 @@ static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
 	}
 	if (l->proto != 6 && l->proto != 17)
 		l->l4 = 0;
+}
+
+static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
+{
+	size_t off = 12;
+
+	memset(l, 0, sizeof(*l));
+	if (len < ETH_HLEN)
+		return;
+	l->ethertype = get16(f + off);
+	if (l->ethertype == 0x8100 && len >= ETH_HLEN + VLAN_HLEN) {
+		l->has_vlan = true;
+		l->vlan = get16(f + off + 2);
+		off += VLAN_HLEN;
+		l->ethertype = get16(f + off);
+	}
+	layout_ip(f, len, off + 2, l);
+}
+
+/*
+ * An IPoIB datagram: a 4-byte encapsulation header (the ethertype, two
+ * reserved bytes), then the IP packet.
+ */
+static void layout_ipoib(const uint8_t *p, size_t len, struct frame_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (len < 4)
+		return;
+	l->ethertype = get16(p);
+	layout_ip(p, len, 4, l);
 }
 
 /* The Internet checksum's running sum over @len bytes (odd: zero pad). */
@@ -174,33 +193,47 @@ size_t roce_net_header(uint8_t *h, bool v2, bool ipv4,
 }
 
 /* The send side's checksum offload, as the WQE's flags ask. */
-void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
+static void fill_checksums(uint8_t *f, size_t len,
+			   const struct frame_layout *l, bool ip, bool l4)
 {
-	struct frame_layout l;
-
-	layout(f, len, &l);
-	if (ip && l.ipv4) {
-		size_t ihl = (f[l.l3] & 0x0f) * 4;
+	if (ip && l->ipv4) {
+		size_t ihl = (f[l->l3] & 0x0f) * 4;
 		uint16_t sum;
 
-		f[l.l3 + 10] = f[l.l3 + 11] = 0;
-		sum = inet_fold(inet_sum(0, f + l.l3, ihl));
-		f[l.l3 + 10] = sum >> 8;
-		f[l.l3 + 11] = sum;
+		f[l->l3 + 10] = f[l->l3 + 11] = 0;
+		sum = inet_fold(inet_sum(0, f + l->l3, ihl));
+		f[l->l3 + 10] = sum >> 8;
+		f[l->l3 + 11] = sum;
 	}
-	if (l4 && l.l4) {
-		size_t at = l4_csum_offset(&l);
+	if (l4 && l->l4) {
+		size_t at = l4_csum_offset(l);
 		uint16_t sum;
 
 		if (at + 2 > len)
 			return;
 		f[at] = f[at + 1] = 0;
-		sum = l4_checksum(f, len, &l);
-		if (l.proto == 17 && sum == 0)
+		sum = l4_checksum(f, len, l);
+		if (l->proto == 17 && sum == 0)
 			sum = 0xffff;		/* UDP's "no checksum" is 0 */
 		f[at] = sum >> 8;
 		f[at + 1] = sum;
 	}
+}
+
+void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
+{
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	fill_checksums(f, len, &l, ip, l4);
+}
+
+void ipoib_fill_checksums(uint8_t *p, size_t len, bool ip, bool l4)
+{
+	struct frame_layout l;
+
+	layout_ipoib(p, len, &l);
+	fill_checksums(p, len, &l, ip, l4);
 }
 
 /*
@@ -247,20 +280,35 @@ size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
 }
 
 /* What the receive side's checks say, as the CQE's status bits. */
+static uint32_t status_of(const uint8_t *f, size_t len,
+			  const struct frame_layout *l)
+{
+	uint32_t status = 0;
+
+	if (l->ipv4) {
+		status |= MLX4_CQE_STATUS_IPV4_PKT;
+		if (inet_fold(inet_sum(0, f + l->l3, (f[l->l3] & 0x0f) * 4)) == 0)
+			status |= MLX4_CQE_STATUS_IP_HDR_CSUM_OK;
+	}
+	if (l->l4 && l4_checksum(f, len, l) == 0)
+		status |= MLX4_CQE_STATUS_TCP_UDP_CSUM_OK;
+	return status;
+}
+
 static uint32_t checksum_status(const uint8_t *f, size_t len)
 {
 	struct frame_layout l;
-	uint32_t status = 0;
 
 	layout(f, len, &l);
-	if (l.ipv4) {
-		status |= MLX4_CQE_STATUS_IPV4_PKT;
-		if (inet_fold(inet_sum(0, f + l.l3, (f[l.l3] & 0x0f) * 4)) == 0)
-			status |= MLX4_CQE_STATUS_IP_HDR_CSUM_OK;
-	}
-	if (l.l4 && l4_checksum(f, len, &l) == 0)
-		status |= MLX4_CQE_STATUS_TCP_UDP_CSUM_OK;
-	return status;
+	return status_of(f, len, &l);
+}
+
+uint32_t ipoib_checksum_status(const uint8_t *p, size_t len)
+{
+	struct frame_layout l;
+
+	layout_ipoib(p, len, &l);
+	return status_of(p, len, &l);
 }
 
 /* Whether @len bytes at @val equal @want where @mask has bits. */
