@@ -127,6 +127,8 @@ int cmd_ex_query_device(struct sim_cmd *cmd)
 		resp.rss_caps.max_rwq_indirection_table_size =
 			CX3_MAX_RSS_TBL_SZ;
 		resp.max_wq_type_rq = CX3_MAX_QP;
+		/* The firmware keeps the FCS on request (FCS_KEEP). */
+		resp.raw_packet_caps = IBV_RAW_PACKET_CAP_SCATTER_FCS;
 	}
 	resp.cq_moderation_caps.max_cq_moderation_count = CX3_MAX_CQ_MODERATION;
 	resp.cq_moderation_caps.max_cq_moderation_period = CX3_MAX_CQ_MODERATION;

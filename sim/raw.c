@@ -421,6 +421,41 @@ static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
 	return rule ? rule->qp : NULL;
 }
 
+/* The Ethernet FCS: IEEE 802.3's CRC-32 of the frame. */
+static uint32_t ether_crc32(const uint8_t *f, size_t len)
+{
+	uint32_t crc = 0xffffffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= f[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = crc >> 1 ^ (0xedb88320 & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/*
+ * A WQ made with IBV_WQ_FLAGS_SCATTER_FCS receives the frame with its
+ * 4-byte FCS after it, as it came off the wire (least significant byte
+ * first), and counts it in the length.  The simulated wire pads no short
+ * frame: the FCS covers the bytes sent.
+ */
+static void deliver_with_fcs(struct sim_qp *src, struct sim_qp *dst,
+			     const struct sim_message *msg, const uint8_t *f,
+			     size_t len)
+{
+	static uint8_t frame[RAW_MAX_FRAME + 4];
+	struct sim_message copy = *msg;
+	uint32_t fcs = ether_crc32(f, len);
+
+	memcpy(frame, f, len);
+	for (int i = 0; i < 4; i++)
+		frame[len + i] = fcs >> (8 * i);
+	copy.inline_data = frame;
+	copy.length = len + 4;
+	resp_deliver(src, dst, &copy);
+}
+
 /* The frame to @dst, through its RSS table if it has one. */
 static void hand_to(struct sim_qp *src, struct sim_qp *dst,
 		    struct sim_message *msg, const uint8_t *f, size_t len)
@@ -431,7 +466,10 @@ static void hand_to(struct sim_qp *src, struct sim_qp *dst,
 	if (!dst)
 		return;
 	msg->csum_status = checksum_status(f, len);
-	resp_deliver(src, dst, msg);
+	if (dst->scatter_fcs)
+		deliver_with_fcs(src, dst, msg, f, len);
+	else
+		resp_deliver(src, dst, msg);
 	resp_finish(dst);
 }
 

@@ -361,6 +361,7 @@ struct sim_qp {
 	struct sim_ind_tbl *rss_tbl;
 	uint64_t rss_fields;		/* MLX4_IB_RX_HASH_* */
 	uint8_t rss_key[40];
+	bool scatter_fcs;		/* a WQ's: frames keep their FCS (raw.c) */
 	uint16_t alt_pkey_index;
 	uint8_t alt_port, alt_timeout;
 	enum ibv_mig_state mig_state;

@@ -344,6 +344,8 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	wq->db = drv.db_addr;
 	wq->state = IBV_WQS_RESET;
 	rss_wq_init(wq, cmd->ctx);
+	/* create_rq: the QP context's "keep FCS" bit. */
+	wq->dev.scatter_fcs = req.create_flags & IBV_WQ_FLAGS_SCATTER_FCS;
 	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
 	resp.wq_handle = wq->uobj.handle;
 	resp.max_wr = wq->rq.wqe_cnt;

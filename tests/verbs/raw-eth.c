@@ -574,11 +574,13 @@ static void post_wq_slot(struct rss_wq *w, int slot)
 		bail("ibv_post_wq_recv");
 }
 
-static void make_rss_wq(struct rss_wq *w)
+/* A WQ in RDY with its receives posted; @flags: its creation flags. */
+static void make_rss_wq_flags(struct rss_wq *w, uint32_t flags)
 {
 	struct ibv_wq_init_attr init = {
 		.wq_type = IBV_WQT_RQ, .max_wr = RSS_SLOTS, .max_sge = 1,
-		.pd = pd,
+		.pd = pd, .create_flags = flags,
+		.comp_mask = flags ? IBV_WQ_INIT_ATTR_FLAGS : 0,
 	};
 	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
 				    .wq_state = IBV_WQS_RDY };
@@ -595,6 +597,11 @@ static void make_rss_wq(struct rss_wq *w)
 		bail("WQ to RDY");
 	for (int i = 0; i < RSS_SLOTS; i++)
 		post_wq_slot(w, i);
+}
+
+static void make_rss_wq(struct rss_wq *w)
+{
+	make_rss_wq_flags(w, 0);
 }
 
 /* The WQ index where a frame arrived, or -1 after 10 seconds. */
@@ -832,6 +839,85 @@ static void test_rss_wq_states(void)
 	      !ibv_destroy_rwq_ind_table(tbl), "both RSS QPs and the table go");
 	for (int i = 0; i < RSS_WQS; i++)
 		free_rss_wq(&w[i]);
+}
+
+/* The Ethernet FCS of @len bytes: CRC-32, least significant byte first. */
+static uint32_t fcs_of(const uint8_t *f, size_t len)
+{
+	uint32_t crc = 0xffffffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= f[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320 : 0);
+	}
+	return ~crc;
+}
+
+/*
+ * A WQ made with IBV_WQ_FLAGS_SCATTER_FCS (mlx4_ib's create_rq, where the
+ * device reports IBV_RAW_PACKET_CAP_SCATTER_FCS) receives each frame with
+ * its FCS after it, counted in byte_len; any other creation flag is
+ * refused (EOPNOTSUPP, the providers' check).
+ */
+static void test_wq_scatter_fcs(struct raw_qp *tx)
+{
+	struct ibv_device_attr_ex dev_attr;
+	struct ibv_wq_init_attr bad = {
+		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1, .pd = pd,
+		.cq = tx->cq, .comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
+		.create_flags = IBV_WQ_FLAGS_CVLAN_STRIPPING,
+	};
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, *frame;
+	struct ibv_rwq_ind_table_init_attr tbl_attr = { .log_ind_tbl_size = 0 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
+	struct raw_qp rss = { .port = 2 };
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_flow *flow;
+	struct rss_wq w = {};
+	struct ibv_wq *wq;
+	struct ibv_wc wc;
+	uint32_t len, fcs;
+	bool got_one;
+	size_t n;
+
+	check(!ibv_query_device_ex(ctx, NULL, &dev_attr) &&
+	      (dev_attr.raw_packet_caps & IBV_RAW_PACKET_CAP_SCATTER_FCS),
+	      "the device offers IBV_RAW_PACKET_CAP_SCATTER_FCS");
+	errno = 0;
+	wq = ibv_create_wq(ctx, &bad);
+	check(!wq && errno == EOPNOTSUPP,
+	      "a WQ with IBV_WQ_FLAGS_CVLAN_STRIPPING: %s (EOPNOTSUPP)",
+	      wq ? "made" : strerror(errno));
+	if (wq)
+		ibv_destroy_wq(wq);
+	make_rss_wq_flags(&w, IBV_WQ_FLAGS_SCATTER_FCS);
+	tbl_attr.ind_tbl = &w.wq;
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	rss.qp = make_rss_qp(tbl);
+	if (!rss.qp || ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("an RSS QP over a WQ that keeps the FCS");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
+		bail("RSS QP to RTR");
+	flow = steer(&rss, port_mac[2], 8002, 0);
+	n = build_frame(out, port_mac[2], port_mac[1], 8002, 100, 1, true,
+			false);
+	fcs = fcs_of(out, n);
+	got_one = flow && !send_frame(tx, n, false) && poll_one(w.cq, &wc) == 1 &&
+		  wc.status == IBV_WC_SUCCESS;
+	frame = w.buf + (got_one ? wc.wr_id : 0) * FRAME_MAX;
+	len = got_one ? wc.byte_len : 0;
+	check(got_one && len == n + 4 && !memcmp(frame, out, n) &&
+	      frame[n] == (uint8_t)fcs &&
+	      frame[n + 1] == (uint8_t)(fcs >> 8) &&
+	      frame[n + 2] == (uint8_t)(fcs >> 16) &&
+	      frame[n + 3] == (uint8_t)(fcs >> 24),
+	      "IBV_WQ_FLAGS_SCATTER_FCS: the frame of %zu bytes arrives with its FCS (%u bytes)",
+	      n, len);
+	check(flow && !ibv_destroy_flow(flow) && !ibv_destroy_qp(rss.qp) &&
+	      !ibv_destroy_rwq_ind_table(tbl), "rule, RSS QP, table go");
+	free_rss_wq(&w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1398,6 +1484,7 @@ int main(int argc, char **argv)
 	test_sniffer_rules(&tx, &rx_a);
 	test_rss(&tx);
 	test_rss_wq_states();
+	test_wq_scatter_fcs(&tx);
 	/* The two providers differ here: not for the differential trace. */
 	if (argc > 1 && strcmp(argv[1], "common"))
 		test_lso(&rx_a, !strcmp(argv[1], "project"));
