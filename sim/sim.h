@@ -29,8 +29,21 @@
 #define SIM_PAGE_SIZE		4096
 
 /* ------------------------------------------------------------------ */
-/* What a ConnectX-3 (MT4099, firmware 2.42.5000) reports and enforces */
+/* What a ConnectX-3 (Pro) with firmware 2.42.5000 reports and enforces */
 /* ------------------------------------------------------------------ */
+/*
+ * The two models (--model): a ConnectX-3 (MT4099, PCI device 0x1003)
+ * and a ConnectX-3 Pro (MT4103, 0x1007), the default.  Of what mlx4_ib
+ * passes on, their firmware differs in RoCE v2: only the Pro's reports
+ * MLX4_DEV_CAP_FLAG2_ROCE_V1_V2, so only its Ethernet ports have RoCE v2
+ * GIDs (the kernel's GID cache adds the types the port supports).
+ */
+struct sim_model {
+	const char *name;
+	uint16_t pci_device;		/* also query_device's vendor_part_id */
+	bool roce_v2;
+};
+const struct sim_model *sim_model_by_name(const char *name);
 /*
  * Two vendor numbers: the PCI vendor (sysfs) and the IEEE OUI the
  * adapter's NodeInfo reports, which mlx4_ib passes on as query_device's
@@ -38,8 +51,8 @@
  */
 #define CX3_PCI_VENDOR_ID	0x15b3
 #define CX3_VENDOR_ID		0x02c9
-#define CX3_VENDOR_PART_ID	4099
-#define CX3_PCI_DEVICE		0x1003
+#define CX3_VENDOR_PART_ID	(sim.opt.model->pci_device)
+#define CX3_PCI_DEVICE		(sim.opt.model->pci_device)
 #define CX3_HW_VER		0x1
 #define CX3_FW_VER		((2ULL << 32) | (42ULL << 16) | 5000)
 #define CX3_FW_VER_STR		"2.42.5000"
@@ -522,6 +535,7 @@ struct sim_event_file {
 /* The daemon                                                          */
 /* ------------------------------------------------------------------ */
 struct sim_options {
+	const struct sim_model *model;
 	int nhcas;
 	int nports;
 	uint8_t link_layer[CX3_MAX_PORTS];	/* per port number - 1 */
