@@ -2,14 +2,28 @@
 /*
  * The adapter as a process first meets it: the context it opens, the
  * attributes it queries, the completion channels it creates.  The values
- * are those of a ConnectX-3 (MT4099) with firmware 2.42.5000, as mlx4_ib
- * reports them.
+ * are those of a ConnectX-3 or ConnectX-3 Pro (--model) with firmware
+ * 2.42.5000, as mlx4_ib reports them.
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "uverbs.h"
+
+static const struct sim_model models[] = {
+	{ "cx3", 0x1003, false },
+	{ "cx3pro", 0x1007, true },
+};
+
+/* The model of that name (--model), or NULL. */
+const struct sim_model *sim_model_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (!strcmp(models[i].name, name))
+			return &models[i];
+	return NULL;
+}
 
 #define CX3_DEVICE_CAP_FLAGS	0x057e9c76u
 #define CX3_PAGE_SIZE_CAP	0xfffffe00u
@@ -126,6 +140,8 @@ int cmd_ex_query_device(struct sim_cmd *cmd)
 		resp.rss_caps.max_rwq_indirection_table_size =
 			CX3_MAX_RSS_TBL_SZ;
 		resp.max_wq_type_rq = CX3_MAX_QP;
+		/* The firmware keeps the FCS on request (FCS_KEEP). */
+		resp.raw_packet_caps = IBV_RAW_PACKET_CAP_SCATTER_FCS;
 	}
 	resp.cq_moderation_caps.max_cq_moderation_count = CX3_MAX_CQ_MODERATION;
 	resp.cq_moderation_caps.max_cq_moderation_period = CX3_MAX_CQ_MODERATION;

@@ -302,18 +302,23 @@ static void link_local_gid(const uint8_t mac[6], uint8_t gid[16])
 	memcpy(gid + 13, mac + 3, 3);
 }
 
-/* A RoCE v1 and a v2 entry for @gid of interface @ndev, once. */
-static void add_gid_pair(struct sim_port *port, const uint8_t gid[16],
+/*
+ * A RoCE v1 entry for @gid of interface @ndev, and a v2 one where the
+ * firmware has RoCE v2 (the model's), once.
+ */
+static void add_gid_entries(struct sim_port *port, const uint8_t gid[16],
 			 const char *ndev, uint16_t vlan)
 {
+	int last = sim.opt.model->roce_v2 ? IBV_GID_TYPE_ROCE_V2 :
+					    IBV_GID_TYPE_ROCE_V1;
+
 	for (int i = 0; i < port->ngids; i++)
 		if (!memcmp(port->gids[i].gid, gid, 16) &&
 		    !strcmp(port->gids[i].ndev, ndev))
 			return;		/* the cache holds it already */
-	if (port->ngids + 2 > CX3_GID_TBL_LEN)
+	if (port->ngids + last - IBV_GID_TYPE_ROCE_V1 + 1 > CX3_GID_TBL_LEN)
 		return;
-	for (int type = IBV_GID_TYPE_ROCE_V1; type <= IBV_GID_TYPE_ROCE_V2;
-	     type++) {
+	for (int type = IBV_GID_TYPE_ROCE_V1; type <= last; type++) {
 		struct sim_gid *g = &port->gids[port->ngids++];
 
 		memcpy(g->gid, gid, 16);
@@ -344,7 +349,7 @@ static void add_addresses(struct sim_port *port, struct ifaddrs *addrs,
 
 			memcpy(gid, in6->sin6_addr.s6_addr, 16);
 		}
-		add_gid_pair(port, gid, ndev, vlan);
+		add_gid_entries(port, gid, ndev, vlan);
 	}
 }
 
@@ -362,7 +367,7 @@ static void fill_gid_table(struct sim_port *port, struct ifaddrs *addrs)
 
 	link_local_gid(port->mac, gid);
 	port->ngids = 0;
-	add_gid_pair(port, gid, port->ifname, NO_VLAN);
+	add_gid_entries(port, gid, port->ifname, NO_VLAN);
 	add_addresses(port, addrs, port->ifname, NO_VLAN, AF_INET);
 	add_addresses(port, addrs, port->ifname, NO_VLAN, AF_INET6);
 	for (int v = 0; v < sim.opt.nvlans; v++) {

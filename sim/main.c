@@ -55,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
-		"                [--vlan ID]...\n"
+		"                [--model cx3|cx3pro] [--vlan ID]...\n"
 		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
@@ -115,6 +115,7 @@ static int parse_options(int argc, char **argv)
 		{ "ports", required_argument, NULL, 'p' },
 		{ "link-layer", required_argument, NULL, 'l' },
 		{ "vlan", required_argument, NULL, 'v' },
+		{ "model", required_argument, NULL, 'm' },
 		{ "cqe-size", required_argument, NULL, 'c' },
 		{ "no-strict", no_argument, NULL, 'n' },
 		{ "trace", required_argument, NULL, 't' },
@@ -122,7 +123,7 @@ static int parse_options(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	const char *link_layers = "ib";
+	const char *link_layers = "ib", *model = "cx3pro";
 	int c;
 
 	sim.opt.nhcas = 1;
@@ -139,6 +140,7 @@ static int parse_options(int argc, char **argv)
 			if (add_vlan(optarg))
 				return -1;
 			break;
+		case 'm': model = optarg; break;
 		case 'c': sim.opt.cqe_size = atoi(optarg); break;
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;
@@ -161,6 +163,12 @@ static int parse_options(int argc, char **argv)
 	}
 	if (parse_link_layers(link_layers))
 		return -1;
+	sim.opt.model = sim_model_by_name(model);
+	if (!sim.opt.model) {
+		fprintf(stderr, "mlx4simd: --model takes cx3 or cx3pro: not '%s'\n",
+			model);
+		return -1;
+	}
 	if (sim.opt.cqe_size != 32 && sim.opt.cqe_size != 64) {
 		fprintf(stderr, "mlx4simd: --cqe-size must be 32 or 64\n");
 		return -1;

@@ -250,7 +250,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 }
 
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
-static bool has_cap_net_raw(pid_t pid)
+bool has_cap_net_raw(pid_t pid)
 {
 	char path[64], line[128];
 	unsigned long long caps = 0;
@@ -954,6 +954,9 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 	err = check_values(qp, m);
 	if (!err && (m->attr_mask & IBV_QP_AV))
 		err = resolve_roce_path(qp, m, dmac, &vlan);
+	/* _mlx4_ib_modify_qp ties the table's WQs to the port first. */
+	if (!err && qp->rss_tbl && next == IBV_QPS_INIT)
+		err = rss_bringup(qp->rss_tbl, m->port_num);
 	if (err)
 		return err;
 	apply(qp, m);
@@ -1129,6 +1132,8 @@ static void qp_free(struct sim_qp *qp)
 		}
 	}
 	qp_drop_pending(qp);
+	if (qp->rss_tbl && qp->state != IBV_QPS_RESET)
+		rss_release(qp->rss_tbl);
 	table_del(&qp->hca->qps, qp->qpn);
 	qp->hca->nqps--;
 	qp_drop_objects(qp);

@@ -42,21 +42,10 @@ static uint16_t get16(const uint8_t *p)
 	return p[0] << 8 | p[1];
 }
 
-static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
+/* The IP packet of @ethertype at @off, and its TCP or UDP segment. */
+static void layout_ip(const uint8_t *f, size_t len, size_t off,
+		      struct frame_layout *l)
 {
-	size_t off = 12;
-
-	memset(l, 0, sizeof(*l));
-	if (len < ETH_HLEN)
-		return;
-	l->ethertype = get16(f + off);
-	if (l->ethertype == 0x8100 && len >= ETH_HLEN + VLAN_HLEN) {
-		l->has_vlan = true;
-		l->vlan = get16(f + off + 2);
-		off += VLAN_HLEN;
-		l->ethertype = get16(f + off);
-	}
-	off += 2;
 	if (l->ethertype == 0x0800 && len >= off + 20 && (f[off] >> 4) == 4) {
 		size_t ihl = (f[off] & 0x0f) * 4;
 
@@ -76,6 +65,36 @@ static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
 	}
 	if (l->proto != 6 && l->proto != 17)
 		l->l4 = 0;
+}
+
+static void layout(const uint8_t *f, size_t len, struct frame_layout *l)
+{
+	size_t off = 12;
+
+	memset(l, 0, sizeof(*l));
+	if (len < ETH_HLEN)
+		return;
+	l->ethertype = get16(f + off);
+	if (l->ethertype == 0x8100 && len >= ETH_HLEN + VLAN_HLEN) {
+		l->has_vlan = true;
+		l->vlan = get16(f + off + 2);
+		off += VLAN_HLEN;
+		l->ethertype = get16(f + off);
+	}
+	layout_ip(f, len, off + 2, l);
+}
+
+/*
+ * An IPoIB datagram: a 4-byte encapsulation header (the ethertype, two
+ * reserved bytes), then the IP packet.
+ */
+static void layout_ipoib(const uint8_t *p, size_t len, struct frame_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (len < 4)
+		return;
+	l->ethertype = get16(p);
+	layout_ip(p, len, 4, l);
 }
 
 /* The Internet checksum's running sum over @len bytes (odd: zero pad). */
@@ -174,33 +193,47 @@ size_t roce_net_header(uint8_t *h, bool v2, bool ipv4,
 }
 
 /* The send side's checksum offload, as the WQE's flags ask. */
-void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
+static void fill_checksums(uint8_t *f, size_t len,
+			   const struct frame_layout *l, bool ip, bool l4)
 {
-	struct frame_layout l;
-
-	layout(f, len, &l);
-	if (ip && l.ipv4) {
-		size_t ihl = (f[l.l3] & 0x0f) * 4;
+	if (ip && l->ipv4) {
+		size_t ihl = (f[l->l3] & 0x0f) * 4;
 		uint16_t sum;
 
-		f[l.l3 + 10] = f[l.l3 + 11] = 0;
-		sum = inet_fold(inet_sum(0, f + l.l3, ihl));
-		f[l.l3 + 10] = sum >> 8;
-		f[l.l3 + 11] = sum;
+		f[l->l3 + 10] = f[l->l3 + 11] = 0;
+		sum = inet_fold(inet_sum(0, f + l->l3, ihl));
+		f[l->l3 + 10] = sum >> 8;
+		f[l->l3 + 11] = sum;
 	}
-	if (l4 && l.l4) {
-		size_t at = l4_csum_offset(&l);
+	if (l4 && l->l4) {
+		size_t at = l4_csum_offset(l);
 		uint16_t sum;
 
 		if (at + 2 > len)
 			return;
 		f[at] = f[at + 1] = 0;
-		sum = l4_checksum(f, len, &l);
-		if (l.proto == 17 && sum == 0)
+		sum = l4_checksum(f, len, l);
+		if (l->proto == 17 && sum == 0)
 			sum = 0xffff;		/* UDP's "no checksum" is 0 */
 		f[at] = sum >> 8;
 		f[at + 1] = sum;
 	}
+}
+
+void raw_fill_checksums(uint8_t *f, size_t len, bool ip, bool l4)
+{
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	fill_checksums(f, len, &l, ip, l4);
+}
+
+void ipoib_fill_checksums(uint8_t *p, size_t len, bool ip, bool l4)
+{
+	struct frame_layout l;
+
+	layout_ipoib(p, len, &l);
+	fill_checksums(p, len, &l, ip, l4);
 }
 
 /*
@@ -247,20 +280,35 @@ size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
 }
 
 /* What the receive side's checks say, as the CQE's status bits. */
+static uint32_t status_of(const uint8_t *f, size_t len,
+			  const struct frame_layout *l)
+{
+	uint32_t status = 0;
+
+	if (l->ipv4) {
+		status |= MLX4_CQE_STATUS_IPV4_PKT;
+		if (inet_fold(inet_sum(0, f + l->l3, (f[l->l3] & 0x0f) * 4)) == 0)
+			status |= MLX4_CQE_STATUS_IP_HDR_CSUM_OK;
+	}
+	if (l->l4 && l4_checksum(f, len, l) == 0)
+		status |= MLX4_CQE_STATUS_TCP_UDP_CSUM_OK;
+	return status;
+}
+
 static uint32_t checksum_status(const uint8_t *f, size_t len)
 {
 	struct frame_layout l;
-	uint32_t status = 0;
 
 	layout(f, len, &l);
-	if (l.ipv4) {
-		status |= MLX4_CQE_STATUS_IPV4_PKT;
-		if (inet_fold(inet_sum(0, f + l.l3, (f[l.l3] & 0x0f) * 4)) == 0)
-			status |= MLX4_CQE_STATUS_IP_HDR_CSUM_OK;
-	}
-	if (l.l4 && l4_checksum(f, len, &l) == 0)
-		status |= MLX4_CQE_STATUS_TCP_UDP_CSUM_OK;
-	return status;
+	return status_of(f, len, &l);
+}
+
+uint32_t ipoib_checksum_status(const uint8_t *p, size_t len)
+{
+	struct frame_layout l;
+
+	layout_ipoib(p, len, &l);
+	return status_of(p, len, &l);
 }
 
 /* Whether @len bytes at @val equal @want where @mask has bits. */
@@ -322,37 +370,151 @@ static bool flow_matches(const struct sim_flow *flow, const uint8_t *f,
 	return true;
 }
 
-/* The QP the port's rules give the frame, or NULL. */
-static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
-			    size_t len)
+/* Whether @flow is a rule of @port that may give the frame to its QP. */
+static bool flow_on(const struct sim_flow *flow, const struct sim_port *port,
+		    const uint8_t *f, size_t len, const struct frame_layout *l)
+{
+	return flow->hca == port->hca && flow->port == port->num &&
+	       flow->qp->type == IBV_QPT_RAW_PACKET &&
+	       flow_matches(flow, f, len, l);
+}
+
+/* Of @port's rules of @type that match, the one of lowest priority value. */
+static struct sim_flow *best_rule(const struct sim_port *port, uint8_t type,
+				  const uint8_t *f, size_t len,
+				  const struct frame_layout *l)
 {
 	struct sim_flow *flow, *best = NULL;
-	struct frame_layout l;
 
-	layout(f, len, &l);
 	list_for_each(&sim.flows, flow, struct sim_flow, link) {
-		if (flow->hca != port->hca || flow->port != port->num ||
-		    flow->qp->type != IBV_QPT_RAW_PACKET ||
-		    !flow_matches(flow, f, len, &l))
+		if (flow->type != type || flow->dont_trap ||
+		    !flow_on(flow, port, f, len, l))
 			continue;
 		if (!best || flow->priority < best->priority)
 			best = flow;
 	}
-	return best ? best->qp : NULL;
+	return best;
 }
 
+/*
+ * The QP the port's rules give the frame to, or NULL.  A normal rule
+ * takes it first.  Failing one, mlx4_en's own rules (its MAC and the
+ * broadcast address) keep it for the network interface; the default rules
+ * take what is left: a multicast frame an MC_DEFAULT rule, any frame an
+ * ALL_DEFAULT rule (mlx4_en's promiscuous and all-multicast modes are
+ * such rules; mlx4_ib_create_flow makes them for the verbs).
+ */
+static struct sim_qp *steer(const struct sim_port *port, const uint8_t *f,
+			    size_t len, const struct frame_layout *l)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct sim_flow *rule = best_rule(port, IBV_FLOW_ATTR_NORMAL, f, len, l);
+
+	if (rule)
+		return rule->qp;
+	if (!memcmp(f, port->mac, 6) || !memcmp(f, bcast, 6))
+		return NULL;
+	if (f[0] & 1)
+		rule = best_rule(port, IBV_FLOW_ATTR_MC_DEFAULT, f, len, l);
+	if (!rule)
+		rule = best_rule(port, IBV_FLOW_ATTR_ALL_DEFAULT, f, len, l);
+	return rule ? rule->qp : NULL;
+}
+
+/* The Ethernet FCS: IEEE 802.3's CRC-32 of the frame. */
+static uint32_t ether_crc32(const uint8_t *f, size_t len)
+{
+	uint32_t crc = 0xffffffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= f[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = crc >> 1 ^ (0xedb88320 & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/*
+ * A WQ made with IBV_WQ_FLAGS_SCATTER_FCS receives the frame with its
+ * 4-byte FCS after it, as it came off the wire (least significant byte
+ * first), and counts it in the length.  The simulated wire pads no short
+ * frame: the FCS covers the bytes sent.
+ */
+static void deliver_with_fcs(struct sim_qp *src, struct sim_qp *dst,
+			     const struct sim_message *msg, const uint8_t *f,
+			     size_t len)
+{
+	static uint8_t frame[RAW_MAX_FRAME + 4];
+	struct sim_message copy = *msg;
+	uint32_t fcs = ether_crc32(f, len);
+
+	memcpy(frame, f, len);
+	for (int i = 0; i < 4; i++)
+		frame[len + i] = fcs >> (8 * i);
+	copy.inline_data = frame;
+	copy.length = len + 4;
+	resp_deliver(src, dst, &copy);
+}
+
+/* The frame to @dst, through its RSS table if it has one. */
+static void hand_to(struct sim_qp *src, struct sim_qp *dst,
+		    struct sim_message *msg, const uint8_t *f, size_t len)
+{
+	msg->rss_hash = 0;		/* one copy's hash is not another's */
+	if (dst->rss_tbl)
+		dst = rss_pick(dst, f, len, &msg->rss_hash);
+	if (!dst)
+		return;
+	msg->csum_status = checksum_status(f, len);
+	if (dst->scatter_fcs)
+		deliver_with_fcs(src, dst, msg, f, len);
+	else
+		resp_deliver(src, dst, msg);
+	resp_finish(dst);
+}
+
+/*
+ * Copies of the frame for the rules that take none: a SNIFFER rule's QP
+ * sees what the port receives and sends (mlx4_ib: the device's port
+ * mirror rules, RX and SX), a DONT_TRAP rule's QP what the port receives
+ * of its kind (unicast, multicast or both), whoever takes it.  Which of
+ * the two kinds of rule to serve: @sniffers, @dont_trap.
+ */
+static void copy_to_sniffers(struct sim_qp *src, const struct sim_port *port,
+			     struct sim_message *msg, const uint8_t *f,
+			     size_t len, bool sniffers, bool dont_trap)
+{
+	struct sim_flow *flow;
+	struct frame_layout l;
+
+	layout(f, len, &l);
+	list_for_each(&sim.flows, flow, struct sim_flow, link) {
+		bool copy = flow->dont_trap ? dont_trap :
+			    flow->type == IBV_FLOW_ATTR_SNIFFER && sniffers;
+
+		if (copy && flow_on(flow, port, f, len, &l))
+			hand_to(src, flow->qp, msg, f, len);
+	}
+}
+
+/*
+ * The frame reaches @port.  A port's sniffers saw the frames it sends as
+ * they left: one looped back to the sender's own port is not seen twice.
+ */
 static void deliver_at(struct sim_qp *src, struct sim_port *port,
 		       struct sim_message *msg, const uint8_t *f, size_t len)
 {
-	struct sim_qp *dst = steer(port, f, len);
+	struct frame_layout l;
+	struct sim_qp *dst;
 
-	if (dst && dst->rss_tbl)
-		dst = rss_pick(dst, f, len, &msg->rss_hash);
-	if (!dst || port->down)
+	if (port->down)
 		return;
-	msg->csum_status = checksum_status(f, len);
-	resp_deliver(src, dst, msg);
-	resp_finish(dst);
+	layout(f, len, &l);
+	dst = steer(port, f, len, &l);
+	if (dst)
+		hand_to(src, dst, msg, f, len);
+	copy_to_sniffers(src, port, msg, f, len,
+			 port != hca_port(src->hca, src->port), true);
 }
 
 /*
@@ -380,6 +542,8 @@ void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 	}
 	if (sim.opt.pcap)
 		pcap_frame(f, len);
+	copy_to_sniffers(src, hca_port(src->hca, src->port), msg, f, len,
+			 true, false);
 	if (to) {
 		deliver_at(src, to, msg, f, len);
 		return;

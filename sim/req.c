@@ -680,6 +680,55 @@ static void deliver_copy(struct sim_qp *qp, struct sim_qp *dst,
 		resp_deliver(qp, dst, msg);
 }
 
+/* The first two bytes of a WQE's payload, read as the device fetches it. */
+static int payload_head(struct sim_qp *qp, const struct dma_seg *seg,
+			int nseg, const struct sim_message *msg, uint8_t head[2])
+{
+	struct dma_seg part[CX3_MAX_SGE];
+	int n;
+
+	if (msg->inline_data) {
+		memcpy(head, msg->inline_data, 2);
+		return 0;
+	}
+	n = dma_slice(seg, nseg, 0, 2, part);
+	return n < 0 ? -1 : dma_readv(qp->ctx->pid, part, n, head);
+}
+
+/*
+ * An IPoIB datagram on an InfiniBand port (IB_DEVICE_UD_IP_CSUM, as
+ * mlx4_ib advertises it where the firmware has IPoIB checksums): the
+ * device fills in the checksums the WQE asks for, and the receiver's CQE
+ * says whether the IPv4 header's and the TCP/UDP checksums hold.  It
+ * goes by the encapsulation header's ethertype: any other datagram
+ * passes as it is.  0, or the syndrome of a payload it cannot read.
+ */
+static uint8_t ud_ipoib(struct sim_qp *qp, const struct sim_wqe *w,
+			const struct dma_seg *seg, int nseg,
+			struct sim_message *msg)
+{
+	static uint8_t payload[IPOIB_MAX_DATAGRAM];
+	bool ip = w->flags & MLX4_WQE_CTRL_IP_HDR_CSUM;
+	bool l4 = w->flags & MLX4_WQE_CTRL_TCP_UDP_CSUM;
+	uint8_t head[2];
+
+	if (w->length < 4)
+		return 0;
+	if (payload_head(qp, seg, nseg, msg, head))
+		return MLX4_CQE_SYNDROME_LOCAL_PROT_ERR;
+	if (!(head[0] == 0x08 && head[1] == 0x00) &&
+	    !(head[0] == 0x86 && head[1] == 0xdd && (ip || l4)))
+		return 0;
+	if (msg->inline_data)
+		memcpy(payload, msg->inline_data, w->length);
+	else if (dma_readv(qp->ctx->pid, seg, nseg, payload))
+		return MLX4_CQE_SYNDROME_LOCAL_PROT_ERR;
+	ipoib_fill_checksums(payload, w->length, ip, l4);
+	msg->csum_status = ipoib_checksum_status(payload, w->length);
+	msg->inline_data = payload;
+	return 0;
+}
+
 static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 {
 	const struct mlx4_av *av = &w->dgram.av;
@@ -709,6 +758,10 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 			msg.vlan_tci = be16toh(w->dgram.vlan);
 		}
 	} else {
+		uint8_t syndrome = ud_ipoib(qp, w, seg, nseg, &msg);
+
+		if (syndrome)
+			return fail(qp, w, syndrome);
 		msg.sl = be32toh(av->sl_tclass_flowlabel) >> 28;
 		msg.path_bits = av->g_slid & 0x7f;
 	}

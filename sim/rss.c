@@ -124,7 +124,8 @@ struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
 		return NULL;
 	*hash = n ? toeplitz(qp->rss_key, in, n) : 0;
 	wq = tbl->wqs[*hash & (tbl->size - 1)];
-	return wq->state == IBV_WQS_RDY ? &wq->dev : NULL;
+	/* The device's state: the verbs' reaches it only under an RSS QP. */
+	return wq->dev.state == IBV_QPS_RTR ? &wq->dev : NULL;
 }
 
 /* The QP the device sees for a new WQ, in its buffer and with its CQ. */
@@ -147,28 +148,102 @@ void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx)
 	list_init(&dev->wait_link);
 }
 
+/* mlx4_ib's ib_wq2qp_state: the device state each WQ state asks for. */
+static enum ibv_qp_state wq_to_qp_state(enum ibv_wq_state state)
+{
+	switch (state) {
+	case IBV_WQS_RESET:	return IBV_QPS_RESET;
+	case IBV_WQS_RDY:	return IBV_QPS_RTR;
+	default:		return IBV_QPS_ERR;
+	}
+}
+
+/* Back to RESET: the ring starts over, nothing read ahead is kept. */
+static void wq_dev_reset(struct sim_qp *dev)
+{
+	if (dev->state == IBV_QPS_ERR)
+		list_del(&dev->wait_link);
+	list_init(&dev->wait_link);
+	dev->state = IBV_QPS_RESET;
+	dev->rq.head = 0;
+	dev->rq_posted = 0;
+	rq_cache_drop(dev);
+}
+
 /*
- * The WQ's new state, for its QP: RDY receives; ERR flushes what is
- * posted, as a QP in error does; RESET starts the ring over.
+ * The device takes the WQ to @state (_mlx4_ib_modify_wq): RDY receives,
+ * ERR flushes what is posted as a QP in error does, RESET starts the
+ * ring over.  mlx4_ib brings a WQ to RDY by RST2INIT and INIT2RTR, which
+ * the firmware refuses for a QP it holds in ERR (the WQ went there under
+ * an RSS QP and back to RESET under none): EINVAL.
  */
-void rss_wq_state(struct sim_wq_obj *wq)
+int rss_wq_apply(struct sim_wq_obj *wq, enum ibv_wq_state state)
 {
 	struct sim_qp *dev = &wq->dev;
+	enum ibv_qp_state next = wq_to_qp_state(state);
 
-	switch (wq->state) {
-	case IBV_WQS_RDY:
+	if (next == dev->state)
+		return 0;
+	switch (next) {
+	case IBV_QPS_RTR:
+		if (dev->state != IBV_QPS_RESET)
+			return -EINVAL;
 		dev->state = IBV_QPS_RTR;
 		break;
-	case IBV_WQS_ERR:
+	case IBV_QPS_ERR:
 		qp_to_error(dev);
 		break;
 	default:
-		if (dev->state == IBV_QPS_ERR)
-			list_del(&dev->wait_link);
-		list_init(&dev->wait_link);
-		dev->state = IBV_QPS_RESET;
-		dev->rq.head = 0;
-		dev->rq_posted = 0;
-		rq_cache_drop(dev);
+		wq_dev_reset(dev);
 	}
+	return 0;
+}
+
+/* One RSS QP less over @wq; the last takes a WQ it brought up down. */
+static void wq_put_rss(struct sim_wq_obj *wq)
+{
+	if (wq->rss_users == 1 && wq->state == IBV_WQS_RDY)
+		rss_wq_apply(wq, IBV_WQS_RESET);
+	wq->rss_users--;
+}
+
+/*
+ * An RSS QP goes to INIT on @port (bringup_rss_rwqs): each WQ of its
+ * table is tied to that port, and one that another RSS QP already ties
+ * to another port is EINVAL.  The first RSS QP over a WQ hands it to the
+ * device in the state the verbs gave it, if that is RDY.  On failure the
+ * WQs taken so far are given back.
+ */
+int rss_bringup(struct sim_ind_tbl *tbl, uint8_t port)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < tbl->size; i++) {
+		struct sim_wq_obj *wq = tbl->wqs[i];
+
+		if (wq->rss_users && wq->dev.port != port) {
+			err = -EINVAL;
+			break;
+		}
+		wq->dev.port = port;
+		if (!wq->rss_users && wq->state == IBV_WQS_RDY)
+			err = rss_wq_apply(wq, IBV_WQS_RDY);
+		if (err)
+			break;
+		wq->rss_users++;
+	}
+	while (err && i--)
+		wq_put_rss(tbl->wqs[i]);
+	return err;
+}
+
+/*
+ * An RSS QP past RESET is destroyed (destroy_qp_rss): its WQs count one
+ * user less, and stay in the device as they are.
+ */
+void rss_release(struct sim_ind_tbl *tbl)
+{
+	for (uint32_t i = 0; i < tbl->size; i++)
+		tbl->wqs[i]->rss_users--;
 }

@@ -29,8 +29,21 @@
 #define SIM_PAGE_SIZE		4096
 
 /* ------------------------------------------------------------------ */
-/* What a ConnectX-3 (MT4099, firmware 2.42.5000) reports and enforces */
+/* What a ConnectX-3 (Pro) with firmware 2.42.5000 reports and enforces */
 /* ------------------------------------------------------------------ */
+/*
+ * The two models (--model): a ConnectX-3 (MT4099, PCI device 0x1003)
+ * and a ConnectX-3 Pro (MT4103, 0x1007), the default.  Of what mlx4_ib
+ * passes on, their firmware differs in RoCE v2: only the Pro's reports
+ * MLX4_DEV_CAP_FLAG2_ROCE_V1_V2, so only its Ethernet ports have RoCE v2
+ * GIDs (the kernel's GID cache adds the types the port supports).
+ */
+struct sim_model {
+	const char *name;
+	uint16_t pci_device;		/* also query_device's vendor_part_id */
+	bool roce_v2;
+};
+const struct sim_model *sim_model_by_name(const char *name);
 /*
  * Two vendor numbers: the PCI vendor (sysfs) and the IEEE OUI the
  * adapter's NodeInfo reports, which mlx4_ib passes on as query_device's
@@ -38,8 +51,8 @@
  */
 #define CX3_PCI_VENDOR_ID	0x15b3
 #define CX3_VENDOR_ID		0x02c9
-#define CX3_VENDOR_PART_ID	4099
-#define CX3_PCI_DEVICE		0x1003
+#define CX3_VENDOR_PART_ID	(sim.opt.model->pci_device)
+#define CX3_PCI_DEVICE		(sim.opt.model->pci_device)
 #define CX3_HW_VER		0x1
 #define CX3_FW_VER		((2ULL << 32) | (42ULL << 16) | 5000)
 #define CX3_FW_VER_STR		"2.42.5000"
@@ -361,6 +374,7 @@ struct sim_qp {
 	struct sim_ind_tbl *rss_tbl;
 	uint64_t rss_fields;		/* MLX4_IB_RX_HASH_* */
 	uint8_t rss_key[40];
+	bool scatter_fcs;		/* a WQ's: frames keep their FCS (raw.c) */
 	uint16_t alt_pkey_index;
 	uint8_t alt_port, alt_timeout;
 	enum ibv_mig_state mig_state;
@@ -437,7 +451,7 @@ struct sim_flow_spec {
 	} val, mask;
 };
 
-#define SIM_FLOW_SPECS	8
+#define SIM_FLOW_SPECS	10		/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 
 /* A flow steering rule: which frames of a port go to a QP (raw.c). */
 struct sim_flow {
@@ -446,6 +460,8 @@ struct sim_flow {
 	struct sim_qp *qp;
 	struct sim_hca *hca;
 	uint8_t port;
+	uint8_t type;			/* IBV_FLOW_ATTR_* */
+	bool dont_trap;			/* a copy, the frame goes on (raw.c) */
 	uint16_t priority;		/* the lowest value wins */
 	int nspecs;
 	struct sim_flow_spec specs[SIM_FLOW_SPECS];
@@ -475,10 +491,15 @@ struct sim_wq_obj {
 	struct sim_wqn_range *range;
 	uint64_t buf, db;
 	struct sim_wq sq, rq;
-	enum ibv_wq_state state;
+	enum ibv_wq_state state;	/* as the verbs see it */
 	uint32_t events_reported;
 	int users;
-	/* The QP the device sees: what an RSS QP hands frames to (rss.c). */
+	int rss_users;			/* RSS QPs past RESET over it */
+	/*
+	 * The QP the device sees: what an RSS QP hands frames to (rss.c).
+	 * Its state is the device's, which follows the WQ's only while an
+	 * RSS QP uses the WQ.
+	 */
 	struct sim_qp dev;
 };
 
@@ -514,6 +535,7 @@ struct sim_event_file {
 /* The daemon                                                          */
 /* ------------------------------------------------------------------ */
 struct sim_options {
+	const struct sim_model *model;
 	int nhcas;
 	int nports;
 	uint8_t link_layer[CX3_MAX_PORTS];	/* per port number - 1 */
@@ -575,7 +597,9 @@ int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv);
 struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
 			uint32_t *hash);
 void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx);
-void rss_wq_state(struct sim_wq_obj *wq);
+int rss_wq_apply(struct sim_wq_obj *wq, enum ibv_wq_state state);
+int rss_bringup(struct sim_ind_tbl *tbl, uint8_t port);
+void rss_release(struct sim_ind_tbl *tbl);
 
 /* ether.c */
 bool ether_ports(void);
@@ -760,6 +784,7 @@ void qp_fail_later(struct sim_qp *qp);
 bool qp_fail_pending(void);
 bool qp_can_send(const struct sim_qp *qp);
 bool qp_can_receive(const struct sim_qp *qp);
+bool has_cap_net_raw(pid_t pid);
 uint32_t mtu_bytes(enum ibv_mtu mtu);
 
 /* srq.c */

@@ -56,7 +56,7 @@ struct sim_message {
 	bool ethernet;			/* RoCE: the SL travels as a 3-bit priority */
 	bool has_vlan;			/* RoCE: an 802.1Q tag, with ... */
 	uint16_t vlan_tci;		/* ... its priority and VLAN ID */
-	uint32_t csum_status;		/* raw frames: MLX4_CQE_STATUS_* checks */
+	uint32_t csum_status;		/* raw, IPoIB: MLX4_CQE_STATUS_* checks */
 	uint32_t rss_hash;		/* ... and the RSS hash, spread ones */
 	uint8_t grh[GRH_LEN];
 
@@ -86,7 +86,10 @@ size_t roce_net_header(uint8_t *h, bool v2, bool ipv4,
 		       const uint8_t sgid[16], const uint8_t dgid[16],
 		       uint8_t tclass, uint32_t flow_label, uint8_t hop_limit,
 		       uint16_t ib_len);
+void ipoib_fill_checksums(uint8_t *p, size_t len, bool ip, bool l4);
+uint32_t ipoib_checksum_status(const uint8_t *p, size_t len);
 #define RAW_MAX_FRAME	(14 + 4 + 1500)	/* a tagged frame, no FCS */
+#define IPOIB_MAX_DATAGRAM	4096	/* a UD message on InfiniBand: the MTU */
 #define CTRL_INS_CVLAN	(1u << 6)	/* control segment byte 6: insert a tag */
 void raw_fill_checksums(uint8_t *frame, size_t len, bool ip, bool l4);
 size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,

@@ -14,8 +14,12 @@
 #include "queue.h"
 
 #define FLOW_MAX_PRIORITY	0xfff	/* mlx4_ib: 12 bits of rule priority */
-/* The kernel's own "not supported", which uverbs hands on as it is. */
-#define KERNEL_ENOTSUPP		524
+#define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */
+/*
+ * sizeof(struct ib_uverbs_flow_spec), uverbs' union of the specifications
+ * it knows: the largest, IPv6's, a header and two 40-byte filters.
+ */
+#define UVERBS_FLOW_SPEC_MAX	88
 
 /*
  * The specifications of a rule, after its attributes: each a header
@@ -68,16 +72,92 @@ static int parse_specs(const uint8_t *p, size_t len, int count,
 			memcpy(&spec->val, p + sizeof(hdr), MIN(half, filter));
 			memcpy(&spec->mask, p + sizeof(hdr) + half,
 			       MIN(half, filter));
-			/* IPv4 past the addresses: mlx4_ib's ENOTSUPP. */
+			/*
+			 * IPv4 past the addresses: parse_flow_attr's
+			 * ENOTSUPP, which __mlx4_ib_create_flow turns into
+			 * EINVAL, as any error of it.
+			 */
 			if (hdr.type == IBV_FLOW_SPEC_IPV4 &&
 			    (spec->mask.ipv4.proto || spec->mask.ipv4.tos ||
 			     spec->mask.ipv4.ttl || spec->mask.ipv4.flags))
-				return -KERNEL_ENOTSUPP;
+				return -EINVAL;
 		}
 		p += hdr.size;
 		len -= hdr.size;
 	}
 	return 0;
+}
+
+/*
+ * ib_uverbs_ex_create_flow's own checks, in its order, before it looks at
+ * the QP: CAP_NET_RAW (capable(): EPERM), flags it does not know, a
+ * DONT_TRAP default rule, more specifications than it takes, room for
+ * them, the reserved words and the port.
+ */
+static int flow_attr_check(struct sim_cmd *cmd,
+			   const struct ib_uverbs_create_flow *req)
+{
+	const struct ib_uverbs_flow_attr *a = &req->flow_attr;
+
+	if (req->comp_mask)
+		return -EINVAL;
+	if (!has_cap_net_raw(cmd->ctx->pid))
+		return -EPERM;
+	if (a->flags >= FLOW_FLAGS_RESERVED)
+		return -EINVAL;
+	if ((a->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP) &&
+	    (a->type == IBV_FLOW_ATTR_ALL_DEFAULT ||
+	     a->type == IBV_FLOW_ATTR_MC_DEFAULT))
+		return -EINVAL;
+	if (a->num_of_specs > SIM_FLOW_SPECS ||
+	    a->size > a->num_of_specs * UVERBS_FLOW_SPEC_MAX ||
+	    a->size > cmd->in_len - sizeof(*req))
+		return -EINVAL;
+	if (a->reserved[0] || a->reserved[1] ||
+	    !hca_port(cmd->ctx->hca, a->port))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * mlx4_ib_create_flow's checks: the one flag it knows, DONT_TRAP, on a
+ * normal rule only (EOPNOTSUPP), the four types (EINVAL), and for a
+ * DONT_TRAP rule mlx4_ib_add_dont_trap_rule's: priority 0 and at most one
+ * specification (EOPNOTSUPP; the device's UC and MC sniffer rules, which
+ * the simulated firmware offers); then each hardware rule's priority
+ * (__mlx4_ib_create_flow).
+ */
+static int mlx4_flow_check(const struct ib_uverbs_flow_attr *a)
+{
+	if (a->flags & ~(uint32_t)IBV_FLOW_ATTR_FLAGS_DONT_TRAP)
+		return -EOPNOTSUPP;
+	if ((a->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP) &&
+	    a->type != IBV_FLOW_ATTR_NORMAL)
+		return -EOPNOTSUPP;
+	if (a->type > IBV_FLOW_ATTR_SNIFFER)
+		return -EINVAL;
+	if ((a->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP) &&
+	    (a->num_of_specs > 1 || a->priority))
+		return -EOPNOTSUPP;
+	return a->priority > FLOW_MAX_PRIORITY ? -EINVAL : 0;
+}
+
+/*
+ * A DONT_TRAP rule's one specification, if any, is Ethernet, and its
+ * destination mask is empty (unicast and multicast) or the multicast bit
+ * alone (which of the two its MAC's bit says): mlx4_ib_add_dont_trap_rule.
+ */
+static int dont_trap_spec_check(const struct sim_flow *flow)
+{
+	static const uint8_t zero[6], mc_bit[6] = { 0x01 };
+	const uint8_t *mask;
+
+	if (!flow->nspecs)
+		return 0;
+	if (flow->specs[0].type != IBV_FLOW_SPEC_ETH)
+		return -EINVAL;
+	mask = flow->specs[0].mask.eth.dst_mac;
+	return memcmp(mask, zero, 6) && memcmp(mask, mc_bit, 6) ? -EINVAL : 0;
 }
 
 int cmd_ex_create_flow(struct sim_cmd *cmd)
@@ -89,20 +169,22 @@ int cmd_ex_create_flow(struct sim_cmd *cmd)
 	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
+	err = flow_attr_check(cmd, &req);
+	if (err)
+		return err;
 	qp = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP);
-	if (!qp || req.comp_mask || req.flow_attr.reserved[0] ||
-	    req.flow_attr.reserved[1] ||
-	    !hca_port(cmd->ctx->hca, req.flow_attr.port) ||
-	    req.flow_attr.size > cmd->in_len - sizeof(req) ||
-	    req.flow_attr.priority > FLOW_MAX_PRIORITY)
+	if (!qp || (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET))
 		return -EINVAL;
-	if (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET)
-		return -EINVAL;
+	err = mlx4_flow_check(&req.flow_attr);
+	if (err)
+		return err;
 	flow = calloc(1, sizeof(*flow));
 	if (!flow)
 		return -ENOMEM;
 	err = parse_specs(cmd->in + sizeof(req), req.flow_attr.size,
 			  req.flow_attr.num_of_specs, flow);
+	if (!err && (req.flow_attr.flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP))
+		err = dont_trap_spec_check(flow);
 	if (!err && uobj_add(cmd->ctx, &flow->uobj, SIM_OBJ_FLOW))
 		err = -ENOMEM;
 	if (err) {
@@ -112,6 +194,8 @@ int cmd_ex_create_flow(struct sim_cmd *cmd)
 	flow->qp = qp;
 	flow->hca = cmd->ctx->hca;
 	flow->port = req.flow_attr.port;
+	flow->type = req.flow_attr.type;
+	flow->dont_trap = req.flow_attr.flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
 	flow->priority = req.flow_attr.priority;
 	qp->flows++;
 	list_add_tail(&sim.flows, &flow->link);
@@ -260,6 +344,8 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	wq->db = drv.db_addr;
 	wq->state = IBV_WQS_RESET;
 	rss_wq_init(wq, cmd->ctx);
+	/* create_rq: the QP context's "keep FCS" bit. */
+	wq->dev.scatter_fcs = req.create_flags & IBV_WQ_FLAGS_SCATTER_FCS;
 	resp.response_length = MIN(sizeof(resp), cmd->out_cap);
 	resp.wq_handle = wq->uobj.handle;
 	resp.max_wr = wq->rq.wqe_cnt;
@@ -274,8 +360,10 @@ fail:
 
 /*
  * uverbs takes the current state from the caller when it names one, and
- * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  Nothing reaches
- * the device: mlx4_ib hands a WQ to it only under an RSS QP.
+ * mlx4_ib refuses to leave ERR for RDY or RESET for ERR.  The new state
+ * reaches the device only while an RSS QP uses the WQ (mlx4_ib_modify_wq:
+ * rss_usecnt), since the WQ's port is the RSS QP's: a WQ no RSS QP uses
+ * flushes nothing when it goes to ERR.
  */
 int cmd_ex_modify_wq(struct sim_cmd *cmd)
 {
@@ -285,6 +373,7 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 	struct mlx4_ib_modify_wq drv;
 	enum ibv_wq_state cur, next;
 	struct sim_wq_obj *wq;
+	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (!req.attr_mask || (req.attr_mask & ~known))
@@ -305,8 +394,12 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 	if ((next == IBV_WQS_RDY && cur == IBV_WQS_ERR) ||
 	    (next == IBV_WQS_ERR && cur == IBV_WQS_RESET))
 		return -EINVAL;
+	if (wq->rss_users) {
+		err = rss_wq_apply(wq, next);
+		if (err)
+			return err;
+	}
 	wq->state = next;
-	rss_wq_state(wq);
 	return 0;
 }
 

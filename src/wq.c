@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,19 @@ static int alloc_wq_queues(struct mlx4_qp *qp, struct ibv_wq_init_attr *attr,
 	return 0;
 }
 
+/*
+ * The one creation flag mlx4_ib's create_rq takes: keeping a frame's FCS
+ * (IBV_RAW_PACKET_CAP_SCATTER_FCS, where the firmware has it; the kernel
+ * refuses the WQ itself otherwise).
+ */
+static bool wq_flags_ok(const struct ibv_wq_init_attr *attr)
+{
+	if (attr->comp_mask & ~(uint32_t)IBV_WQ_INIT_ATTR_FLAGS)
+		return false;
+	return !(attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) ||
+	       !(attr->create_flags & ~(uint32_t)IBV_WQ_FLAGS_SCATTER_FCS);
+}
+
 struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 			      struct ibv_wq_init_attr *attr)
 {
@@ -60,7 +74,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 	struct mlx4_qp *qp;
 	int ret;
 
-	if (attr->wq_type != IBV_WQT_RQ || attr->comp_mask) {
+	if (attr->wq_type != IBV_WQT_RQ || !wq_flags_ok(attr)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -33,8 +33,9 @@ int main(int argc, char **argv)
 	}
 	if (ibv_query_device(ctx, &attr))
 		perror("ibv_query_device");
-	else if (attr.vendor_part_id != 4099)
-		printf("part %u is not a ConnectX-3\n", attr.vendor_part_id);
+	else if (attr.vendor_part_id != 4099 && attr.vendor_part_id != 4103)
+		printf("part %u is not a ConnectX-3 (Pro)\n",
+		       attr.vendor_part_id);
 	else
 		ret = 0;
 	ibv_close_device(ctx);

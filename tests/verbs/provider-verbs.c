@@ -981,6 +981,137 @@ static void test_mcast_block_self(void)
 	ibv_destroy_cq(cq);
 }
 
+/* The Internet checksum of @len bytes at @p, on top of @sum. */
+static uint16_t inet_csum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+enum { IPOIB_UDP = 4 + 20 + 8 + 32 };	/* an IPoIB datagram of UDP */
+
+/*
+ * An IPoIB datagram: the encapsulation header (ethertype IPv4), an IPv4
+ * header, UDP and 32 bytes; with @sums its checksums are computed here,
+ * else left zero.
+ */
+static void ipoib_udp(uint8_t *d, bool sums)
+{
+	uint8_t *ip = d + 4, *udp = ip + 20;
+	uint16_t sum;
+
+	memset(d, 0, IPOIB_UDP);
+	d[0] = 0x08;
+	ip[0] = 0x45;
+	ip[3] = IPOIB_UDP - 4;
+	ip[8] = 64;
+	ip[9] = 17;
+	ip[12] = 10, ip[15] = 1;
+	ip[16] = 10, ip[19] = 2;
+	udp[0] = 0x30, udp[1] = 0x39;
+	udp[2] = 0x1f, udp[3] = 0x90;
+	udp[5] = 8 + 32;
+	for (int i = 0; i < 32; i++)
+		udp[8 + i] = 0x11 * i + 7;
+	if (!sums)
+		return;
+	sum = inet_csum(ip, 20, 0);
+	ip[10] = sum >> 8, ip[11] = sum;
+	/* over the pseudo-header (addresses, protocol, length) and UDP */
+	sum = inet_csum(udp, 8 + 32,
+			(uint32_t)(inet_csum(ip + 12, 8, 17 + 8 + 32) ^ 0xffff));
+	udp[6] = sum >> 8, udp[7] = sum;
+}
+
+/*
+ * One UD datagram of @len bytes at @out from @a to @b through @ah, with
+ * @flags; @in receives it (after the GRH's 40 bytes).  The receive's
+ * wc_flags, or -1 when it did not arrive.
+ */
+static int ud_exchange(struct ibv_qp *a, struct ibv_qp *b, struct ibv_ah *ah,
+		       struct ibv_mr *m, uint8_t *out, uint8_t *in,
+		       size_t len, unsigned int flags)
+{
+	struct ibv_sge rsge = { (uintptr_t)in, 40 + len, m->lkey };
+	struct ibv_sge ssge = { (uintptr_t)out, len, m->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_send_wr swr = {
+		.wr_id = 2, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED | flags,
+		.wr.ud = { .ah = ah, .remote_qpn = b->qp_num,
+			   .remote_qkey = 0x1a2b3c4d },
+	}, *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	int ret = -1;
+
+	if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &swr, &sbad) ||
+	    poll_n(a->send_cq, 2, wc) != 2)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (wc[i].wr_id == 1 && !wc[i].status && wc[i].byte_len == 40 + len)
+			ret = wc[i].wc_flags;
+	return ret;
+}
+
+/*
+ * UD checksum offload on InfiniBand, which mlx4_ib advertises
+ * (IBV_DEVICE_UD_IP_CSUM: the firmware's IPoIB checksums): the device
+ * fills in an IPoIB datagram's IPv4 header and UDP checksums when the
+ * send asks (IBV_SEND_IP_CSUM), and the receive says IBV_WC_IP_CSUM_OK
+ * when they hold, and not when they do not or the datagram is not IP.
+ */
+static void test_ud_csum(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = ud_qp(cq), *b = ud_qp(cq);
+	struct ibv_ah_attr ah_attr = { .dlid = lid, .port_num = 1 };
+	struct ibv_ah *ah = ibv_create_ah(pd, &ah_attr);
+	uint8_t *area = calloc(1, 1024), *out = area, *in = area + 512;
+	uint8_t want[IPOIB_UDP];
+	struct ibv_mr *m = area ? ibv_reg_mr(pd, area, 1024,
+					     IBV_ACCESS_LOCAL_WRITE) : NULL;
+	int flags;
+
+	if (!ah || !m)
+		die("an address handle and a buffer for UD");
+	ipoib_udp(want, true);
+	ipoib_udp(out, false);
+	flags = ud_exchange(a, b, ah, m, out, in, IPOIB_UDP, IBV_SEND_IP_CSUM);
+	CHECK(flags >= 0 && !memcmp(in + 40, want, IPOIB_UDP),
+	      "IBV_SEND_IP_CSUM: the IPv4 and UDP checksums filled in");
+	CHECK(flags >= 0 && (flags & IBV_WC_IP_CSUM_OK),
+	      "and the receive says IBV_WC_IP_CSUM_OK (flags 0x%x)", flags);
+	ipoib_udp(out, true);
+	flags = ud_exchange(a, b, ah, m, out, in, IPOIB_UDP, 0);
+	CHECK(flags >= 0 && (flags & IBV_WC_IP_CSUM_OK) &&
+	      !memcmp(in + 40, want, IPOIB_UDP),
+	      "sums computed by the sender: IBV_WC_IP_CSUM_OK (flags 0x%x)",
+	      flags);
+	out[4 + 20 + 7] ^= 0x5a;
+	flags = ud_exchange(a, b, ah, m, out, in, IPOIB_UDP, 0);
+	CHECK(flags >= 0 && !(flags & IBV_WC_IP_CSUM_OK),
+	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK (flags 0x%x)",
+	      flags);
+	ipoib_udp(out, true);
+	out[1] = 0x06;			/* ARP */
+	flags = ud_exchange(a, b, ah, m, out, in, IPOIB_UDP, 0);
+	CHECK(flags >= 0 && !(flags & IBV_WC_IP_CSUM_OK),
+	      "a datagram that is not IP: no IBV_WC_IP_CSUM_OK (flags 0x%x)",
+	      flags);
+	ibv_dereg_mr(m);
+	free(area);
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
 /* An XRC target QP, and the same QP opened by number. */
 static void test_xrc_open(void)
 {
@@ -1102,6 +1233,7 @@ IB_CASE(test_uc_key_ops)
 IB_CASE(test_xrc_open)
 IB_CASE(test_rt_values)
 IB_CASE(test_device_ex)
+IB_CASE(test_ud_csum)
 
 /* What the providers differ on: not for a run naming neither. */
 static void test_cq_wallclock_ib(void)
@@ -1148,6 +1280,8 @@ static const struct test_case cases[] = {
 	{ "rt_values", test_rt_values_ib, "ibv_query_rt_values_ex" },
 	{ "device_ex", test_device_ex_ib,
 	  "the extended device attributes of an InfiniBand ConnectX-3" },
+	{ "ud_csum", test_ud_csum_ib,
+	  "UD checksum offload of IPoIB datagrams: filled in, IBV_WC_IP_CSUM_OK" },
 };
 
 /* The provider argument, if any, is one of these; the case names follow. */

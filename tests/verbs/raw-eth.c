@@ -19,6 +19,8 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,6 +313,213 @@ static void test_port_down(struct raw_qp *tx, struct raw_qp *rx)
 }
 
 /* ------------------------------------------------------------------ */
+/* Rule types and flags: defaults, sniffers, DONT_TRAP                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A rule of @type and @flags at @priority on @r's port: with no
+ * specification, or, given @mac, an Ethernet one for that destination
+ * under @mask.  NULL and errno when refused.
+ */
+static struct ibv_flow *typed_rule(struct raw_qp *r, uint32_t type,
+				   uint32_t flags, uint16_t priority,
+				   const uint8_t *mac, const uint8_t *mask)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = type, .flags = flags, .priority = priority,
+			  .size = sizeof(rule.attr), .port = r->port },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+	};
+
+	if (mac) {
+		memcpy(rule.eth.val.dst_mac, mac, 6);
+		memcpy(rule.eth.mask.dst_mac, mask, 6);
+		rule.attr.size = sizeof(rule);
+		rule.attr.num_of_specs = 1;
+	}
+	errno = 0;
+	return ibv_create_flow(r->qp, &rule.attr);
+}
+
+/* 0 if the rule is made (and destroyed again), else its errno. */
+static int rule_errno(struct raw_qp *r, uint32_t type, uint32_t flags,
+		      uint16_t priority, const uint8_t *mac,
+		      const uint8_t *mask)
+{
+	struct ibv_flow *flow = typed_rule(r, type, flags, priority, mac, mask);
+
+	if (!flow)
+		return errno ? errno : -1;
+	return ibv_destroy_flow(flow) ? -1 : 0;
+}
+
+/* CAP_NET_RAW in or out of this thread's effective set: 0 on success. */
+static int set_net_raw(bool on)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	if (on)
+		data[0].effective |= 1u << CAP_NET_RAW;
+	else
+		data[0].effective &= ~(1u << CAP_NET_RAW);
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
+}
+
+/* What mlx4_ib and uverbs refuse of a rule's type and flags. */
+static void test_flow_refusals(struct raw_qp *r)
+{
+	static const uint8_t full[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint32_t trap = IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	int err;
+
+	check(rule_errno(r, IBV_FLOW_ATTR_ALL_DEFAULT, trap, 0, NULL, NULL) ==
+	      EINVAL, "ALL_DEFAULT with DONT_TRAP: EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_MC_DEFAULT, trap, 0, NULL, NULL) ==
+	      EINVAL, "MC_DEFAULT with DONT_TRAP: EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_SNIFFER, trap, 0, NULL, NULL) ==
+	      EOPNOTSUPP, "SNIFFER with DONT_TRAP: EOPNOTSUPP (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, 1u << 3, 0, NULL, NULL) ==
+	      EINVAL, "flag 1 << 3 (IB_FLOW_ATTR_FLAGS_RESERVED): EINVAL (ib_uverbs_ex_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, IBV_FLOW_ATTR_FLAGS_EGRESS, 0,
+			 NULL, NULL) == EOPNOTSUPP,
+	      "flag EGRESS: EOPNOTSUPP (mlx4_ib_create_flow knows DONT_TRAP alone)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, 1, 0, NULL, NULL) ==
+	      EOPNOTSUPP, "flag 1 << 0: EOPNOTSUPP (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_SNIFFER + 1, 0, 0, NULL, NULL) ==
+	      EINVAL, "type 4: EINVAL (mlx4_ib_create_flow)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, trap, 1, NULL, NULL) ==
+	      EOPNOTSUPP, "DONT_TRAP at priority 1: EOPNOTSUPP (mlx4_ib_add_dont_trap_rule)");
+	check(rule_errno(r, IBV_FLOW_ATTR_NORMAL, trap, 0, port_mac[2], full) ==
+	      EINVAL, "DONT_TRAP for one MAC: EINVAL (mlx4_ib_add_dont_trap_rule: the multicast bit alone)");
+	if (set_net_raw(false)) {
+		check(0, "dropping CAP_NET_RAW: %s", strerror(errno));
+		return;
+	}
+	err = rule_errno(r, IBV_FLOW_ATTR_NORMAL, 0, 0, port_mac[2], full);
+	if (set_net_raw(true))
+		bail("CAP_NET_RAW back");
+	check(err == EPERM, "a rule without CAP_NET_RAW: %s (EPERM: ib_uverbs_ex_create_flow)",
+	      err > 0 ? strerror(err) : "made");
+}
+
+/* @tx sends a UDP frame to @dst's port @dport; 0 when it is sent. */
+static int send_to(struct raw_qp *tx, const uint8_t dst[6], uint16_t dport,
+		   uint32_t tag, size_t *len)
+{
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+
+	*len = build_frame(out, dst, port_mac[tx->port], dport, 64, tag, true,
+			   false);
+	return send_frame(tx, *len, false);
+}
+
+static void free_raw_qp(struct raw_qp *r)
+{
+	ibv_destroy_qp(r->qp);
+	ibv_dereg_mr(r->mr);
+	ibv_destroy_cq(r->cq);
+	free(r->buf);
+}
+
+/*
+ * The default rules take what no normal rule takes, and mlx4_en's own
+ * (the port's MAC, broadcast) do not: MC_DEFAULT a multicast frame,
+ * ALL_DEFAULT any.  @tx is on port 1, @rx on port 2 with the rule for
+ * port 2's MAC and UDP port 4000.
+ */
+static void test_default_rules(struct raw_qp *tx, struct raw_qp *rx)
+{
+	static const uint8_t stranger[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct raw_qp all, mc;
+	struct ibv_flow *all_rule, *mc_rule;
+	size_t len;
+
+	make_raw_qp(&all, 2);
+	make_raw_qp(&mc, 2);
+	all_rule = typed_rule(&all, IBV_FLOW_ATTR_ALL_DEFAULT, 0, 0, NULL, NULL);
+	mc_rule = typed_rule(&mc, IBV_FLOW_ATTR_MC_DEFAULT, 0, 0, NULL, NULL);
+	check(all_rule && mc_rule, "ALL_DEFAULT and MC_DEFAULT rules on port 2 (%s)",
+	      all_rule && mc_rule ? "made" : strerror(errno));
+	check(!send_to(tx, stranger, 6000, 1, &len) && got(&all, out, len) &&
+	      nothing_arrives(&mc),
+	      "a frame to a MAC no rule names: to ALL_DEFAULT");
+	check(!send_to(tx, port_mac[2], 4000, 2, &len) && got(rx, out, len) &&
+	      nothing_arrives(&all),
+	      "a frame a normal rule takes: not to ALL_DEFAULT");
+	check(!send_to(tx, port_mac[2], 6001, 3, &len) && nothing_arrives(&all),
+	      "a frame to port 2's MAC no verbs rule takes: mlx4_en's, not ALL_DEFAULT's");
+	check(!send_to(tx, group, 6000, 4, &len) && got(&mc, out, len) &&
+	      nothing_arrives(&all), "a multicast frame: to MC_DEFAULT");
+	check(mc_rule && !ibv_destroy_flow(mc_rule) &&
+	      !send_to(tx, group, 6000, 5, &len) && got(&all, out, len),
+	      "without MC_DEFAULT: to ALL_DEFAULT");
+	check(all_rule && !ibv_destroy_flow(all_rule) &&
+	      !send_to(tx, stranger, 6000, 6, &len) && nothing_arrives(&all),
+	      "without ALL_DEFAULT: nowhere");
+	free_raw_qp(&all);
+	free_raw_qp(&mc);
+}
+
+/*
+ * A SNIFFER rule's QP gets a copy of what its port receives and sends; a
+ * DONT_TRAP rule's a copy of what the port receives of its kind, while
+ * the rule that takes the frame still gets it.
+ */
+static void test_sniffer_rules(struct raw_qp *tx, struct raw_qp *rx)
+{
+	static const uint8_t mc_bit[6] = { 0x01 };
+	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	uint8_t *out_rx = rx->buf + RECV_SLOTS * FRAME_MAX;
+	struct raw_qp snif;
+	struct ibv_flow *rule;
+	size_t len;
+
+	make_raw_qp(&snif, 2);
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_SNIFFER, 0, 0, NULL, NULL);
+	check(rule != NULL, "a SNIFFER rule on port 2 (%s)",
+	      rule ? "made" : strerror(errno));
+	check(!send_to(tx, port_mac[2], 4000, 7, &len) && got(rx, out, len) &&
+	      got(&snif, out, len),
+	      "a frame port 2 receives: to its rule's QP, and a copy to the sniffer");
+	check(!send_to(rx, port_mac[1], 6000, 8, &len) && got(&snif, out_rx, len) &&
+	      nothing_arrives(&snif), "a frame port 2 sends: one copy to the sniffer");
+	check(rule && !ibv_destroy_flow(rule), "the SNIFFER rule goes");
+
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_NORMAL,
+			  IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0, NULL, NULL);
+	check(rule != NULL, "a DONT_TRAP rule of no specification on port 2 (%s)",
+	      rule ? "made" : strerror(errno));
+	check(!send_to(tx, port_mac[2], 4000, 9, &len) && got(rx, out, len) &&
+	      got(&snif, out, len),
+	      "a frame port 2 receives: to its rule's QP, and a copy to the DONT_TRAP QP");
+	check(!send_to(rx, port_mac[1], 6000, 10, &len) && nothing_arrives(&snif),
+	      "a frame port 2 sends: none to the DONT_TRAP QP");
+	check(rule && !ibv_destroy_flow(rule), "the DONT_TRAP rule goes");
+
+	rule = typed_rule(&snif, IBV_FLOW_ATTR_NORMAL,
+			  IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0, group, mc_bit);
+	check(rule && !send_to(tx, port_mac[2], 4000, 11, &len) &&
+	      got(rx, out, len) && nothing_arrives(&snif) &&
+	      !send_to(tx, group, 6000, 12, &len) && got(&snif, out, len),
+	      "a DONT_TRAP rule for multicast: a copy of a multicast frame, none of a unicast one");
+	if (rule)
+		ibv_destroy_flow(rule);
+	free_raw_qp(&snif);
+}
+
+/* ------------------------------------------------------------------ */
 /* RSS: frames spread over WQs by the Toeplitz hash                    */
 /* ------------------------------------------------------------------ */
 
@@ -365,11 +574,13 @@ static void post_wq_slot(struct rss_wq *w, int slot)
 		bail("ibv_post_wq_recv");
 }
 
-static void make_rss_wq(struct rss_wq *w)
+/* A WQ in RDY with its receives posted; @flags: its creation flags. */
+static void make_rss_wq_flags(struct rss_wq *w, uint32_t flags)
 {
 	struct ibv_wq_init_attr init = {
 		.wq_type = IBV_WQT_RQ, .max_wr = RSS_SLOTS, .max_sge = 1,
-		.pd = pd,
+		.pd = pd, .create_flags = flags,
+		.comp_mask = flags ? IBV_WQ_INIT_ATTR_FLAGS : 0,
 	};
 	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
 				    .wq_state = IBV_WQS_RDY };
@@ -386,6 +597,11 @@ static void make_rss_wq(struct rss_wq *w)
 		bail("WQ to RDY");
 	for (int i = 0; i < RSS_SLOTS; i++)
 		post_wq_slot(w, i);
+}
+
+static void make_rss_wq(struct rss_wq *w)
+{
+	make_rss_wq_flags(w, 0);
 }
 
 /* The WQ index where a frame arrived, or -1 after 10 seconds. */
@@ -413,6 +629,29 @@ static int rss_receive(struct rss_wq *w, uint8_t **frame, uint32_t *len)
 	}
 }
 
+/* An RSS QP over @tbl: Toeplitz over IPv4 addresses and UDP ports. */
+static struct ibv_qp *make_rss_qp(struct ibv_rwq_ind_table *tbl)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rwq_ind_tbl = tbl,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = sizeof(ms_key),
+			.rx_hash_key = (uint8_t *)ms_key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+				IBV_RX_HASH_DST_PORT_UDP,
+		},
+	};
+
+	errno = 0;
+	return tbl ? ibv_create_qp_ex(ctx, &attr) : NULL;
+}
+
 static void test_rss(struct raw_qp *tx)
 {
 	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
@@ -423,20 +662,6 @@ static void test_rss(struct raw_qp *tx)
 	struct ibv_rwq_ind_table *tbl;
 	struct ibv_rwq_ind_table_init_attr tbl_attr = {
 		.log_ind_tbl_size = 2, .ind_tbl = wqs,
-	};
-	struct ibv_qp_init_attr_ex qp_attr = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-			     IBV_QP_INIT_ATTR_RX_HASH,
-		.pd = pd,
-		.rx_hash_conf = {
-			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
-			.rx_hash_key_len = sizeof(ms_key),
-			.rx_hash_key = (uint8_t *)ms_key,
-			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
-				IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
-				IBV_RX_HASH_DST_PORT_UDP,
-		},
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
 	struct raw_qp rss = { .port = 2 };
@@ -459,8 +684,7 @@ static void test_rss(struct raw_qp *tx)
 		wqs[i] = w[i].wq;
 	}
 	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
-	qp_attr.rwq_ind_tbl = tbl;
-	rss.qp = tbl ? ibv_create_qp_ex(ctx, &qp_attr) : NULL;
+	rss.qp = make_rss_qp(tbl);
 	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
 	      rss.qp ? "made" : strerror(errno));
 	if (!rss.qp)
@@ -529,6 +753,171 @@ static void test_rss(struct raw_qp *tx)
 	      "rule, RSS QP, table go, in that order");
 	for (int i = 0; i < RSS_WQS; i++)
 		ibv_destroy_wq(w[i].wq);
+}
+
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
+				    .wq_state = state };
+
+	return ibv_modify_wq(wq, &attr);
+}
+
+static int rss_qp_to_init(struct ibv_qp *qp, uint8_t port)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT,
+				    .port_num = port };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+}
+
+/* The flush completions @cq gives within a second. */
+static int flushes(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (poll_cq_within(cq, &wc, 1000) == 1)
+		if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			n++;
+	return n;
+}
+
+static void free_rss_wq(struct rss_wq *w)
+{
+	ibv_destroy_wq(w->wq);
+	ibv_dereg_mr(w->mr);
+	ibv_destroy_cq(w->cq);
+	free(w->buf);
+}
+
+/*
+ * mlx4_ib hands a WQ's state to the device only while an RSS QP uses the
+ * WQ (mlx4_ib_modify_wq, rss_usecnt), as the WQ takes the RSS QP's port:
+ * a WQ no RSS QP uses flushes nothing when it goes to ERR; one an RSS QP
+ * uses flushes every receive.  An RSS QP ties its WQs to its port
+ * (bringup_rss_rwqs): another RSS QP over them on the other port is
+ * EINVAL, on the same port it goes to INIT.
+ */
+static void test_rss_wq_states(void)
+{
+	struct rss_wq w[RSS_WQS] = {};
+	struct ibv_wq *wqs[RSS_WQS];
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 2, .ind_tbl = wqs,
+	};
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp *a, *b;
+	uint8_t log_range = 2;
+	int n;
+
+	/* The providers ask for a range for the next WQ only. */
+	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				    &log_range))
+		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
+	for (int i = 0; i < RSS_WQS; i++) {
+		make_rss_wq(&w[i]);
+		wqs[i] = w[i].wq;
+	}
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	if (!tbl)
+		bail("an indirection table over 4 WQs");
+	n = wq_to(w[0].wq, IBV_WQS_ERR) ? -1 : flushes(w[0].cq);
+	check(n == 0, "a WQ no RSS QP uses goes to ERR: nothing flushed (%d of %d)",
+	      n, RSS_SLOTS);
+	a = make_rss_qp(tbl);
+	check(a && !rss_qp_to_init(a, 2), "an RSS QP over the table to INIT on port 2");
+	n = wq_to(w[1].wq, IBV_WQS_ERR) ? -1 : flushes(w[1].cq);
+	check(n == RSS_SLOTS, "a WQ it uses goes to ERR: its %d receives flushed (%d)",
+	      RSS_SLOTS, n);
+	b = make_rss_qp(tbl);
+	n = b ? rss_qp_to_init(b, 1) : -1;
+	check(n == EINVAL, "a second RSS QP over the same WQs to INIT on port 1: %s (EINVAL: they are port 2's)",
+	      n > 0 ? strerror(n) : n ? "not made" : "succeeded");
+	check(b && !rss_qp_to_init(b, 2), "to INIT on port 2: made");
+	check(b && a && !ibv_destroy_qp(b) && !ibv_destroy_qp(a) &&
+	      !ibv_destroy_rwq_ind_table(tbl), "both RSS QPs and the table go");
+	for (int i = 0; i < RSS_WQS; i++)
+		free_rss_wq(&w[i]);
+}
+
+/* The Ethernet FCS of @len bytes: CRC-32, least significant byte first. */
+static uint32_t fcs_of(const uint8_t *f, size_t len)
+{
+	uint32_t crc = 0xffffffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= f[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320 : 0);
+	}
+	return ~crc;
+}
+
+/*
+ * A WQ made with IBV_WQ_FLAGS_SCATTER_FCS (mlx4_ib's create_rq, where the
+ * device reports IBV_RAW_PACKET_CAP_SCATTER_FCS) receives each frame with
+ * its FCS after it, counted in byte_len; any other creation flag is
+ * refused (EOPNOTSUPP, the providers' check).
+ */
+static void test_wq_scatter_fcs(struct raw_qp *tx)
+{
+	struct ibv_device_attr_ex dev_attr;
+	struct ibv_wq_init_attr bad = {
+		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1, .pd = pd,
+		.cq = tx->cq, .comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
+		.create_flags = IBV_WQ_FLAGS_CVLAN_STRIPPING,
+	};
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, *frame;
+	struct ibv_rwq_ind_table_init_attr tbl_attr = { .log_ind_tbl_size = 0 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
+	struct raw_qp rss = { .port = 2 };
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_flow *flow;
+	struct rss_wq w = {};
+	struct ibv_wq *wq;
+	struct ibv_wc wc;
+	uint32_t len, fcs;
+	bool got_one;
+	size_t n;
+
+	check(!ibv_query_device_ex(ctx, NULL, &dev_attr) &&
+	      (dev_attr.raw_packet_caps & IBV_RAW_PACKET_CAP_SCATTER_FCS),
+	      "the device offers IBV_RAW_PACKET_CAP_SCATTER_FCS");
+	errno = 0;
+	wq = ibv_create_wq(ctx, &bad);
+	check(!wq && errno == EOPNOTSUPP,
+	      "a WQ with IBV_WQ_FLAGS_CVLAN_STRIPPING: %s (EOPNOTSUPP)",
+	      wq ? "made" : strerror(errno));
+	if (wq)
+		ibv_destroy_wq(wq);
+	make_rss_wq_flags(&w, IBV_WQ_FLAGS_SCATTER_FCS);
+	tbl_attr.ind_tbl = &w.wq;
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	rss.qp = make_rss_qp(tbl);
+	if (!rss.qp || ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+		bail("an RSS QP over a WQ that keeps the FCS");
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
+		bail("RSS QP to RTR");
+	flow = steer(&rss, port_mac[2], 8002, 0);
+	n = build_frame(out, port_mac[2], port_mac[1], 8002, 100, 1, true,
+			false);
+	fcs = fcs_of(out, n);
+	got_one = flow && !send_frame(tx, n, false) && poll_one(w.cq, &wc) == 1 &&
+		  wc.status == IBV_WC_SUCCESS;
+	frame = w.buf + (got_one ? wc.wr_id : 0) * FRAME_MAX;
+	len = got_one ? wc.byte_len : 0;
+	check(got_one && len == n + 4 && !memcmp(frame, out, n) &&
+	      frame[n] == (uint8_t)fcs &&
+	      frame[n + 1] == (uint8_t)(fcs >> 8) &&
+	      frame[n + 2] == (uint8_t)(fcs >> 16) &&
+	      frame[n + 3] == (uint8_t)(fcs >> 24),
+	      "IBV_WQ_FLAGS_SCATTER_FCS: the frame of %zu bytes arrives with its FCS (%u bytes)",
+	      n, len);
+	check(flow && !ibv_destroy_flow(flow) && !ibv_destroy_qp(rss.qp) &&
+	      !ibv_destroy_rwq_ind_table(tbl), "rule, RSS QP, table go");
+	free_rss_wq(&w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1090,7 +1479,12 @@ int main(int argc, char **argv)
 		post_recv_slot(&rx_a, slot);
 	test_tcp_checksums(&tx, &rx_b);
 
+	test_flow_refusals(&rx_b);
+	test_default_rules(&tx, &rx_a);
+	test_sniffer_rules(&tx, &rx_a);
 	test_rss(&tx);
+	test_rss_wq_states();
+	test_wq_scatter_fcs(&tx);
 	/* The two providers differ here: not for the differential trace. */
 	if (argc > 1 && strcmp(argv[1], "common"))
 		test_lso(&rx_a, !strcmp(argv[1], "project"));

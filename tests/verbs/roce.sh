@@ -174,4 +174,19 @@ pair "ibv_rc_pingpong on the InfiniBand port, by LID" "" "" \
 pair "ibv_rc_pingpong on the Ethernet port, by GID" "" "" \
 	ibv_rc_pingpong -i 2 -g 1 -c -n 200
 check "no strict-mode breach" sim_stop
+
+# A ConnectX-3, whose firmware has RoCE v1 only (mlx4_ib offers RoCE v2
+# where it reports MLX4_DEV_CAP_FLAG2_ROCE_V1_V2, a ConnectX-3 Pro's).
+sim_start --provider="$provider" --link-layer=eth --model=cx3
+ibv_devinfo -v >"$work/devinfo" 2>&1
+check "--model cx3: GIDs 0-2 the link-local, IPv4 and IPv6 addresses, RoCE v1 only" sh -c "
+	grep -q 'GID\[  0\]:.*fe80:0000:0000:0000:0202:c9ff:fea1:b201, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  1\]:.*0000:0000:0000:0000:0000:ffff:c0a8:4d01, RoCE v1' '$work/devinfo' &&
+	grep -q 'GID\[  2\]:.*fd00:0077:0000:0000:0000:0000:0000:0001, RoCE v1' '$work/devinfo' &&
+	! grep -q 'RoCE v2' '$work/devinfo' &&
+	test \"\$(cat $SYSFS_PATH/class/infiniband/mlx4_0/ports/1/gid_attrs/types/1)\" = 'IB/RoCE v1' &&
+	test ! -e $SYSFS_PATH/class/infiniband/mlx4_0/ports/1/gid_attrs/types/3"
+pair "--model cx3: ibv_rc_pingpong by its IPv4 GID (RoCE v1)" "" "" \
+	ibv_rc_pingpong -g 1 -c -n 200 -s 4096
+check "no strict-mode breach" sim_stop
 finish
