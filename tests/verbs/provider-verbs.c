@@ -1346,6 +1346,164 @@ static void test_mcast(void)
 }
 
 /*
+ * The GRH's traffic class and flow label, and the service level, other
+ * than 0, on every kind of GID: RoCE v1, v2 over IPv6, v2 over IPv4
+ * (on InfiniBand ports, GID 0).  A UD datagram's receiver finds them in
+ * the GRH room of its buffer (v2 over IPv4: the IPv4 header in its last
+ * 20 bytes, the traffic class as its TOS byte); an RC pair whose path
+ * has them sends a message.  tests/verbs/roce.sh runs this case under a
+ * capture and reads the same values off the wire, RC's and UD's, from
+ * grh_tclass() and grh_flow_label().
+ */
+enum { GRH_SL = 5 };
+
+static uint8_t grh_tclass(int gid_index, bool rc)
+{
+	return (rc ? 0xa0 : 0x60) | gid_index << 2;	/* DSCP, ECN 0 */
+}
+
+static uint32_t grh_flow_label(int gid_index, bool rc)
+{
+	return (rc ? 0xabc00 : 0x12340) + gid_index;
+}
+
+static void grh_of(int gid_index, bool rc, struct ibv_global_route *grh)
+{
+	memset(grh, 0, sizeof(*grh));
+	if (ibv_query_gid(ctx, 1, gid_index, &grh->dgid))
+		die("ibv_query_gid");
+	grh->sgid_index = gid_index;
+	grh->hop_limit = 64;
+	grh->traffic_class = grh_tclass(gid_index, rc);
+	grh->flow_label = grh_flow_label(gid_index, rc);
+}
+
+/* Whether the GRH room @g of a UD receive holds @gid_index's UD values. */
+static bool grh_room_holds(const uint8_t *g, int gid_index, bool ipv4)
+{
+	uint32_t word = (uint32_t)g[0] << 24 | g[1] << 16 | g[2] << 8 | g[3];
+
+	if (ipv4)
+		return g[20] == 0x45 && g[21] == grh_tclass(gid_index, false);
+	return word == (6u << 28 | (uint32_t)grh_tclass(gid_index, false) << 20 |
+			grh_flow_label(gid_index, false));
+}
+
+static void grh_ud(struct ibv_cq *cq, int gid_index, bool ipv4)
+{
+	struct ibv_ah_attr ah_attr = {
+		.is_global = 1, .sl = GRH_SL, .port_num = 1, .dlid = lid,
+	};
+	struct ibv_qp *a = ud_qp(cq), *b = ud_qp(cq);
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 85, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr swr = {
+		.wr_id = 86, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey },
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int n;
+
+	grh_of(gid_index, false, &ah_attr.grh);
+	ah = ibv_create_ah(pd, &ah_attr);
+	memset(buf, 0, 40);
+	swr.wr.ud = (typeof(swr.wr.ud)){ .ah = ah, .remote_qpn = b->qp_num,
+					 .remote_qkey = 0x1a2b3c4d };
+	n = ah && !ibv_post_recv(b, &rwr, &rbad) &&
+	    !ibv_post_send(a, &swr, &sbad) ? poll_n(cq, 2, wc) : 0;
+	CHECK(n == 2 && !wc[0].status && !wc[1].status &&
+	      grh_room_holds(buf, gid_index, ipv4),
+	      "UD on GID %d, traffic class 0x%x, flow label 0x%x, SL %d: the receiver's GRH room holds them (%d completions)",
+	      gid_index, grh_tclass(gid_index, false),
+	      grh_flow_label(gid_index, false), GRH_SL, n);
+	if (ah)
+		ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+/* @qp to RTS towards @dest on a path through GID @gid_index, with RC's values. */
+static int grh_connect(struct ibv_qp *qp, uint32_t dest, int gid_index)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .sl = GRH_SL, .port_num = 1,
+			     .dlid = lid },
+	};
+	grh_of(gid_index, true, &attr.ah_attr.grh);
+	ret = ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					IBV_QP_RQ_PSN |
+					IBV_QP_MAX_DEST_RD_ATOMIC |
+					IBV_QP_MIN_RNR_TIMER);
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 1,
+	};
+	return ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					 IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					 IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void grh_rc(struct ibv_cq *cq, int gid_index)
+{
+	struct ibv_qp *a = rc_qp(cq, cq, NULL), *b = rc_qp(cq, cq, NULL);
+	struct ibv_qp_attr got;
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc[2];
+	int n = 0;
+
+	if (!grh_connect(a, b->qp_num, gid_index) &&
+	    !grh_connect(b, a->qp_num, gid_index) && !post_recv(b, 87, 0) &&
+	    !post_send(a, 88, 1, 0))
+		n = poll_n(cq, 2, wc);
+	CHECK(n == 2 && !wc[0].status && !wc[1].status,
+	      "RC on GID %d, traffic class 0x%x, flow label 0x%x, SL %d: a SEND arrives (%d completions)",
+	      gid_index, grh_tclass(gid_index, true),
+	      grh_flow_label(gid_index, true), GRH_SL, n);
+	memset(&got, 0, sizeof(got));
+	n = ibv_query_qp(a, &got, IBV_QP_AV, &init);
+	CHECK(!n &&
+	      got.ah_attr.grh.traffic_class == grh_tclass(gid_index, true) &&
+	      got.ah_attr.grh.flow_label == grh_flow_label(gid_index, true) &&
+	      got.ah_attr.sl == GRH_SL,
+	      "the QP's path keeps them (tclass 0x%x, flow label 0x%x, SL %d)",
+	      got.ah_attr.grh.traffic_class, got.ah_attr.grh.flow_label,
+	      got.ah_attr.sl);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+static void test_grh_fields(void)
+{
+	/* RoCE: v1, v2 over IPv6 (link-local), v2 over IPv4 (sysfs's order). */
+	static const int roce_gids[] = { 0, 1, 3 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	int n = roce ? 3 : 1;
+
+	if (!cq)
+		die("ibv_create_cq");
+	for (int i = 0; i < n; i++) {
+		grh_ud(cq, roce_gids[i], roce_gids[i] == 3);
+		grh_rc(cq, roce_gids[i]);
+	}
+	ibv_destroy_cq(cq);
+}
+
+/*
  * A QP made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB receives nothing it
  * sends to a group it joined; another member does.  mlx4_ib keeps the
  * flag (MLX4_IB_QP_BLOCK_MULTICAST_LOOPBACK) and attaches the QP to a
@@ -1540,7 +1698,8 @@ static void test_cq_wallclock_alone_ib(void)
 
 /*
  * The cases, in the order a full run takes them: on InfiniBand ports all
- * of them, on Ethernet ports the RoCE ones (mcast, mcast_block_self).
+ * of them, on Ethernet ports the RoCE ones (mcast, mcast_block_self,
+ * grh_fields).
  * They share the device, its PD and a registered buffer (main() sets them up before any case); each makes
  * its own CQs and QPs and writes the buffer slots it sends, so each runs
  * alone as in the full run.
@@ -1574,6 +1733,8 @@ static const struct test_case cases[] = {
 	  "a UD message to a multicast group (RoCE too)" },
 	{ "mcast_block_self", test_mcast_block_self,
 	  "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (RoCE too)" },
+	{ "grh_fields", test_grh_fields,
+	  "traffic class, flow label and SL other than 0, UD and RC (RoCE too)" },
 	{ "xrc_open", test_xrc_open_ib,
 	  "an XRC target QP, and the same QP opened by number" },
 	{ "rt_values", test_rt_values_ib, "ibv_query_rt_values_ex" },
