@@ -9,5 +9,5 @@ check-mutants: all
 EXTRA_DIST += tests/mutants/README tests/mutants/run.pl \
 	tests/mutants/cq.mut tests/mutants/dbrec.mut tests/mutants/mmio.mut \
 	tests/mutants/qp.mut tests/mutants/srq.mut tests/mutants/verbs.mut \
-	tests/mutants/domain.mut
+	tests/mutants/domain.mut tests/mutants/wq.mut tests/mutants/sim.mut
 .PHONY: check-mutants

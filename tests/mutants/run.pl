@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # make check-mutants: plant each mutant of the catalogue (tests/mutants/*.mut)
-# in a scratch copy of the tree, rebuild the provider and run the tests on
-# the simulator against it, cheap and sharp ones first, stopping at the
-# first that fails.  A mutant no test notices has survived: the suite has a
-# hole.  See tests/mutants/README for the record format.
+# in a scratch copy of the tree, rebuild the provider (or, for a mutant of
+# the simulator, the daemon) and run the tests on the simulator against
+# it, cheap and sharp ones first, stopping at the first that fails.  A
+# mutant no test notices has survived: the suite has a hole.  See
+# tests/mutants/README for the record format.
 #
 # Usage: run.pl [--head] [--tree DIR] [--budget SECONDS] [--no-baseline]
 #               [--list] [NAME...]
@@ -55,8 +56,13 @@ my @suite = (
 	'verbs/rdma-semantics-project.tap',     # 1
 	'verbs/wr-api-project.tap',             # 1.5
 	'verbs/verbs-control-project.tap',      # 1
+	'verbs/kernel-rules-eth-project.tap',   # 1
+	'verbs/provider-dv.tap',                # 0.8
+	'verbs/provider-verbs-eth-project.tap', # 1.3
 	'verbs/raw-eth-project.tap',            # 3
 	'verbs/domains-project.tap',            # 2
+	'verbs/faults-project.tap',             # 4
+	'verbs/provider-verbs-project.tap',     # 11
 	'verbs/dv-library.tap',                 # 0.5
 	'verbs/interop.tap',                    # 4
 	'verbs/devinfo-project.tap',            # 4
@@ -293,9 +299,20 @@ sub run_test {
 	return 0;
 }
 
+# What a mutant of @file needs rebuilt: the provider (which the mutant
+# before may have left mutated: its source is restored, not rebuilt),
+# and for a mutant of the simulator (sim/) the daemon and the programs
+# beside it.
+sub targets_of {
+	my ($file) = @_;
+	return ('src/libmlx4.la', $file =~ m{^sim/} ?
+		('sim/mlx4simd', 'sim/mlx4sim-fault', 'sim/libmlx4sim.la') :
+		());
+}
+
 sub build {
 	my ($m, $log) = @_;
-	my @targets = ('src/libmlx4.la');
+	my @targets = targets_of($m->{file});
 	push @targets, map { "tests/$_" } @unit if $m->{unit};
 	return run_quiet($log, 'nice', 'make', '-j2', @targets) == 0;
 }
@@ -400,15 +417,19 @@ for my $m (@muts) {
 			push @survivors, $m->{name};
 		}
 	}
-	# Back to the original, newer than the mutant's objects.
+	# Back to the original, newer than the mutant's objects; a daemon
+	# is rebuilt at once (the provider's next build is the next mutant's).
 	spew($file, $text);
 	$planted = undef;
+	run_quiet("$logdir/$m->{name}-restore.log", 'nice', 'make', '-j2',
+		  targets_of($m->{file})) if $m->{file} =~ m{^sim/};
 	my $took = time - $t0;
 	($longest, $longest_name) = ($took, $m->{name}) if $took > $longest;
 	printf "%-9s %-32s %4.0f s  %s\n", $verdict, $m->{name}, $took, $why;
 }
-# Leave the scratch provider unmutated.
-run_quiet("$logdir/restore-build.log", 'nice', 'make', '-j2', 'src/libmlx4.la');
+# Leave the scratch provider and simulator unmutated.
+run_quiet("$logdir/restore-build.log", 'nice', 'make', '-j2',
+	  targets_of('sim/'));
 
 my $n = scalar @muts;
 printf "\n%d mutants: %d killed, %d survived, %d out of time, %d stale, " .

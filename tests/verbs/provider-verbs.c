@@ -16,6 +16,7 @@
  */
 #include <config.h>
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -843,6 +844,414 @@ static void test_uc_key_ops(void)
 	free(target);
 }
 
+/*
+ * Windows' rights, as the responder checks them: a type 2 window on
+ * target[256, 768), bound by b for a's requests, with a remote READ, a
+ * zero-based WRITE, a FETCH_ADD, and a WRITE it has no right to.
+ */
+struct window_bench {
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;	/* b takes atomics */
+	struct ibv_mw *mw;
+	struct ibv_mr *tmr;
+	uint8_t *target;	/* byte i is target_byte(i) until written */
+	struct ibv_sge sge;	/* a's: buf */
+};
+
+static uint8_t target_byte(int i)
+{
+	return (uint8_t)(i * 11 + 3);
+}
+
+/*
+ * Bind @w's window with @access by a BIND_MW request carrying its next
+ * key: the key, or 0 when the bind failed (the CHECK says so).
+ */
+static uint32_t bind_window(struct window_bench *w, int access)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 61, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+	int n;
+
+	wr.bind_mw.mw = w->mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(w->mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = w->tmr, .addr = (uintptr_t)w->target + 256,
+		.length = 512, .mw_access_flags = access,
+	};
+	n = ibv_post_send(w->b, &wr, &bad) ? 0 : poll_n(w->cq, 1, &wc);
+	CHECK(n == 1 && !wc.status && wc.opcode == IBV_WC_BIND_MW,
+	      "bind a window with access 0x%x (%s)", access,
+	      n == 1 ? ibv_wc_status_str(wc.status) : "not posted");
+	if (n != 1 || wc.status)
+		return 0;
+	w->mw->rkey = wr.bind_mw.rkey;
+	return w->mw->rkey;
+}
+
+/* Unbind the window (LOCAL_INV of @key), for the next bind. */
+static void unbind_window(struct window_bench *w, uint32_t key)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 63, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = key,
+	}, *bad;
+	struct ibv_wc wc;
+
+	CHECK(key && !ibv_post_send(w->b, &wr, &bad) &&
+	      poll_n(w->cq, 1, &wc) == 1 && !wc.status, "unbind the window");
+}
+
+/*
+ * a's request @wr through key @key (0: none, the bind failed), @len
+ * bytes of buf: its completion's status, or -1.
+ */
+static int window_op(struct window_bench *w, struct ibv_send_wr *wr,
+		     uint32_t key, uint32_t len)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	if (!key)
+		return -1;
+	w->sge.length = len;
+	wr->wr_id = 62;
+	wr->sg_list = &w->sge;
+	wr->num_sge = 1;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		wr->wr.atomic.rkey = key;
+	else
+		wr->wr.rdma.rkey = key;
+	if (ibv_post_send(w->a, wr, &bad) || poll_n(w->cq, 1, &wc) != 1)
+		return -1;
+	return wc.status;
+}
+
+static const char *status_str(int st)
+{
+	return st >= 0 ? ibv_wc_status_str(st) : "not completed";
+}
+
+static void window_read(struct window_bench *w)
+{
+	uint32_t key = bind_window(w, IBV_ACCESS_REMOTE_READ);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_READ };
+	int st;
+
+	memset(buf, 0, 32);
+	wr.wr.rdma.remote_addr = (uintptr_t)w->target + 300;
+	st = window_op(w, &wr, key, 32);
+	CHECK(st == IBV_WC_SUCCESS && !memcmp(buf, w->target + 300, 32),
+	      "READ through a window bound for remote read (%s)",
+	      status_str(st));
+	unbind_window(w, key);
+}
+
+/* Remote address 44 of a zero-based window is target + 256 + 44. */
+static void window_zero_based(struct window_bench *w)
+{
+	uint32_t key = bind_window(w, IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_ZERO_BASED);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE };
+	int st;
+
+	memset(buf, 0xc3, 32);
+	wr.wr.rdma.remote_addr = 44;
+	st = window_op(w, &wr, key, 32);
+	CHECK(st == IBV_WC_SUCCESS && !memcmp(w->target + 300, buf, 32) &&
+	      w->target[299] == target_byte(299) &&
+	      w->target[44] == target_byte(44),
+	      "WRITE at 44 in a zero-based window lands 44 bytes into it (%s)",
+	      status_str(st));
+	unbind_window(w, key);
+}
+
+/* The device reads and writes the word big-endian. */
+static void window_atomic(struct window_bench *w)
+{
+	uint32_t key = bind_window(w, IBV_ACCESS_REMOTE_ATOMIC);
+	uint64_t *word = (uint64_t *)(w->target + 512);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD };
+	int st;
+
+	*word = htobe64(0x100000001ULL);
+	wr.wr.atomic.remote_addr = (uintptr_t)word;
+	wr.wr.atomic.compare_add = 0x20;
+	st = window_op(w, &wr, key, 8);
+	CHECK(st == IBV_WC_SUCCESS &&
+	      be64toh(*(uint64_t *)buf) == 0x100000001ULL &&
+	      be64toh(*word) == 0x100000021ULL,
+	      "FETCH_ADD through a window bound for atomics (%s)",
+	      status_str(st));
+	unbind_window(w, key);
+}
+
+/* Last: the error moves both QPs to the error state. */
+static void window_write_refused(struct window_bench *w)
+{
+	uint32_t key = bind_window(w, IBV_ACCESS_REMOTE_READ);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE };
+	int st;
+
+	memset(buf, 0x99, 32);
+	wr.wr.rdma.remote_addr = (uintptr_t)w->target + 400;
+	st = window_op(w, &wr, key, 32);
+	CHECK(st == IBV_WC_REM_ACCESS_ERR &&
+	      w->target[400] == target_byte(400),
+	      "WRITE through a window bound without remote write: a remote access error (%s), memory untouched",
+	      status_str(st));
+}
+
+/* a and b connected, b's QP taking atomics as well. */
+static void connect_atomic_pair(struct window_bench *w)
+{
+	struct qp_path path = {
+		.dlid = lid, .rd_atomic = 1, .min_rnr_timer = 12,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	const char *step = "";
+	int ret;
+
+	w->a = rc_qp(w->cq, w->cq, NULL);
+	w->b = rc_qp(w->cq, w->cq, NULL);
+	path.remote_qpn = w->b->qp_num;
+	ret = qp_connect(w->a, &path, &step);
+	path.remote_qpn = w->a->qp_num;
+	ret = ret ? ret : qp_connect(w->b, &path, &step);
+	CHECK(!ret, "connect: %s", step);
+}
+
+static void test_mw_rights(void)
+{
+	struct window_bench w = {
+		.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0),
+		.target = aligned_alloc(4096, 4096),
+		.mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2),
+		.sge = { (uintptr_t)buf, 32, mr->lkey },
+	};
+
+	w.tmr = window_mr(w.target);
+	CHECK(w.cq && w.tmr && w.mw, "alloc: %s",
+	      w.cq && w.tmr && w.mw ? "done" : strerror(errno));
+	if (!w.cq || !w.tmr || !w.mw)
+		return;
+	connect_atomic_pair(&w);
+	for (int i = 0; i < 4096; i++)
+		w.target[i] = target_byte(i);
+
+	window_read(&w);
+	window_zero_based(&w);
+	window_atomic(&w);
+	window_write_refused(&w);
+
+	ibv_destroy_qp(w.a);
+	ibv_destroy_qp(w.b);
+	ibv_dealloc_mw(w.mw);
+	ibv_dereg_mr(w.tmr);
+	ibv_destroy_cq(w.cq);
+	free(w.target);
+}
+
+/*
+ * What a receive of a SEND with invalidate tells an extended CQ: the
+ * IBV_WC_WITH_INV flag, and through ibv_wc_read_invalidated_rkey() (the
+ * immediate's reader) the key, in host order.
+ */
+struct inv_seen {
+	uint32_t flags, rkey;
+	int recvs;
+};
+
+static void read_inv(struct ibv_cq_ex *cq, int i, void *arg)
+{
+	struct inv_seen *seen = arg;
+
+	CHECK(cq->status == IBV_WC_SUCCESS, "completion %d: status %d", i,
+	      cq->status);
+	if (ibv_wc_read_opcode(cq) != IBV_WC_RECV)
+		return;
+	seen->recvs++;
+	seen->flags = ibv_wc_read_wc_flags(cq);
+	seen->rkey = ibv_wc_read_invalidated_rkey(cq);
+}
+
+static void test_cq_ex_invalidate(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 16, .wc_flags = IBV_WC_EX_WITH_IMM,
+	};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
+	struct window_bench w = {
+		.target = aligned_alloc(4096, 4096),
+		.mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2),
+		.sge = { (uintptr_t)buf, 16, mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 64, .sg_list = &w.sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct inv_seen seen = {};
+	uint32_t key;
+	int n;
+
+	w.tmr = window_mr(w.target);
+	CHECK(cq && w.tmr && w.mw, "alloc: %s",
+	      cq && w.tmr && w.mw ? "done" : strerror(errno));
+	if (!cq || !w.tmr || !w.mw)
+		return;
+	w.cq = ibv_cq_ex_to_cq(cq);
+	connect_pair(w.cq, NULL, &w.a, &w.b);
+	key = bind_window(&w, IBV_ACCESS_REMOTE_WRITE);
+	CHECK(!post_recv(w.b, 65, 0), "post_recv");
+	wr.invalidate_rkey = key;
+	CHECK(key && !ibv_post_send(w.a, &wr, &bad), "post SEND_WITH_INV");
+	n = lazy_poll(cq, 2, read_inv, &seen);
+	CHECK(n == 2 && seen.recvs == 1, "%d completions, %d receives", n,
+	      seen.recvs);
+	CHECK(seen.flags & IBV_WC_WITH_INV,
+	      "read_wc_flags: IBV_WC_WITH_INV (0x%x)", seen.flags);
+	CHECK(seen.rkey == key,
+	      "ibv_wc_read_invalidated_rkey: 0x%x, the window's key 0x%x",
+	      seen.rkey, key);
+
+	ibv_destroy_qp(w.a);
+	ibv_destroy_qp(w.b);
+	ibv_dealloc_mw(w.mw);
+	ibv_dereg_mr(w.tmr);
+	ibv_destroy_cq(w.cq);
+	free(w.target);
+}
+
+/* A completion's wall-clock time, into @arg's array at @i. */
+static void read_wallclock(struct ibv_cq_ex *cq, int i, void *arg)
+{
+	uint64_t *ns = arg;
+
+	CHECK(cq->status == IBV_WC_SUCCESS, "status %d", cq->status);
+	ns[i] = ibv_wc_read_completion_wallclock_ns(cq);
+}
+
+/*
+ * A CQ asked for wall-clock times alone, without the raw timestamps
+ * (libmlx4 only): the device must still be told to stamp its CQEs, and
+ * each time lies within the run, none before the one polled earlier.
+ */
+static void test_cq_wallclock_alone(int project)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
+	uint64_t ns[8], before, after, slack = 20000000;
+	int n, within = 1, ordered = 1;
+	struct ibv_qp *a, *b;
+
+	if (!project) {
+		CHECK(!cq && errno == EOPNOTSUPP,
+		      "rdma-core's mlx4: wall-clock times alone refused: %s",
+		      cq ? "created" : strerror(errno));
+		if (cq)
+			ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		return;
+	}
+	CHECK(cq != NULL, "ibv_create_cq_ex with wall-clock times alone: %s",
+	      cq ? "created" : strerror(errno));
+	if (!cq)
+		return;
+	connect_pair(ibv_cq_ex_to_cq(cq), NULL, &a, &b);
+	before = realtime_ns();
+	four_sends(a, b, 2000);
+	n = lazy_poll(cq, 8, read_wallclock, ns);
+	after = realtime_ns();
+	CHECK(n == 8, "%d completions", n);
+	for (int i = 0; i < n; i++) {
+		within &= ns[i] + slack >= before && ns[i] <= after + slack;
+		ordered &= !i || ns[i] >= ns[i - 1];
+	}
+	CHECK(within && ordered,
+	      "wall-clock times within the run, in order: first %llu, last %llu, run %llu..%llu",
+	      (unsigned long long)ns[0], (unsigned long long)ns[n ? n - 1 : 0],
+	      (unsigned long long)before, (unsigned long long)after);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/*
+ * A QP on an SRQ destroyed with its receive completions unpolled: the
+ * provider, dropping them from the CQ, gives their WQEs back to the SRQ,
+ * which then takes max_wr receives again (and no more), and a new QP's
+ * messages consume them all.
+ */
+static int fill_srq(struct ibv_srq *srq, int max, uint64_t first_id)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, MSG, mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int i;
+
+	for (i = 0; i < max + 1; i++) {
+		wr.wr_id = first_id + i;
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			break;
+	}
+	return i;
+}
+
+static void test_srq_destroyed_qp(void)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_cq *acq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq *bcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq *srq = ibv_create_srq(pd, &sattr);
+	int max = sattr.attr.max_wr, n, i;
+	struct ibv_wc wc[64];
+	struct ibv_qp *a, *b;
+
+	CHECK(acq && bcq && srq && max <= 48, "SRQ of %d", max);
+	if (!acq || !bcq || !srq || max > 48)
+		return;
+	n = fill_srq(srq, max, 1000);
+	CHECK(n == max, "the new SRQ takes %d receives, max_wr %d", n, max);
+	a = rc_qp(acq, acq, NULL);
+	b = rc_qp(bcq, bcq, srq);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect");
+	for (i = 0; i < 6; i++)
+		post_send(a, 20 + i, 8, 0);
+	n = poll_n(acq, 6, wc);
+	CHECK(n == 6 && !wc[0].status && !wc[5].status,
+	      "six SENDs consume six SRQ WQEs (%d completions)", n);
+	CHECK(!ibv_destroy_qp(b), "destroy the receiver, its six completions unpolled");
+	n = fill_srq(srq, max, 2000);
+	CHECK(n == 6, "the SRQ takes back 6 receives, no more: %d", n);
+
+	/* And the slots are live: a new receiver consumes all max_wr. */
+	b = rc_qp(bcq, bcq, srq);
+	ibv_destroy_qp(a);
+	a = rc_qp(acq, acq, NULL);
+	CHECK(!to_rts(a, b->qp_num) && !to_rts(b, a->qp_num), "connect again");
+	for (i = 0; i < max; i++)
+		post_send(a, 100 + i, 8, 0);
+	n = poll_n(bcq, max, wc);
+	for (i = 0; i < n && !wc[i].status && wc[i].qp_num == b->qp_num; i++)
+		;
+	CHECK(n == max && i == n,
+	      "a new QP on the SRQ receives %d messages (%d, first bad %d)",
+	      max, n, i);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	CHECK(!ibv_destroy_srq(srq), "destroy srq");
+	ibv_destroy_cq(acq);
+	ibv_destroy_cq(bcq);
+}
+
 /* A UD QP in RTS, made with @create_flags (0: by ibv_create_qp). */
 static struct ibv_qp *ud_qp_flags(struct ibv_cq *cq, uint32_t create_flags)
 {
@@ -933,6 +1342,164 @@ static void test_mcast(void)
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
+	ibv_destroy_cq(cq);
+}
+
+/*
+ * The GRH's traffic class and flow label, and the service level, other
+ * than 0, on every kind of GID: RoCE v1, v2 over IPv6, v2 over IPv4
+ * (on InfiniBand ports, GID 0).  A UD datagram's receiver finds them in
+ * the GRH room of its buffer (v2 over IPv4: the IPv4 header in its last
+ * 20 bytes, the traffic class as its TOS byte); an RC pair whose path
+ * has them sends a message.  tests/verbs/roce.sh runs this case under a
+ * capture and reads the same values off the wire, RC's and UD's, from
+ * grh_tclass() and grh_flow_label().
+ */
+enum { GRH_SL = 5 };
+
+static uint8_t grh_tclass(int gid_index, bool rc)
+{
+	return (rc ? 0xa0 : 0x60) | gid_index << 2;	/* DSCP, ECN 0 */
+}
+
+static uint32_t grh_flow_label(int gid_index, bool rc)
+{
+	return (rc ? 0xabc00 : 0x12340) + gid_index;
+}
+
+static void grh_of(int gid_index, bool rc, struct ibv_global_route *grh)
+{
+	memset(grh, 0, sizeof(*grh));
+	if (ibv_query_gid(ctx, 1, gid_index, &grh->dgid))
+		die("ibv_query_gid");
+	grh->sgid_index = gid_index;
+	grh->hop_limit = 64;
+	grh->traffic_class = grh_tclass(gid_index, rc);
+	grh->flow_label = grh_flow_label(gid_index, rc);
+}
+
+/* Whether the GRH room @g of a UD receive holds @gid_index's UD values. */
+static bool grh_room_holds(const uint8_t *g, int gid_index, bool ipv4)
+{
+	uint32_t word = (uint32_t)g[0] << 24 | g[1] << 16 | g[2] << 8 | g[3];
+
+	if (ipv4)
+		return g[20] == 0x45 && g[21] == grh_tclass(gid_index, false);
+	return word == (6u << 28 | (uint32_t)grh_tclass(gid_index, false) << 20 |
+			grh_flow_label(gid_index, false));
+}
+
+static void grh_ud(struct ibv_cq *cq, int gid_index, bool ipv4)
+{
+	struct ibv_ah_attr ah_attr = {
+		.is_global = 1, .sl = GRH_SL, .port_num = 1, .dlid = lid,
+	};
+	struct ibv_qp *a = ud_qp(cq), *b = ud_qp(cq);
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 85, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr swr = {
+		.wr_id = 86, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.sg_list = &(struct ibv_sge){ (uintptr_t)buf + 512, 16, mr->lkey },
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *sbad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	int n;
+
+	grh_of(gid_index, false, &ah_attr.grh);
+	ah = ibv_create_ah(pd, &ah_attr);
+	memset(buf, 0, 40);
+	swr.wr.ud = (typeof(swr.wr.ud)){ .ah = ah, .remote_qpn = b->qp_num,
+					 .remote_qkey = 0x1a2b3c4d };
+	n = ah && !ibv_post_recv(b, &rwr, &rbad) &&
+	    !ibv_post_send(a, &swr, &sbad) ? poll_n(cq, 2, wc) : 0;
+	CHECK(n == 2 && !wc[0].status && !wc[1].status &&
+	      grh_room_holds(buf, gid_index, ipv4),
+	      "UD on GID %d, traffic class 0x%x, flow label 0x%x, SL %d: the receiver's GRH room holds them (%d completions)",
+	      gid_index, grh_tclass(gid_index, false),
+	      grh_flow_label(gid_index, false), GRH_SL, n);
+	if (ah)
+		ibv_destroy_ah(ah);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+/* @qp to RTS towards @dest on a path through GID @gid_index, with RC's values. */
+static int grh_connect(struct ibv_qp *qp, uint32_t dest, int gid_index)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .sl = GRH_SL, .port_num = 1,
+			     .dlid = lid },
+	};
+	grh_of(gid_index, true, &attr.ah_attr.grh);
+	ret = ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+					IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					IBV_QP_RQ_PSN |
+					IBV_QP_MAX_DEST_RD_ATOMIC |
+					IBV_QP_MIN_RNR_TIMER);
+	attr = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 1,
+	};
+	return ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					 IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					 IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void grh_rc(struct ibv_cq *cq, int gid_index)
+{
+	struct ibv_qp *a = rc_qp(cq, cq, NULL), *b = rc_qp(cq, cq, NULL);
+	struct ibv_qp_attr got;
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc[2];
+	int n = 0;
+
+	if (!grh_connect(a, b->qp_num, gid_index) &&
+	    !grh_connect(b, a->qp_num, gid_index) && !post_recv(b, 87, 0) &&
+	    !post_send(a, 88, 1, 0))
+		n = poll_n(cq, 2, wc);
+	CHECK(n == 2 && !wc[0].status && !wc[1].status,
+	      "RC on GID %d, traffic class 0x%x, flow label 0x%x, SL %d: a SEND arrives (%d completions)",
+	      gid_index, grh_tclass(gid_index, true),
+	      grh_flow_label(gid_index, true), GRH_SL, n);
+	memset(&got, 0, sizeof(got));
+	n = ibv_query_qp(a, &got, IBV_QP_AV, &init);
+	CHECK(!n &&
+	      got.ah_attr.grh.traffic_class == grh_tclass(gid_index, true) &&
+	      got.ah_attr.grh.flow_label == grh_flow_label(gid_index, true) &&
+	      got.ah_attr.sl == GRH_SL,
+	      "the QP's path keeps them (tclass 0x%x, flow label 0x%x, SL %d)",
+	      got.ah_attr.grh.traffic_class, got.ah_attr.grh.flow_label,
+	      got.ah_attr.sl);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+static void test_grh_fields(void)
+{
+	/* RoCE: v1, v2 over IPv6 (link-local), v2 over IPv4 (sysfs's order). */
+	static const int roce_gids[] = { 0, 1, 3 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	int n = roce ? 3 : 1;
+
+	if (!cq)
+		die("ibv_create_cq");
+	for (int i = 0; i < n; i++) {
+		grh_ud(cq, roce_gids[i], roce_gids[i] == 3);
+		grh_rc(cq, roce_gids[i]);
+	}
 	ibv_destroy_cq(cq);
 }
 
@@ -1230,6 +1797,9 @@ IB_CASE(test_srq)
 IB_CASE(test_refusals)
 IB_CASE(test_mw)
 IB_CASE(test_uc_key_ops)
+IB_CASE(test_mw_rights)
+IB_CASE(test_cq_ex_invalidate)
+IB_CASE(test_srq_destroyed_qp)
 IB_CASE(test_xrc_open)
 IB_CASE(test_rt_values)
 IB_CASE(test_device_ex)
@@ -1247,9 +1817,21 @@ static void test_cq_wallclock_ib(void)
 		       "system, as the first argument\n");
 }
 
+static void test_cq_wallclock_alone_ib(void)
+{
+	if (!ib_case("cq_wallclock_alone"))
+		return;
+	if (strcmp(provider, "common"))
+		test_cq_wallclock_alone(!strcmp(provider, "project"));
+	else if (cases_chosen)
+		printf("# cq_wallclock_alone: needs the provider, project or "
+		       "system, as the first argument\n");
+}
+
 /*
  * The cases, in the order a full run takes them: on InfiniBand ports all
- * of them, on Ethernet ports the RoCE ones (mcast, mcast_block_self).
+ * of them, on Ethernet ports the RoCE ones (mcast, mcast_block_self,
+ * grh_fields).
  * They share the device, its PD and a registered buffer (main() sets them up before any case); each makes
  * its own CQs and QPs and writes the buffer slots it sends, so each runs
  * alone as in the full run.
@@ -1263,18 +1845,28 @@ static const struct test_case cases[] = {
 	  "completion timestamps against the HCA clock" },
 	{ "cq_wallclock", test_cq_wallclock_ib,
 	  "completion times in wall-clock ns (with a provider named)" },
+	{ "cq_wallclock_alone", test_cq_wallclock_alone_ib,
+	  "a CQ asked for wall-clock times alone (with a provider named)" },
 	{ "reset", test_reset_ib, "a QP through RESET and back" },
 	{ "srq", test_srq_ib, "a shared receive queue and its limit" },
 	{ "refusals", test_refusals_ib,
 	  "requests each data verb must refuse: errno, bad_wr, nothing posted" },
 	{ "mw", test_mw_ib,
 	  "memory windows of type 1 and 2, bound and invalidated" },
+	{ "mw_rights", test_mw_rights_ib,
+	  "windows' rights: READ, zero-based, atomic, a WRITE refused" },
+	{ "cq_ex_invalidate", test_cq_ex_invalidate_ib,
+	  "ibv_wc_read_invalidated_rkey after a SEND with invalidate" },
+	{ "srq_destroyed_qp", test_srq_destroyed_qp_ib,
+	  "a QP destroyed with SRQ completions unpolled gives the slots back" },
 	{ "uc_key_ops", test_uc_key_ops_ib,
 	  "UC's key operations and SEND with invalidate" },
 	{ "mcast", test_mcast,
 	  "a UD message to a multicast group (RoCE too)" },
 	{ "mcast_block_self", test_mcast_block_self,
 	  "IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (RoCE too)" },
+	{ "grh_fields", test_grh_fields,
+	  "traffic class, flow label and SL other than 0, UD and RC (RoCE too)" },
 	{ "xrc_open", test_xrc_open_ib,
 	  "an XRC target QP, and the same QP opened by number" },
 	{ "rt_values", test_rt_values_ib, "ibv_query_rt_values_ex" },

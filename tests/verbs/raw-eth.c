@@ -10,13 +10,17 @@
  * on the WQ its Toeplitz hash names.  Needs CAP_NET_RAW (root), as the
  * kernel does.
  *
- * An LSO send leaves as TCP segments, each whole and checked (libmlx4;
- * the distribution's provider refuses IBV_WR_TSO).
+ * An LSO send leaves as TCP segments, each whole and checked, also with
+ * its payload in several gather entries and with headers at the QP's
+ * limit (libmlx4; the distribution's provider refuses IBV_WR_TSO).
+ * ibv_wr_* on a raw QP, and a WQ on a parent domain (libmlx4 only); the
+ * checksum verdict through an extended CQ; a WQ through RESET and back.
  *
  * Usage: raw-eth project|system|common (on `mlx4sim run --link-layer=eth`;
  * common: what both providers do alike, for tests/verbs/difftrace)
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/capability.h>
@@ -30,6 +34,11 @@
 #include "../tap.h"
 #include "../device.h"
 #include "../wait.h"
+
+/* libmlx4's resource type of a WQ's ring (src/mlx4dv.h). */
+#ifndef MLX4DV_RES_TYPE_RWQ
+#define MLX4DV_RES_TYPE_RWQ	((uint64_t)RDMA_DRIVER_MLX4 << 32 | 2)
+#endif
 
 #define FRAME_MAX	1514
 #define RECV_SLOTS	64
@@ -83,6 +92,7 @@ static void post_recv_slot(struct raw_qp *r, int slot)
 		bail("ibv_post_recv");
 }
 
+/* A raw QP on @port in RTS, its receive slots posted; @r->cq, if set, its CQ. */
 static void make_raw_qp(struct raw_qp *r, int port)
 {
 	struct ibv_qp_init_attr init = {
@@ -94,7 +104,8 @@ static void make_raw_qp(struct raw_qp *r, int port)
 				    .port_num = port };
 
 	r->port = port;
-	r->cq = ibv_create_cq(ctx, 2 * RECV_SLOTS, NULL, NULL, 0);
+	if (!r->cq)	/* else the caller's */
+		r->cq = ibv_create_cq(ctx, 2 * RECV_SLOTS, NULL, NULL, 0);
 	init.send_cq = init.recv_cq = r->cq;
 	r->qp = r->cq ? ibv_create_qp(pd, &init) : NULL;
 	if (!r->qp)
@@ -114,6 +125,18 @@ static void make_raw_qp(struct raw_qp *r, int port)
 	attr.qp_state = IBV_QPS_RTS;
 	if (ibv_modify_qp(r->qp, &attr, IBV_QP_STATE))
 		bail("raw QP to RTS");
+}
+
+/* @qp, a raw QP, through INIT (on @port), RTR and RTS: 0 or an errno. */
+static int raw_qp_up(struct ibv_qp *qp, int port)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = port };
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT);
+
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	attr.qp_state = IBV_QPS_RTS;
+	return ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE);
 }
 
 /* A rule: frames to @mac, IPv4, UDP to @udp_port (0: any), at @priority. */
@@ -441,7 +464,7 @@ static void test_default_rules(struct raw_qp *tx, struct raw_qp *rx)
 	static const uint8_t stranger[6] = { 0x02, 0, 0, 0, 0, 0x77 };
 	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
 	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
-	struct raw_qp all, mc;
+	struct raw_qp all = {}, mc = {};
 	struct ibv_flow *all_rule, *mc_rule;
 	size_t len;
 
@@ -482,7 +505,7 @@ static void test_sniffer_rules(struct raw_qp *tx, struct raw_qp *rx)
 	static const uint8_t group[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
 	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
 	uint8_t *out_rx = rx->buf + RECV_SLOTS * FRAME_MAX;
-	struct raw_qp snif;
+	struct raw_qp snif = {};
 	struct ibv_flow *rule;
 	size_t len;
 
@@ -574,18 +597,23 @@ static void post_wq_slot(struct rss_wq *w, int slot)
 		bail("ibv_post_wq_recv");
 }
 
-/* A WQ in RDY with its receives posted; @flags: its creation flags. */
-static void make_rss_wq_flags(struct rss_wq *w, uint32_t flags)
+/*
+ * A WQ in RDY on @wq_pd, its slots posted; @w->cq, if set, its CQ;
+ * @flags: its creation flags.
+ */
+static void make_rss_wq_flags(struct rss_wq *w, struct ibv_pd *wq_pd,
+			      uint32_t flags)
 {
 	struct ibv_wq_init_attr init = {
 		.wq_type = IBV_WQT_RQ, .max_wr = RSS_SLOTS, .max_sge = 1,
-		.pd = pd, .create_flags = flags,
+		.pd = wq_pd, .create_flags = flags,
 		.comp_mask = flags ? IBV_WQ_INIT_ATTR_FLAGS : 0,
 	};
 	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE,
 				    .wq_state = IBV_WQS_RDY };
 
-	w->cq = ibv_create_cq(ctx, 2 * RSS_SLOTS, NULL, NULL, 0);
+	if (!w->cq)
+		w->cq = ibv_create_cq(ctx, 2 * RSS_SLOTS, NULL, NULL, 0);
 	init.cq = w->cq;
 	w->wq = w->cq ? ibv_create_wq(ctx, &init) : NULL;
 	w->buf = calloc(RSS_SLOTS, FRAME_MAX);
@@ -599,9 +627,9 @@ static void make_rss_wq_flags(struct rss_wq *w, uint32_t flags)
 		post_wq_slot(w, i);
 }
 
-static void make_rss_wq(struct rss_wq *w)
+static void make_rss_wq(struct rss_wq *w, struct ibv_pd *wq_pd)
 {
-	make_rss_wq_flags(w, 0);
+	make_rss_wq_flags(w, wq_pd, 0);
 }
 
 /* The WQ index where a frame arrived, or -1 after 10 seconds. */
@@ -680,7 +708,7 @@ static void test_rss(struct raw_qp *tx)
 	      toeplitz(example, 8) == 0x323e8fc2,
 	      "the test's Toeplitz hash gives the specification's values");
 	for (int i = 0; i < RSS_WQS; i++) {
-		make_rss_wq(&w[i]);
+		make_rss_wq(&w[i], pd);
 		wqs[i] = w[i].wq;
 	}
 	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
@@ -816,7 +844,7 @@ static void test_rss_wq_states(void)
 				    &log_range))
 		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
 	for (int i = 0; i < RSS_WQS; i++) {
-		make_rss_wq(&w[i]);
+		make_rss_wq(&w[i], pd);
 		wqs[i] = w[i].wq;
 	}
 	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
@@ -891,7 +919,7 @@ static void test_wq_scatter_fcs(struct raw_qp *tx)
 	      wq ? "made" : strerror(errno));
 	if (wq)
 		ibv_destroy_wq(wq);
-	make_rss_wq_flags(&w, IBV_WQ_FLAGS_SCATTER_FCS);
+	make_rss_wq_flags(&w, pd, IBV_WQ_FLAGS_SCATTER_FCS);
 	tbl_attr.ind_tbl = &w.wq;
 	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
 	rss.qp = make_rss_qp(tbl);
@@ -974,6 +1002,44 @@ static void lso_headers(uint8_t *h)
 	tcp[14] = 0xff, tcp[15] = 0xff;
 }
 
+/*
+ * Receive on @rx the segments of LSO_PAYLOAD bytes of @payload behind
+ * lso_headers() of @hdr_len bytes whose IPv4 header is @ihl long:
+ * how many were wrong (one lost ends the count), and how many came.
+ */
+static int lso_segments_wrong(struct raw_qp *rx, const uint8_t *payload,
+			      int hdr_len, int ihl, int *segments)
+{
+	struct ibv_wc wc;
+	int wrong = 0;
+
+	*segments = 0;
+	for (int off = 0; off < LSO_PAYLOAD; off += LSO_MSS, (*segments)++) {
+		int n = LSO_PAYLOAD - off < LSO_MSS ? LSO_PAYLOAD - off : LSO_MSS;
+		bool last = off + n == LSO_PAYLOAD;
+		int slot = receive(rx, &wc);
+		uint8_t *f, *ip, *tcp;
+		uint32_t seq;
+
+		if (slot < 0)
+			return wrong + 1;
+		f = rx->buf + slot * FRAME_MAX;
+		ip = f + 14;
+		tcp = ip + ihl;
+		seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7];
+		if (wc.byte_len != (uint32_t)(hdr_len + n) ||
+		    (ip[2] << 8 | ip[3]) != hdr_len - 14 + n ||
+		    (ip[4] << 8 | ip[5]) != 0x1234 + *segments ||
+		    seq != 0x7ffffe00u + off ||
+		    !!(tcp[13] & 0x08) != last ||
+		    !(wc.wc_flags & IBV_WC_IP_CSUM_OK) ||
+		    memcmp(f + hdr_len, payload + off, n))
+			wrong++;
+		post_recv_slot(rx, slot);
+	}
+	return wrong;
+}
+
 static void test_lso(struct raw_qp *rx, bool project)
 {
 	struct ibv_qp_init_attr_ex init = {
@@ -996,7 +1062,7 @@ static void test_lso(struct raw_qp *rx, bool project)
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
 	struct ibv_wc wc;
-	int wrong = 0, segments = 0, ret;
+	int wrong, segments, ret;
 
 	ret = ibv_query_device_ex(ctx, NULL, &dev);
 	check(!ret && dev.tso_caps.max_tso >= 65536 &&
@@ -1039,31 +1105,7 @@ static void test_lso(struct raw_qp *rx, bool project)
 	}
 	check(!ret, "IBV_WR_TSO of %d bytes, MSS %d, posted", LSO_PAYLOAD,
 	      LSO_MSS);
-	for (int off = 0; off < LSO_PAYLOAD; off += LSO_MSS, segments++) {
-		int n = LSO_PAYLOAD - off < LSO_MSS ? LSO_PAYLOAD - off : LSO_MSS;
-		bool last = off + n == LSO_PAYLOAD;
-		int slot = receive(rx, &wc);
-		uint8_t *f, *ip, *tcp;
-		uint32_t seq;
-
-		if (slot < 0) {
-			wrong++;
-			break;
-		}
-		f = rx->buf + slot * FRAME_MAX;
-		ip = f + 14;
-		tcp = ip + 20;
-		seq = (uint32_t)tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7];
-		if (wc.byte_len != (uint32_t)(LSO_HDR + n) ||
-		    (ip[2] << 8 | ip[3]) != 40 + n ||
-		    (ip[4] << 8 | ip[5]) != 0x1234 + segments ||
-		    seq != 0x7ffffe00u + off ||
-		    !!(tcp[13] & 0x08) != last ||
-		    !(wc.wc_flags & IBV_WC_IP_CSUM_OK) ||
-		    memcmp(tcp + 20, payload + off, n))
-			wrong++;
-		post_recv_slot(rx, slot);
-	}
+	wrong = lso_segments_wrong(rx, payload, LSO_HDR, 20, &segments);
 	check(!wrong && segments == 10,
 	      "10 TCP segments arrive, each with its length, IPv4 ID, sequence number, checksums and data, PSH on the last (%d wrong)",
 	      wrong);
@@ -1073,6 +1115,137 @@ static void test_lso(struct raw_qp *rx, bool project)
 out:
 	ibv_destroy_flow(flow);
 	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+}
+
+/*
+ * The longest headers a TCP segment in IPv4 has: each header with 40
+ * bytes of options (no-operations), 134 bytes in all.
+ */
+#define LSO_HDR_LONG	(14 + 60 + 60)
+
+static void lso_headers_long(uint8_t *h)
+{
+	uint8_t short_hdr[LSO_HDR], *ip = h + 14, *tcp = ip + 60;
+
+	lso_headers(short_hdr);
+	memcpy(h, short_hdr, 14 + 20);
+	memset(ip + 20, 1, 40);
+	ip[0] = 0x4f;
+	memcpy(tcp, short_hdr + 14 + 20, 20);
+	memset(tcp + 20, 1, 40);
+	tcp[12] = 15 << 4;
+}
+
+/*
+ * A raw QP on port 1 in RTS made for LSO headers of @max_hdr bytes and
+ * @max_sge gather entries, on @cq; NULL (errno set) when refused.
+ */
+static struct ibv_qp *lso_qp(struct ibv_cq *cq, uint32_t max_hdr,
+			     uint32_t max_sge)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = max_sge, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RAW_PACKET, .send_cq = cq, .recv_cq = cq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+		.pd = pd, .max_tso_header = max_hdr,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &init);
+
+	if (qp && raw_qp_up(qp, 1))
+		bail("LSO QP to RTS");
+	return qp;
+}
+
+/* One LSO request of @qp: headers @hdr of @hdr_sz, the payload in @sge. */
+static int post_lso(struct ibv_qp *qp, uint8_t *hdr, int hdr_sz,
+		    struct ibv_sge *sge, int num_sge)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x151, .sg_list = sge, .num_sge = num_sge,
+		.opcode = IBV_WR_TSO, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.tso.hdr = hdr;
+	wr.tso.hdr_sz = hdr_sz;
+	wr.tso.mss = LSO_MSS;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* An LSO request of @qp, and its segments on @rx: whether all is well. */
+static bool lso_lands(struct ibv_qp *qp, struct ibv_cq *cq,
+		      struct raw_qp *rx, uint8_t *hdr, int hdr_sz, int ihl,
+		      const uint8_t *payload, struct ibv_sge *sge, int num_sge)
+{
+	struct ibv_wc wc;
+	int segments;
+
+	if (!qp || post_lso(qp, hdr, hdr_sz, sge, num_sge))
+		return false;
+	return !lso_segments_wrong(rx, payload, hdr_sz, ihl, &segments) &&
+	       segments == 10 && poll_one(cq, &wc) == 1 &&
+	       wc.status == IBV_WC_SUCCESS && nothing_arrives(rx);
+}
+
+/*
+ * LSO requests of other shapes (libmlx4): the payload in three gather
+ * entries; the longest TCP/IPv4 headers at a QP's limit exactly (one
+ * byte more is refused); a QP made for the device's limit (the headers
+ * of the largest WQE, one data segment: 1008 - 16 - 16 - 4 bytes), and
+ * refused one byte beyond.  No Ethernet, IP and TCP headers add up to
+ * those 972 bytes (the adapter cuts TCP segments, and needs them whole),
+ * so the device's QP sends the longest there are.
+ */
+static void test_lso_shapes(struct raw_qp *rx)
+{
+	static uint8_t hdr[LSO_HDR_LONG + 1], payload[LSO_PAYLOAD];
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_flow *flow = steer_tcp(rx, port_mac[2], 9000);
+	struct ibv_mr *mr = ibv_reg_mr(pd, payload, sizeof(payload), 0);
+	struct ibv_sge three[3], one;
+	struct ibv_qp *qp;
+
+	if (!cq || !flow || !mr)
+		bail("LSO shapes: CQ, rule, buffer");
+	for (int i = 0; i < LSO_PAYLOAD; i++)
+		payload[i] = (uint8_t)(i * 31 + (i >> 8));
+	three[0] = (struct ibv_sge){ (uintptr_t)payload, 3000, mr->lkey };
+	three[1] = (struct ibv_sge){ (uintptr_t)payload + 3000, 4000, mr->lkey };
+	three[2] = (struct ibv_sge){ (uintptr_t)payload + 7000, 2500, mr->lkey };
+	one = (struct ibv_sge){ (uintptr_t)payload, LSO_PAYLOAD, mr->lkey };
+
+	qp = lso_qp(cq, 64, 3);
+	lso_headers(hdr);
+	check(lso_lands(qp, cq, rx, hdr, LSO_HDR, 20, payload, three, 3),
+	      "LSO with the payload in 3 gather entries: 10 segments, each whole");
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	qp = lso_qp(cq, LSO_HDR_LONG, 1);
+	lso_headers_long(hdr);
+	check(lso_lands(qp, cq, rx, hdr, LSO_HDR_LONG, 60, payload, &one, 1),
+	      "LSO headers of %d bytes on a QP made for %d: 10 segments, each whole",
+	      LSO_HDR_LONG, LSO_HDR_LONG);
+	check(qp && post_lso(qp, hdr, LSO_HDR_LONG + 1, &one, 1) == EINVAL &&
+	      nothing_arrives(rx), "one byte more: EINVAL");
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	qp = lso_qp(cq, 972, 1);
+	check(lso_lands(qp, cq, rx, hdr, LSO_HDR_LONG, 60, payload, &one, 1),
+	      "a QP made for the device's limit of 972 bytes of headers: %s, its LSO sends arrive",
+	      qp ? "made" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	errno = 0;
+	qp = lso_qp(cq, 973, 1);
+	check(!qp && errno == EINVAL, "973 bytes: %s",
+	      qp ? "made" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_flow(flow);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 }
@@ -1288,7 +1461,7 @@ static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
 	uint8_t *out_b = rx_b->buf + RECV_SLOTS * FRAME_MAX;
 	struct ibv_flow *rule[5];
-	struct raw_qp lo;
+	struct raw_qp lo = {};
 	size_t len;
 
 	make_raw_qp(&lo, tx->port);
@@ -1331,9 +1504,389 @@ static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 	free(lo.buf);
 }
 
+/* ------------------------------------------------------------------ */
+/* ibv_wr_* on a raw packet QP; IBV_WC_IP_CSUM_OK on an extended CQ    */
+/* ------------------------------------------------------------------ */
+
+
+/*
+ * Four frames to port 2's MAC and UDP port 4000 (@rx's rule), one batch
+ * of ibv_wr_*, each request's frame from another data setter: one
+ * gather entry; two (the headers, then the payload), with the checksums
+ * left to the adapter; inline; inline from two buffers.  They arrive in
+ * order, byte for byte.  A request no data setter gave its frame is
+ * refused by wr_complete().  The distribution's provider has no
+ * ibv_wr_*: it refuses the QP.
+ */
+static void test_wr_raw(struct raw_qp *rx, bool project)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
+			 .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 128 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd, .send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	static uint8_t f[4][FRAME_MAX], want[4][FRAME_MAX];
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	size_t len[4], wrong = 0;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int ret;
+
+	init.send_cq = init.recv_cq = cq;
+	qp = cq ? ibv_create_qp_ex(ctx, &init) : NULL;
+	x = qp ? ibv_qp_to_qp_ex(qp) : NULL;
+	if (!project) {
+		check(!x, "a raw QP for ibv_wr_*: %s (the distribution's provider has none)",
+		      x ? "made" : strerror(errno));
+		goto out;
+	}
+	mr = ibv_reg_mr(pd, f, sizeof(f), 0);
+	if (!x || !mr || raw_qp_up(qp, 1))
+		bail("a raw QP for ibv_wr_*");
+	for (int i = 0; i < 4; i++) {
+		len[i] = build_frame(want[i], port_mac[2], port_mac[1], 4000,
+				     i < 2 ? 300 + i : 40 + i, 90 + i, true,
+				     false);
+		build_frame(f[i], port_mac[2], port_mac[1], 4000,
+			    i < 2 ? 300 + i : 40 + i, 90 + i, i != 1, false);
+	}
+	ibv_wr_start(x);
+	x->wr_id = 0x5a0, x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)f[0], len[0]);
+	x->wr_id = 0x5a1, x->wr_flags = IBV_SEND_IP_CSUM;
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 2, (struct ibv_sge[]){
+		{ (uintptr_t)f[1], 42, mr->lkey },
+		{ (uintptr_t)f[1] + 42, len[1] - 42, mr->lkey } });
+	x->wr_id = 0x5a2, x->wr_flags = IBV_SEND_INLINE;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, f[2], len[2]);
+	x->wr_id = 0x5a3, x->wr_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data_list(x, 2, (struct ibv_data_buf[]){
+		{ f[3], 14 }, { f[3] + 14, len[3] - 14 } });
+	ret = ibv_wr_complete(x);
+	if (!ret)
+		ret = poll_one(cq, &wc) == 1 && !wc.status &&
+		      wc.wr_id == 0x5a3 ? 0 : EIO;
+	check(!ret,
+	      "ibv_wr_* on a raw QP: a batch of 4 frames, the last signalled, completes (%s)",
+	      strerror(ret));
+	for (int i = 0; i < 4; i++)
+		wrong += !got(rx, want[i], len[i]);
+	check(!wrong && nothing_arrives(rx),
+	      "they arrive in order, byte for byte, the checksums of the two-entry one filled in (%zu wrong)",
+	      wrong);
+
+	ibv_wr_start(x);
+	x->wr_id = 0x5a4, x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ret = ibv_wr_complete(x);
+	check(ret == EINVAL && nothing_arrives(rx) &&
+	      ibv_poll_cq(cq, 1, &wc) == 0,
+	      "a raw request without a frame: wr_complete %d (%s), nothing sent",
+	      ret, strerror(ret));
+	ibv_dereg_mr(mr);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
+/* Up to @n completions of @cq into flags[] and lens[], within 10 s. */
+static int poll_ex(struct ibv_cq_ex *cq, int n, unsigned int *flags,
+		   uint32_t *lens)
+{
+	struct ibv_poll_cq_attr pattr = {};
+	uint64_t end = now_ms() + 10000;
+	int got_n = 0;
+
+	while (got_n < n && now_ms() < end) {
+		if (ibv_start_poll(cq, &pattr))
+			continue;
+		do {
+			flags[got_n] = cq->status == IBV_WC_SUCCESS ?
+				       ibv_wc_read_wc_flags(cq) : ~0u;
+			lens[got_n++] = ibv_wc_read_byte_len(cq);
+		} while (got_n < n && !ibv_next_poll(cq));
+		ibv_end_poll(cq);
+	}
+	return got_n;
+}
+
+/*
+ * The checksum verdict through an extended CQ's read_wc_flags: a frame
+ * whose checksums the adapter filled in is IBV_WC_IP_CSUM_OK there, one
+ * with a wrong UDP checksum is not.
+ */
+static void test_csum_cq_ex(struct raw_qp *tx)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 2 * RECV_SLOTS, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct raw_qp rx = { .cq = cq ? ibv_cq_ex_to_cq(cq) : NULL };
+	struct ibv_flow *flow;
+	unsigned int flags[2] = { 0, 0 };
+	uint32_t lens[2] = { 0, 0 };
+	size_t len[2];
+	int n;
+
+	if (!cq)
+		bail("ibv_create_cq_ex");
+	make_raw_qp(&rx, 2);
+	flow = steer(&rx, port_mac[2], 4100, 0);
+	len[0] = build_frame(out, port_mac[2], port_mac[1], 4100, 200, 21,
+			     false, false);
+	n = flow && !send_frame(tx, len[0], true);
+	len[1] = build_frame(out, port_mac[2], port_mac[1], 4100, 200, 22,
+			     false, true);
+	n += !send_frame(tx, len[1], false);
+	n = n == 2 ? poll_ex(cq, 2, flags, lens) : 0;
+	check(n == 2 && lens[0] == len[0] && lens[1] == len[1],
+	      "two frames through an extended CQ (%d, %u and %u bytes)", n,
+	      lens[0], lens[1]);
+	check(flags[0] != ~0u && (flags[0] & IBV_WC_IP_CSUM_OK),
+	      "read_wc_flags: IBV_WC_IP_CSUM_OK for the frame the adapter summed (0x%x)",
+	      flags[0]);
+	check(flags[1] != ~0u && !(flags[1] & IBV_WC_IP_CSUM_OK),
+	      "and not for one with a wrong UDP checksum (0x%x)", flags[1]);
+	if (flow)
+		ibv_destroy_flow(flow);
+	ibv_destroy_qp(rx.qp);
+	ibv_dereg_mr(rx.mr);
+	ibv_destroy_cq(rx.cq);
+	free(rx.buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* A WQ through RESET and back; a WQ on a parent domain                */
+/* ------------------------------------------------------------------ */
+
+/* An RSS QP on port 2 spreading over @w alone, fed by the rule for UDP @udp. */
+struct one_wq_rss {
+	struct ibv_rwq_ind_table *tbl;
+	struct raw_qp rss;
+	struct ibv_flow *flow;
+};
+
+static bool one_wq_rss_up(struct one_wq_rss *o, struct rss_wq *w, uint16_t udp)
+{
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 0, .ind_tbl = &w->wq,
+	};
+	struct ibv_qp_init_attr_ex qp_attr = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = sizeof(ms_key),
+			.rx_hash_key = (uint8_t *)ms_key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+					       IBV_RX_HASH_DST_IPV4,
+		},
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
+
+	o->rss.port = 2;
+	o->tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	qp_attr.rwq_ind_tbl = o->tbl;
+	o->rss.qp = o->tbl ? ibv_create_qp_ex(ctx, &qp_attr) : NULL;
+	if (!o->rss.qp || ibv_modify_qp(o->rss.qp, &attr,
+					IBV_QP_STATE | IBV_QP_PORT))
+		return false;
+	attr.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(o->rss.qp, &attr, IBV_QP_STATE))
+		return false;
+	o->flow = steer(&o->rss, port_mac[2], udp, 0);
+	return o->flow;
+}
+
+static void one_wq_rss_down(struct one_wq_rss *o)
+{
+	if (o->flow)
+		ibv_destroy_flow(o->flow);
+	if (o->rss.qp)
+		ibv_destroy_qp(o->rss.qp);
+	if (o->tbl)
+		ibv_destroy_rwq_ind_table(o->tbl);
+}
+
+/* @n frames from @tx to UDP @udp, each arriving whole on @w: how many did. */
+static int frames_to_wq(struct raw_qp *tx, struct rss_wq *w, uint16_t udp,
+			int n, uint32_t tag)
+{
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+	struct ibv_wc wc;
+	int ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = build_frame(out, port_mac[2], port_mac[1], udp,
+					 100 + i, tag + i, true, false);
+
+		if (send_frame(tx, len, false) || poll_one(w->cq, &wc) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			continue;
+		ok += wc.byte_len == len &&
+		      !memcmp(w->buf + wc.wr_id * FRAME_MAX, out, len);
+		post_wq_slot(w, wc.wr_id);
+	}
+	return ok;
+}
+
+/* The WQ's CQ has a completion, waited for by its event, not polled. */
+static bool completion_waits(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&pfd, 1, 10000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return false;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq == cq;
+}
+
+/*
+ * A WQ under an RSS QP, through RESET and back to RDY: frames arrive
+ * before; a completion left unpolled goes with RESET (the provider
+ * cleans the CQ), as do the receives still posted; after RDY the WQ
+ * takes its max_wr receives afresh and frames arrive again.
+ */
+static void test_wq_reset(struct raw_qp *tx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct rss_wq w = { .cq = ch ? ibv_create_cq(ctx, 2 * RSS_SLOTS,
+						     NULL, ch, 0) : NULL };
+	struct ibv_wq_attr attr = { .attr_mask = IBV_WQ_ATTR_STATE };
+	struct one_wq_rss o = {};
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+	int posted = 0;
+
+	make_rss_wq(&w, pd);
+	check(one_wq_rss_up(&o, &w, 8200) && frames_to_wq(tx, &w, 8200, 3, 30) == 3,
+	      "an RSS QP over one WQ: 3 frames arrive");
+	ibv_req_notify_cq(w.cq, 0);
+	{
+		uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX;
+		size_t len = build_frame(out, port_mac[2], port_mac[1], 8200,
+					 64, 33, true, false);
+
+		check(!send_frame(tx, len, false) && completion_waits(ch, w.cq),
+		      "a fourth arrives, its completion left unpolled");
+	}
+	attr.wq_state = IBV_WQS_RESET;
+	check(!ibv_modify_wq(w.wq, &attr) && ibv_poll_cq(w.cq, 1, &wc) == 0,
+	      "the WQ to RESET: its completion goes with it");
+	attr.wq_state = IBV_WQS_RDY;
+	check(!ibv_modify_wq(w.wq, &attr), "and back to RDY");
+	for (int i = 0; i < RSS_SLOTS; i++) {
+		struct ibv_sge sge = { (uintptr_t)(w.buf + i * FRAME_MAX),
+				       FRAME_MAX, w.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 };
+
+		posted += !ibv_post_wq_recv(w.wq, &wr, &bad);
+	}
+	check(posted == RSS_SLOTS, "it takes %d receives afresh (%d)",
+	      RSS_SLOTS, posted);
+	check(frames_to_wq(tx, &w, 8200, 3, 40) == 3 &&
+	      ibv_poll_cq(w.cq, 1, &wc) == 0,
+	      "3 frames arrive after RESET and RDY, and nothing more");
+	one_wq_rss_down(&o);
+	ibv_destroy_wq(w.wq);
+	ibv_destroy_cq(w.cq);
+	ibv_dereg_mr(w.mr);
+	free(w.buf);
+	ibv_destroy_comp_channel(ch);
+}
+
+/* What a parent domain's allocator was asked for, by resource type. */
+struct wq_ledger {
+	int allocs, frees, rwq;
+};
+
+static void *ledger_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			  size_t alignment, uint64_t resource_type)
+{
+	struct wq_ledger *l = pd_context;
+	void *p;
+
+	l->allocs++;
+	l->rwq += resource_type == MLX4DV_RES_TYPE_RWQ;
+	return posix_memalign(&p, alignment, size) ? NULL : p;
+}
+
+static void ledger_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+			uint64_t resource_type)
+{
+	struct wq_ledger *l = pd_context;
+
+	l->frees++;
+	free(ptr);
+}
+
+/*
+ * A WQ made on a parent domain with allocators (libmlx4): its ring comes
+ * from the application, asked for as an RWQ; the domain is busy while the
+ * WQ lives; frames arrive on it under an RSS QP; destroyed, it gives the
+ * memory back.  The distribution's provider has no parent domains.
+ */
+static void test_wq_parent_domain(struct raw_qp *tx, bool project)
+{
+	struct wq_ledger l = {};
+	struct ibv_parent_domain_init_attr pattr = {
+		.pd = pd, .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = ledger_alloc, .free = ledger_free, .pd_context = &l,
+	};
+	struct ibv_pd *domain = ibv_alloc_parent_domain(ctx, &pattr);
+	struct rss_wq w = {};
+	struct one_wq_rss o = {};
+
+	if (!project) {
+		check(!domain && errno == EOPNOTSUPP,
+		      "a parent domain: %s (the distribution's provider has none)",
+		      domain ? "made" : strerror(errno));
+		if (domain)
+			ibv_dealloc_pd(domain);
+		return;
+	}
+	if (!domain)
+		bail("ibv_alloc_parent_domain");
+	make_rss_wq(&w, domain);
+	check(l.rwq == 1 && l.allocs >= 1,
+	      "a WQ on a parent domain: its ring from the domain's allocator, as an RWQ (%d RWQ of %d)",
+	      l.rwq, l.allocs);
+	check(ibv_dealloc_pd(domain) == EBUSY, "the domain is busy while the WQ lives");
+	check(one_wq_rss_up(&o, &w, 8300) && frames_to_wq(tx, &w, 8300, 3, 50) == 3,
+	      "3 frames arrive on it under an RSS QP");
+	one_wq_rss_down(&o);
+	check(!ibv_destroy_wq(w.wq), "destroy the WQ");
+	check(l.frees == l.allocs,
+	      "destroyed, the WQ gives the domain's memory back (%d of %d)",
+	      l.frees, l.allocs);
+	check(!ibv_dealloc_pd(domain), "then the domain goes");
+	ibv_destroy_cq(w.cq);
+	ibv_dereg_mr(w.mr);
+	free(w.buf);
+}
+
 int main(int argc, char **argv)
 {
-	struct raw_qp tx, rx_a, rx_b;
+	struct raw_qp tx = {}, rx_a = {}, rx_b = {};
 	uint8_t *out, expect[FRAME_MAX];
 	struct ibv_flow *to_a, *to_b, *any, *high;
 	struct ibv_wc wc;
@@ -1486,8 +2039,18 @@ int main(int argc, char **argv)
 	test_rss_wq_states();
 	test_wq_scatter_fcs(&tx);
 	/* The two providers differ here: not for the differential trace. */
-	if (argc > 1 && strcmp(argv[1], "common"))
-		test_lso(&rx_a, !strcmp(argv[1], "project"));
+	if (argc > 1 && strcmp(argv[1], "common")) {
+		bool project = !strcmp(argv[1], "project");
+
+		test_lso(&rx_a, project);
+		if (project)
+			test_lso_shapes(&rx_a);
+		test_wr_raw(&rx_a, project);
+		test_wq_parent_domain(&tx, project);
+		/* Alike in both, but new to the differential trace. */
+		test_csum_cq_ex(&tx);
+		test_wq_reset(&tx);
+	}
 
 	check(ibv_destroy_qp(rx_a.qp) == EBUSY,
 	      "destroying a QP a flow rule steers to: EBUSY");

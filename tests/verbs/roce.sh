@@ -4,13 +4,34 @@
 # them (ibv_devinfo, sysfs, their network interfaces), and the libibverbs
 # examples and perftest reaching their peer by GID, RoCE v1 and v2, data
 # checked; what the kernel refuses on a RoCE port; the capture of the
-# wire (--pcap) read by Wireshark's dissectors (tshark).
+# wire (--pcap) read by Wireshark's dissectors (tshark), with the traffic
+# class, flow label and (through a VLAN) SL that programs asked for.
 # Usage: roce.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program ibv_rc_pingpong ibverbs-utils
 need_program ip iproute2
 need_ethernet_ports
 provider=$1
+
+# grh_on_wire: grh_fields' packets in the capture carry its values
+# (provider-verbs.c: grh_tclass(), grh_flow_label()), RC's (SEND and the
+# ACK of the responder, whose path has them too) and UD's, on RoCE v1
+# (the GRH), v2 over IPv6 (its traffic class and flow label) and over
+# IPv4 (the traffic class as the TOS byte: DSCP, ECN).
+grh_on_wire() {
+	tshark -r "$capture" -T fields -E separator=, -e eth.type \
+		-e infiniband.grh.tclass -e infiniband.grh.flowlabel \
+		-e ipv6.tclass -e ipv6.flow -e ip.dsfield \
+		-e infiniband.bth.opcode >"$work/grh-fields" 2>/dev/null
+	for want in "0x8915,160,703488,,,,4" "0x8915,96,74560,,,,100" \
+		    "0x86dd,,,0x000000a4,0x0abc01,,4" \
+		    "0x86dd,,,0x00000064,0x012341,,100" \
+		    "0x0800,,,,,0xac,4" "0x0800,,,,,0xac,17" \
+		    "0x0800,,,,,0x6c,100"; do
+		check "the capture: traffic class and flow label on the wire (type, GRH class, label, IPv6 class, label, IPv4 DS, opcode: $want)" \
+			grep -qx "$want" "$work/grh-fields"
+	done
+}
 
 capture=$work/roce.pcap
 sim_start --provider="$provider" --link-layer=eth --hcas 2 --pcap="$capture"
@@ -101,6 +122,15 @@ else
 	skip "perftest over RoCE: ib_send_bw not found (apt-get install perftest)"
 fi
 
+# Traffic class, flow label and SL other than 0, UD and RC, on GIDs 0, 1
+# and 3 (RoCE v1, v2 over IPv6, v2 over IPv4): the program checks what it
+# can see, the capture below the rest.
+"$TESTS_BIN/verbs/provider-verbs" "$provider" grh_fields >"$work/grh.tap" 2>&1
+grh=$?
+check "provider-verbs grh_fields: traffic class, flow label, SL on GIDs 0, 1, 3" sh -c "
+	test $grh -eq 0 && grep -qx '1\.\.9' '$work/grh.tap' &&
+	! grep -q '^not ok' '$work/grh.tap' || { cat '$work/grh.tap'; false; }"
+
 # The kernel wants a GRH on a RoCE port: an RC QP given no GID is refused.
 new_port
 guarded ibv_rc_pingpong -n 10 -p $port >"$work/server.log" 2>&1 &
@@ -129,6 +159,7 @@ if command -v tshark >/dev/null 2>&1; then
 		    "UD Send Only"; do
 		check "the capture holds: $kind" grep -q "$kind" "$work/frames"
 	done
+	grh_on_wire
 else
 	skip "the capture under tshark: tshark not found (apt-get install tshark)"
 fi
@@ -148,6 +179,9 @@ if "$MLX4SIM" run --link-layer=eth --vlan=100 -- true 2>"$work/vlan.log"; then
 		ibv_ud_pingpong -g 9 -c -n 200
 	pair "ibv_rc_pingpong -g 6, through VLAN 100" "" "" \
 		ibv_rc_pingpong -g 6 -c -n 200 -s 4096
+	# The SL rides in the tag's priority bits (PCP).
+	pair "ibv_rc_pingpong -g 6 -l 5, through VLAN 100" "" "" \
+		ibv_rc_pingpong -g 6 -l 5 -c -n 20
 	check "no strict-mode breach" sim_stop
 	if command -v tshark >/dev/null 2>&1; then
 		tshark -r "$capture" -T fields -e vlan.id -e infiniband.bth.opcode \
@@ -155,9 +189,13 @@ if "$MLX4SIM" run --link-layer=eth --vlan=100 -- true 2>"$work/vlan.log"; then
 		check "the capture: RoCE frames tagged with VLAN 100, UD and RC" sh -c "
 			grep -q '^100[[:space:]]100' '$work/vlan-frames' &&
 			grep -q '^100[[:space:]][012]$' '$work/vlan-frames'"
+		tshark -r "$capture" -T fields -e vlan.id -e vlan.priority \
+			>"$work/vlan-pcp" 2>/dev/null
+		check "the capture: SL 5 as the tag's priority bits" \
+			grep -q '^100[[:space:]]5$' "$work/vlan-pcp"
 	fi
 elif grep -q "802.1Q" "$work/vlan.log"; then
-	skip "VLAN interfaces: this kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q, module 8021q)"
+	skip "VLAN interfaces, and the SL as a tag's priority bits: this kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q, module 8021q)"
 else
 	not_ok "--vlan: the simulator did not start"
 	show "$work/vlan.log"

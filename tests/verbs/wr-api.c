@@ -2,13 +2,18 @@
 /*
  * wr-api: the extended QP post interface (ibv_wr_*), seen from both
  * ends: every opcode an RC QP and a UD QP take, with the data checked
- * where it lands; a batch rung once; wr_abort; an error inside a batch;
- * opcodes refused when the QP is created.
+ * where it lands; a batch rung once; wr_abort, also after a setter's
+ * error and on a UD request lacking its address; an error inside a
+ * batch; inline data lists crossing a 64-byte block; a fenced request
+ * whose data comes from wr_set_sge_list; an XRC QP sending to an SRQ by
+ * number; opcodes refused when the QP is created.  (Raw packet QPs'
+ * ibv_wr_* are tests/verbs/raw-eth's: they need Ethernet ports.)
  *
  * A provider without the interface (rdma-core's mlx4) refuses the first
  * QP: the test then skips, naming the errno.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,6 +423,177 @@ static void windows(struct end *a, struct end *b)
 	ibv_dealloc_mw(mw);
 }
 
+/*
+ * A setter's error, then wr_abort() instead of wr_complete(): the batch
+ * goes with its error, and the next batch starts clean and is sent.
+ */
+static void abort_after_error(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	struct ibv_sge sg[32];
+	struct ibv_wc wc;
+	int i, ret;
+
+	for (i = 0; i < 32; i++)
+		sg[i] = (struct ibv_sge){ (uintptr_t)a->buf, 1, a->mr->lkey };
+	wr_begin(x, WRID(500), IBV_SEND_SIGNALED);
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 32, sg);		/* too many: EINVAL */
+	ibv_wr_abort(x);
+	wr_begin(x, WRID(501), IBV_SEND_SIGNALED);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, a->buf, 2000);	/* too long: ENOMEM */
+	ibv_wr_abort(x);
+	check(poll_cq_within(a->cq, &wc, 100) == 0,
+	      "two batches with a setter's error, aborted: nothing completes");
+
+	post_recv(b, 0, 100, WRID(502));
+	fill(a->buf, 40, 0x41);
+	wr_begin(x, WRID(503), IBV_SEND_SIGNALED);
+	ibv_wr_send(x);
+	set_sge(x, a, 0, 40);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(503), IBV_WC_SEND, &wc),
+	      "the next batch completes (wr_complete %d: %s)", ret,
+	      strerror(ret));
+	check(completes(b, WRID(502), IBV_WC_RECV, &wc) && wc.byte_len == 40 &&
+	      !memcmp(b->buf, a->buf, 40),
+	      "and only its SEND arrives");
+}
+
+/*
+ * Inline data from lists whose bytes cross the WQE's first 64-byte
+ * block: the provider splits them into one inline segment per block,
+ * wherever the block ends (inside a buffer or between two).  A SEND's
+ * data starts 20 bytes in (44 in the block), an RDMA WRITE's 36 (28).
+ */
+static void inline_lists(struct end *a, struct end *b)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		unsigned int n, len[3];
+	} shapes[] = {
+		{ IBV_WR_SEND, 3, { 20, 40, 4 } },	/* inside the second */
+		{ IBV_WR_SEND, 3, { 44, 16, 4 } },	/* between the first two */
+		{ IBV_WR_RDMA_WRITE, 3, { 28, 32, 4 } },	/* between the first two */
+		{ IBV_WR_RDMA_WRITE, 3, { 30, 30, 4 } },	/* inside the first */
+	};
+	struct ibv_qp_ex *x = a->qpx;
+	struct ibv_wc wc;
+
+	for (unsigned int s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		struct ibv_data_buf d[3];
+		uint8_t src[64];
+		unsigned int off = 0, i;
+		bool send = shapes[s].op == IBV_WR_SEND, ok;
+		uint8_t *dst = b->buf + (send ? 1024 : 3000);
+		int ret;
+
+		fill(src, sizeof(src), 0x50 + s);
+		for (i = 0; i < shapes[s].n; off += shapes[s].len[i++])
+			d[i] = (struct ibv_data_buf){ src + off,
+						      shapes[s].len[i] };
+		memset(dst, 0, 64);
+		if (send)
+			post_recv(b, 1024, 100, WRID(510 + s));
+		wr_begin(x, WRID(520 + s), IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+		if (send)
+			ibv_wr_send(x);
+		else
+			ibv_wr_rdma_write(x, b->mr->rkey, (uintptr_t)dst);
+		ibv_wr_set_inline_data_list(x, shapes[s].n, d);
+		ret = ibv_wr_complete(x);
+		ok = !ret && completes(a, WRID(520 + s), send ? IBV_WC_SEND :
+				       IBV_WC_RDMA_WRITE, &wc);
+		if (send)
+			ok = ok && completes(b, WRID(510 + s), IBV_WC_RECV,
+					     &wc) && wc.byte_len == off;
+		check(ok && !memcmp(dst, src, off),
+		      "inline %s of %u bytes from buffers of %u, %u%s: the bytes arrive in order",
+		      send ? "SEND" : "WRITE", off, shapes[s].len[0],
+		      shapes[s].len[1], shapes[s].n == 3 ? " and 4" : "");
+	}
+}
+
+/*
+ * A READ and, in the same batch, a fenced SEND whose two gather entries
+ * (wr_set_sge_list) cover the buffer the READ fills: the SEND carries
+ * the READ's bytes.  The fence bit lives in the WQE's size word, which
+ * the list setter rewrites; lost, the simulator's strict mode reports
+ * the SEND gathering from where the READ lands.
+ */
+static void fenced_sge_list(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	struct ibv_sge sg[2] = {
+		{ (uintptr_t)a->buf + 600, 14, a->mr->lkey },
+		{ (uintptr_t)a->buf + 614, 14, a->mr->lkey },
+	};
+	struct ibv_wc wc;
+	int ret;
+
+	memset(a->buf + 600, 0, 28);
+	memcpy(b->buf + 300, "fenced: sent after it landed", 28);
+	post_recv(b, 2048, 64, WRID(530));
+	wr_begin(x, WRID(531), IBV_SEND_SIGNALED);
+	ibv_wr_rdma_read(x, b->mr->rkey, (uintptr_t)b->buf + 300);
+	set_sge(x, a, 600, 28);
+	wr_next(x, WRID(532), IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 2, sg);
+	ret = ibv_wr_complete(x);
+	check(!ret && completes(a, WRID(531), IBV_WC_RDMA_READ, &wc) &&
+	      completes(a, WRID(532), IBV_WC_SEND, &wc),
+	      "a READ and a fenced SEND from an SGE list, one batch: both complete");
+	check(completes(b, WRID(530), IBV_WC_RECV, &wc) && wc.byte_len == 28 &&
+	      !memcmp(b->buf + 2048, "fenced: sent after it landed", 28),
+	      "the fenced SEND carries the bytes the READ brought");
+}
+
+/*
+ * A UD request left without its address: wr_complete() refuses it;
+ * aborted instead, it leaves nothing behind, and the next request (inline
+ * data from a list that crosses its WQE's second 64-byte block, the
+ * first being the control and datagram segments) goes.
+ */
+static void ud_lacking_address(struct end *s, struct end *r,
+			       struct ibv_ah *ah)
+{
+	uint8_t src[64];
+	struct ibv_data_buf d[3] = {
+		{ src, 10 }, { src + 10, 30 }, { src + 40, 24 },
+	};
+	struct ibv_wc wc;
+	int ret;
+
+	wr_begin(s->qpx, WRID(72), IBV_SEND_SIGNALED);
+	ibv_wr_send(s->qpx);
+	set_sge(s->qpx, s, 0, 16);
+	ret = ibv_wr_complete(s->qpx);
+	check(ret == EINVAL && poll_cq_within(s->cq, &wc, 100) == 0,
+	      "UD without wr_set_ud_addr: wr_complete %d (%s), nothing sent",
+	      ret, strerror(ret));
+	wr_begin(s->qpx, WRID(73), IBV_SEND_SIGNALED);
+	ibv_wr_send(s->qpx);
+	set_sge(s->qpx, s, 0, 16);
+	ibv_wr_abort(s->qpx);
+
+	fill(src, sizeof(src), 0x61);
+	post_recv(r, 0, 40 + 64, WRID(302));
+	wr_begin(s->qpx, WRID(74), IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+	ibv_wr_send(s->qpx);
+	ibv_wr_set_ud_addr(s->qpx, ah, r->qp->qp_num, TEST_QKEY);
+	ibv_wr_set_inline_data_list(s->qpx, 3, d);
+	ret = ibv_wr_complete(s->qpx);
+	check(!ret && completes(s, WRID(74), IBV_WC_SEND, &wc),
+	      "after the aborted UD request the next completes (%d: %s)", ret,
+	      strerror(ret));
+	check(completes(r, WRID(302), IBV_WC_RECV, &wc) &&
+	      wc.byte_len == 40 + 64 && !memcmp(r->buf + 40, src, 64),
+	      "UD inline from 3 buffers of 10, 30, 24 across a block: the 64 bytes arrive");
+	check(poll_cq_within(r->cq, &wc, 100) == 0, "and nothing more");
+}
+
 static void ud(void)
 {
 	struct end s, r;
@@ -460,6 +636,7 @@ static void ud(void)
 	      completes(&r, WRID(301), IBV_WC_RECV, &wc) &&
 	      wc.byte_len == 104 && !memcmp(r.buf + 40, s.buf + 5, 64),
 	      "UD inline 64 bytes arrive");
+	ud_lacking_address(&s, &r, ah);
 
 	ibv_destroy_ah(ah);
 	free_end(&s);
@@ -499,6 +676,163 @@ static void uc(void)
 	      "UC: both land, immediate included");
 	free_end(&a);
 	free_end(&b);
+}
+
+/* ------------------------------------------------------------------ */
+/* XRC                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* An XRC domain's receiving side: its SRQ (with its CQ) and target QP. */
+struct xrc_target {
+	struct ibv_xrcd *xrcd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	uint32_t srqn;
+};
+
+static int xrc_target_up(struct ibv_qp *qp, uint32_t remote_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = remote_qpn, .rq_psn = TEST_PSN,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = { .dlid = lid, .port_num = 1 },
+	};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static int xrc_sender_up(struct ibv_qp *qp, uint32_t remote_qpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = remote_qpn, .rq_psn = TEST_PSN,
+		.ah_attr = { .dlid = lid, .port_num = 1 },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .sq_psn = TEST_PSN, .timeout = 10,
+		.retry_cnt = 2, .rnr_retry = 7, .max_rd_atomic = 1,
+	};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void make_xrc_target(struct xrc_target *t)
+{
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sattr = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .pd = pd,
+	};
+	struct ibv_qp_init_attr_ex qattr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+
+	t->xrcd = ibv_open_xrcd(ctx, &xattr);
+	t->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!t->xrcd || !t->cq)
+		bail("an XRC domain and CQ");
+	sattr.xrcd = qattr.xrcd = t->xrcd;
+	sattr.cq = t->cq;
+	t->srq = ibv_create_srq_ex(ctx, &sattr);
+	t->qp = ibv_create_qp_ex(ctx, &qattr);
+	if (!t->srq || !t->qp || ibv_get_srq_num(t->srq, &t->srqn))
+		bail("an XRC SRQ and target QP");
+}
+
+static void free_xrc_target(struct xrc_target *t)
+{
+	if (ibv_destroy_qp(t->qp) || ibv_destroy_srq(t->srq) ||
+	    ibv_destroy_cq(t->cq) || ibv_close_xrcd(t->xrcd))
+		bail("XRC teardown");
+}
+
+/* A receive on the XRC SRQ: @len bytes at @off of @e's buffer. */
+static void post_srq_recv(struct xrc_target *t, struct end *e, uint32_t off,
+			  uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)e->buf + off, len, e->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_srq_recv(t->srq, &wr, &bad))
+		bail("ibv_post_srq_recv");
+}
+
+/*
+ * An XRC sending QP, through ibv_wr_*: a batch of a SEND to the SRQ
+ * that wr_set_xrc_srqn() names and an RDMA WRITE with immediate; the
+ * SRQ's CQ sees both, the data lands.
+ */
+static void xrc(void)
+{
+	struct xrc_target t;
+	struct end s, mem, rcv;
+	struct ibv_wc wc;
+	int ret;
+
+	make_xrc_target(&t);
+	make_end(&s, IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND |
+		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
+	rcv.cq = t.cq;
+	mem.buf = registered_buffer(pd, BUF_SIZE, ACCESS_ALL, &mem.mr);
+	if (xrc_target_up(t.qp, s.qp->qp_num) ||
+	    xrc_sender_up(s.qp, t.qp->qp_num))
+		bail("XRC QPs to RTR and RTS");
+
+	post_srq_recv(&t, &mem, 0, 200, WRID(600));
+	post_srq_recv(&t, &mem, 0, 0, WRID(601));
+	fill(s.buf, 300, 0x71);
+	wr_begin(s.qpx, WRID(602), 0);
+	ibv_wr_send(s.qpx);
+	ibv_wr_set_xrc_srqn(s.qpx, t.srqn);
+	set_sge(s.qpx, &s, 0, 200);
+	wr_next(s.qpx, WRID(603), IBV_SEND_SIGNALED);
+	ibv_wr_rdma_write_imm(s.qpx, mem.mr->rkey, (uintptr_t)mem.buf + 2000,
+			      htonl(TEST_IMM + 3));
+	ibv_wr_set_xrc_srqn(s.qpx, t.srqn);
+	set_sge(s.qpx, &s, 200, 100);
+	ret = ibv_wr_complete(s.qpx);
+	check(!ret && completes(&s, WRID(603), IBV_WC_RDMA_WRITE, &wc),
+	      "XRC batch: SEND + WRITE_IMM to SRQ 0x%x, the signalled one completes (wr_complete: %s)",
+	      t.srqn, strerror(ret));
+	check(completes(&rcv, WRID(600), IBV_WC_RECV, &wc) &&
+	      wc.byte_len == 200 && !memcmp(mem.buf, s.buf, 200),
+	      "XRC: the SEND's 200 bytes land on the SRQ's receive");
+	check(completes(&rcv, WRID(601), IBV_WC_RECV_RDMA_WITH_IMM, &wc) &&
+	      ntohl(wc.imm_data) == TEST_IMM + 3 &&
+	      !memcmp(mem.buf + 2000, s.buf + 200, 100),
+	      "XRC: the WRITE's bytes and immediate");
+	free_end(&s);
+	ibv_dereg_mr(mem.mr);
+	free(mem.buf);
+	free_xrc_target(&t);
 }
 
 /* What the QP type or the device cannot do: refused at creation. */
@@ -553,6 +887,21 @@ static void batch_and_abort_case(void)
 	batch_and_abort(&rc_a, &rc_b);
 }
 
+static void abort_after_error_case(void)
+{
+	abort_after_error(&rc_a, &rc_b);
+}
+
+static void inline_lists_case(void)
+{
+	inline_lists(&rc_a, &rc_b);
+}
+
+static void fenced_sge_list_case(void)
+{
+	fenced_sge_list(&rc_a, &rc_b);
+}
+
 static void windows_case(void)
 {
 	windows(&rc_a, &rc_b);
@@ -564,10 +913,18 @@ static const struct test_case cases[] = {
 	  "every opcode an RC QP takes, the data checked where it lands" },
 	{ "batch_and_abort", batch_and_abort_case,
 	  "three SENDs rung once; wr_abort; an error inside a batch" },
+	{ "abort_after_error", abort_after_error_case,
+	  "wr_abort after a setter's error: the next batch goes clean" },
+	{ "inline_lists", inline_lists_case,
+	  "inline data lists crossing the WQE's first 64-byte block" },
+	{ "fenced_sge_list", fenced_sge_list_case,
+	  "a READ and a fenced SEND whose data is from wr_set_sge_list" },
 	{ "windows", windows_case,
 	  "a type 2 window bound, written through, invalidated (RC)" },
 	{ "uc", uc, "UC: SEND and RDMA WRITE with immediate, one batch" },
-	{ "ud", ud, "UD datagrams through ibv_wr_*" },
+	{ "ud", ud,
+	  "UD datagrams through ibv_wr_*; a request lacking its address" },
+	{ "xrc", xrc, "XRC: SEND and WRITE with immediate to an SRQ by number" },
 	{ "refused", refused,
 	  "opcodes the QP type or the device cannot do: refused at creation" },
 };
