@@ -53,7 +53,57 @@ check "UCX finds the adapter's PCI function through /sys (a Mellanox ConnectX-3)
 	grep -q \"mlx4_0: PF sysfs path is '/sys/devices/pci0000:00/0000:01:00.0'\" '$work/debug' &&
 	grep -Eq 'mlx4_0: vendor_id 0x15b3 device_id (4099|4103)$' '$work/debug' &&
 	! grep -q 'pci bandwidth undetected' '$work/debug'"
+# lost TLS: 3 packets lost under a run; RC's retransmission (the
+# adapter's) or UD's (UCX's own) recovers, and the run finishes.
+lost() {
+	before=$("$MLX4SIM" fault status | sed -n 's/^dropped //p')
+	"$MLX4SIM" fault drop --next 3 >/dev/null 2>&1
+	ucx "tag_bw with 3 packets lost over $1" $1 tag_bw -s 65536 -n 200 -w 10
+	after=$("$MLX4SIM" fault status | sed -n 's/^dropped //p')
+	check "the 3 losses happened over $1 ($before, then $after)" \
+		test $((after - before)) -eq 3
+	"$MLX4SIM" fault clear >/dev/null 2>&1
+}
+
+# Both ports go down under a run: the requester's retries run out and the
+# client ends with that error, neither hanging nor claiming success.  (Its
+# server waits for a peer that is gone, as on a real fabric: ended here.)
+ports_down() {
+	new_port
+	env UCX_TLS=rc_verbs,ud_verbs,self timeout 120 ucx_perftest \
+		-t tag_bw -s 4096 -n 1000000000 -p $port >"$work/server.log" 2>&1 &
+	server=$!
+	sleep 0.5
+	env UCX_TLS=rc_verbs,ud_verbs,self timeout 120 ucx_perftest localhost \
+		-t tag_bw -s 4096 -n 1000000000 -p $port >"$work/client.log" 2>&1 &
+	client=$!
+	tries=0
+	until grep -q 'Stage' "$work/client.log" || [ $tries -ge 100 ]; do
+		sleep 0.1
+		tries=$((tries + 1))
+	done
+	"$MLX4SIM" fault port-down --port 1 >/dev/null 2>&1
+	"$MLX4SIM" fault port-down --port 2 >/dev/null 2>&1
+	start=$(date +%s)
+	wait $client 2>/dev/null
+	status=$? took=$(($(date +%s) - start))
+	kill $server 2>/dev/null
+	wait $server 2>/dev/null
+	"$MLX4SIM" fault port-up --port 1 >/dev/null 2>&1
+	"$MLX4SIM" fault port-up --port 2 >/dev/null 2>&1
+	if [ $status -ne 0 ] && [ $status -ne 124 ] && [ $took -lt 60 ] &&
+	   grep -q 'transport retry counter exceeded' "$work/client.log"; then
+		ok "both ports down under rc_verbs: the client fails with the retries run out (${took} s)"
+	else
+		not_ok "both ports down under rc_verbs: the client fails with the retries run out (status $status after ${took} s)"
+		show "$work/client.log"
+	fi
+}
+
 runs InfiniBand
+lost rc_verbs,ud_verbs,self
+lost ud_verbs,self
+ports_down
 check "no strict-mode breach on InfiniBand" sim_stop
 
 if why=$(no_ethernet_ports); then
