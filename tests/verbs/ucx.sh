@@ -65,17 +65,20 @@ lost() {
 	"$MLX4SIM" fault clear >/dev/null 2>&1
 }
 
-# Both ports go down under a run: the requester's retries run out and the
-# client ends with that error, neither hanging nor claiming success.  (Its
-# server waits for a peer that is gone, as on a real fabric: ended here.)
+# Both ports go down under a run of puts: the requester's retries run out
+# and the client ends with that error, neither hanging nor claiming
+# success.  (Its server waits for a peer that is gone, as on a real
+# fabric: ended here.  Puts, since a tag_bw client may instead wait for
+# flow-control credits, with no request outstanding to fail, until UCX's
+# UD timeout or keepalive, which take from 30 s to ever.)
 ports_down() {
 	new_port
 	env UCX_TLS=rc_verbs,ud_verbs,self timeout 120 ucx_perftest \
-		-t tag_bw -s 4096 -n 1000000000 -p $port >"$work/server.log" 2>&1 &
+		-t ucp_put_bw -s 4096 -n 1000000000 -p $port >"$work/server.log" 2>&1 &
 	server=$!
 	sleep 0.5
 	env UCX_TLS=rc_verbs,ud_verbs,self timeout 120 ucx_perftest localhost \
-		-t tag_bw -s 4096 -n 1000000000 -p $port >"$work/client.log" 2>&1 &
+		-t ucp_put_bw -s 4096 -n 1000000000 -p $port >"$work/client.log" 2>&1 &
 	client=$!
 	tries=0
 	until grep -q 'Stage' "$work/client.log" || [ $tries -ge 100 ]; do
@@ -93,9 +96,9 @@ ports_down() {
 	"$MLX4SIM" fault port-up --port 2 >/dev/null 2>&1
 	if [ $status -ne 0 ] && [ $status -ne 124 ] && [ $took -lt 60 ] &&
 	   grep -q 'transport retry counter exceeded' "$work/client.log"; then
-		ok "both ports down under rc_verbs: the client fails with the retries run out (${took} s)"
+		ok "both ports down under puts over rc_verbs: the client fails with the retries run out (${took} s)"
 	else
-		not_ok "both ports down under rc_verbs: the client fails with the retries run out (status $status after ${took} s)"
+		not_ok "both ports down under puts over rc_verbs: the client fails with the retries run out (status $status after ${took} s)"
 		show "$work/client.log"
 	fi
 }
