@@ -122,7 +122,7 @@ static int merge(const char *dst, const char *host, const char *tree)
  */
 static bool chrooted(void)
 {
-	struct statx stx;
+	struct statx stx = {};	/* (MSan does not see statx() write it) */
 
 	if (statx(AT_FDCWD, "/", 0, 0, &stx) ||
 	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
