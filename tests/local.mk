@@ -7,7 +7,7 @@
 # without a script too (the unit tests, layout-check).
 
 EXTRA_DIST += tests/README tests/lib.sh tests/probes.sh tests/tap.h tests/device.h \
-	tests/qp-connect.h tests/buffer.h tests/wait.h
+	tests/qp-connect.h tests/buffer.h tests/wait.h tests/inet.h
 
 TEST_EXTENSIONS = .tap
 LOG_DRIVER = $(TAP_LOG_DRIVER)

@@ -30,6 +30,7 @@
 
 #include "../cases.h"
 #include "../device.h"
+#include "../inet.h"
 #include "../qp-connect.h"
 #include "../tap.h"
 
@@ -1546,18 +1547,6 @@ static void test_mcast_block_self(void)
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
-}
-
-/* The Internet checksum of @len bytes at @p, on top of @sum. */
-static uint16_t inet_csum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
 }
 
 enum { IPOIB_UDP = 4 + 20 + 8 + 32 };	/* an IPoIB datagram of UDP */

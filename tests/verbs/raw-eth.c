@@ -33,6 +33,7 @@
 
 #include "../tap.h"
 #include "../device.h"
+#include "../inet.h"
 #include "../wait.h"
 
 /* libmlx4's resource type of a WQ's ring (src/mlx4dv.h). */
@@ -169,17 +170,6 @@ static struct ibv_flow *steer(struct raw_qp *r, const uint8_t mac[6],
 	return ibv_create_flow(r->qp, &rule.attr);
 }
 
-static uint16_t csum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
-}
-
 /*
  * The IPv4 header checksum of @ip, and the TCP or UDP (@proto) checksum,
  * at @at in the @l4_len bytes at @l4, over the pseudo-header and them.
@@ -191,13 +181,13 @@ static void fill_sums(uint8_t *ip, uint8_t *l4, uint8_t proto,
 	uint16_t sum;
 
 	ip[10] = ip[11] = 0;
-	sum = csum16(ip, 20, 0);
+	sum = inet_csum(ip, 20, 0);
 	ip[10] = sum >> 8, ip[11] = sum;
 	pseudo = (ip[12] << 8 | ip[13]) + (ip[14] << 8 | ip[15]) +
 		 (ip[16] << 8 | ip[17]) + (ip[18] << 8 | ip[19]) +
 		 proto + l4_len;
 	l4[at] = l4[at + 1] = 0;
-	sum = csum16(l4, l4_len, pseudo);
+	sum = inet_csum(l4, l4_len, pseudo);
 	l4[at] = sum >> 8, l4[at + 1] = sum;
 }
 

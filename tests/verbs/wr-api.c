@@ -691,12 +691,18 @@ struct xrc_target {
 	uint32_t srqn;
 };
 
-static int xrc_target_up(struct ibv_qp *qp, uint32_t remote_qpn)
+/*
+ * An XRC QP to RTR on port 1, facing @remote_qpn: the target (@target)
+ * takes remote writes and stops there; the sender goes on to RTS.
+ */
+static int xrc_qp_up(struct ibv_qp *qp, uint32_t remote_qpn, bool target)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = target ? IBV_ACCESS_REMOTE_WRITE : 0,
 	};
+	int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -707,27 +713,12 @@ static int xrc_target_up(struct ibv_qp *qp, uint32_t remote_qpn)
 		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
 		.ah_attr = { .dlid = lid, .port_num = 1 },
 	};
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
-}
-
-static int xrc_sender_up(struct ibv_qp *qp, uint32_t remote_qpn)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (target)
+		rtr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	if (ibv_modify_qp(qp, &a, rtr_mask))
 		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = remote_qpn, .rq_psn = TEST_PSN,
-		.ah_attr = { .dlid = lid, .port_num = 1 },
-	};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
+	if (target)
+		return 0;
 	a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS, .sq_psn = TEST_PSN, .timeout = 10,
 		.retry_cnt = 2, .rnr_retry = 7, .max_rd_atomic = 1,
@@ -802,8 +793,8 @@ static void xrc(void)
 		 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
 	rcv.cq = t.cq;
 	mem.buf = registered_buffer(pd, BUF_SIZE, ACCESS_ALL, &mem.mr);
-	if (xrc_target_up(t.qp, s.qp->qp_num) ||
-	    xrc_sender_up(s.qp, t.qp->qp_num))
+	if (xrc_qp_up(t.qp, s.qp->qp_num, true) ||
+	    xrc_qp_up(s.qp, t.qp->qp_num, false))
 		bail("XRC QPs to RTR and RTS");
 
 	post_srq_recv(&t, &mem, 0, 200, WRID(600));
