@@ -43,60 +43,18 @@
 #include <rdma/rdma_user_ioctl_cmds.h>	/* RDMA_VERBS_IOCTL */
 #include <infiniband/verbs.h>	/* IBV_EVENT_*: the kernel's ib_event_type */
 
-#include "protocol.h"
+#include "preload.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define UVERBS_PATH "/dev/infiniband/uverbs"
 
 /* ------------------------------------------------------------------ */
 /* The real calls                                                      */
 /* ------------------------------------------------------------------ */
 
-static struct {
-	int (*open)(const char *, int, ...);
-	int (*openat)(int, const char *, int, ...);
-	int (*close)(int);
-	ssize_t (*read)(int, void *, size_t);
-	ssize_t (*write)(int, const void *, size_t);
-	int (*ioctl)(int, unsigned long, ...);
-	void *(*mmap)(void *, size_t, int, int, int, off_t);
-	int (*socket)(int, int, int);
-	int (*fstat)(int, struct stat *);
-	int (*fstatat)(int, const char *, struct stat *, int);
-	int (*statx)(int, const char *, int, unsigned int, struct statx *);
-	int (*dup)(int);
-	int (*dup2)(int, int);
-	int (*dup3)(int, int, int);
-	int (*fcntl)(int, int, ...);
-	int (*close_range)(unsigned int, unsigned int, int);
-	int (*faccessat)(int, const char *, int, int);
-	DIR *(*opendir)(const char *);
-	int (*closedir)(DIR *);
-	struct dirent *(*readdir)(DIR *);
-	struct dirent64 *(*readdir64)(DIR *);
-	int (*scandir)(const char *, struct dirent ***,
-		       int (*)(const struct dirent *),
-		       int (*)(const struct dirent **, const struct dirent **));
-	int (*scandir64)(const char *, struct dirent64 ***,
-			 int (*)(const struct dirent64 *),
-			 int (*)(const struct dirent64 **,
-				 const struct dirent64 **));
-	char *(*realpath)(const char *, char *);
-	int (*glob)(const char *, int, int (*)(const char *, int), glob_t *);
-	int (*glob64)(const char *, int, int (*)(const char *, int),
-		      glob64_t *);
-	ssize_t (*readlinkat)(int, const char *, char *, size_t);
-	ssize_t (*getxattr)(const char *, const char *, void *, size_t);
-	ssize_t (*lgetxattr)(const char *, const char *, void *, size_t);
-	ssize_t (*fgetxattr)(int, const char *, void *, size_t);
-	ssize_t (*listxattr)(const char *, char *, size_t);
-	ssize_t (*llistxattr)(const char *, char *, size_t);
-	ssize_t (*flistxattr)(int, char *, size_t);
-} real;
+struct real_calls real;
 
-/* Short enough for a socket address beneath it. */
-static char run_dir[96];
-static bool active;
+char run_dir[RUN_DIR_SIZE];
+bool active;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_once_t decided = PTHREAD_ONCE_INIT;
 
@@ -155,7 +113,7 @@ static void decide(void)
  * from the program's preinit functions, where getenv() finds nothing.
  * Until then every call passes through.
  */
-static inline void init(void)
+void init(void)
 {
 	pthread_once(&once, resolve);
 	if (environ)
@@ -277,47 +235,10 @@ static void join_sim_namespaces(void)
 /* Descriptors that are ours                                           */
 /* ------------------------------------------------------------------ */
 
-/*
- * One open of a uverbs device: a connection to the daemon.  The program's
- * descriptor of the device is the file of the context's pages (the daemon
- * passes it), so that the kernel maps them on any mmap() path; the socket
- * that carries the commands is ours alone, closed with the last copy of
- * the program's descriptor.
- */
-struct conn {
-	int sock;
-	bool closed;
-	bool fatal_reported;	/* the daemon is gone and the app was told */
-	int refs;		/* table entries naming it */
-	int files;		/* of them, the program's device descriptors */
-	pthread_mutex_t lock;
-};
-
-/*
- * FD_DEV_DIR: /dev/infiniband, open as a directory (no connection).
- * FD_CONN: a connection's socket, which the program does not know of:
- * its close() and bulk closes pass it by, and a dup2() onto its number
- * moves it first.
- */
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN };
-
-struct fd_entry {
-	enum fd_kind kind;
-	struct conn *conn;
-	uint32_t id;			/* uverbsN, or the daemon's event file */
-	bool async;			/* the context's async event file */
-};
-
-/*
- * Two levels of 256 entries cover descriptors below 65536; pages are
- * never freed, so lookups need no lock.
- */
-#define FD_PAGE		256
-#define FD_PAGES	256
 static struct fd_entry *fd_pages[FD_PAGES];
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct fd_entry *fd_lookup(int fd)
+struct fd_entry *fd_lookup(int fd)
 {
 	struct fd_entry *page;
 
@@ -330,8 +251,7 @@ static struct fd_entry *fd_lookup(int fd)
 }
 
 /* Under table_lock. */
-static int entry_set(int fd, enum fd_kind kind, struct conn *conn,
-		     uint32_t id)
+int entry_set(int fd, enum fd_kind kind, struct conn *conn, uint32_t id)
 {
 	struct fd_entry *page;
 
@@ -352,8 +272,7 @@ static int entry_set(int fd, enum fd_kind kind, struct conn *conn,
 	return 0;
 }
 
-static int fd_register(int fd, enum fd_kind kind, struct conn *conn,
-		       uint32_t id)
+int fd_register(int fd, enum fd_kind kind, struct conn *conn, uint32_t id)
 {
 	int err;
 
@@ -364,7 +283,7 @@ static int fd_register(int fd, enum fd_kind kind, struct conn *conn,
 }
 
 /* Under table_lock: an entry gone, and its connection when the last. */
-static void entry_clear(struct fd_entry *e)
+void entry_clear(struct fd_entry *e)
 {
 	struct conn *conn = e->conn;
 
@@ -392,7 +311,7 @@ static int conn_release(struct conn *conn)
 	return sock;
 }
 
-static void fd_forget(int fd)
+void fd_forget(int fd)
 {
 	struct fd_entry *e = fd_lookup(fd);
 	int sock = -1;
@@ -498,12 +417,12 @@ static int uverbs_index(const char *path, dev_t *rdev)
 	return index;
 }
 
-static ino_t uverbs_ino(unsigned int minor)
+ino_t uverbs_ino(unsigned int minor)
 {
 	return 1000 + minor;
 }
 
-static void device_stat(dev_t rdev, struct stat *st)
+void device_stat(dev_t rdev, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
@@ -514,26 +433,7 @@ static void device_stat(dev_t rdev, struct stat *st)
 	st->st_blksize = 4096;
 }
 
-/*
- * What a path names on the simulated host.  /dev/infiniband is a
- * directory that holds the uverbs files the host has and nothing else
- * (no rdma_cm, umad or issm here); below a device file there is nothing
- * (ENOTDIR).  Every other path is the real host's.
- */
-enum name_kind { NAME_HOST, NAME_DIR, NAME_UVERBS, NAME_NOTDIR, NAME_ABSENT };
-
-struct dev_name {
-	enum name_kind kind;
-	int index;		/* NAME_UVERBS: N of uverbsN */
-	dev_t rdev;
-	const char *host;	/* NAME_HOST: the path for the real call */
-	char canon[PATH_MAX];	/* the absolute path without ".", "..", "//" */
-};
-
-#define DEV_DIR		"/dev/infiniband"
-#define DEV_DIR_LEN	(sizeof(DEV_DIR) - 1)
-
-static bool is_dev_dir_fd(int fd)
+bool is_dev_dir_fd(int fd)
 {
 	struct fd_entry *e = fd_lookup(fd);
 
@@ -622,7 +522,7 @@ static bool walk(const char *path, struct dev_name *name, bool *followed,
 	return true;
 }
 
-static void name_of(int dirfd, const char *path, struct dev_name *name)
+void name_of(int dirfd, const char *path, struct dev_name *name)
 {
 	char full[PATH_MAX];
 	bool followed, via_dir;
@@ -648,7 +548,7 @@ static void name_of(int dirfd, const char *path, struct dev_name *name)
 }
 
 /* 0 for the directory and the device files, else -errno. */
-static int name_error(const struct dev_name *name)
+int name_error(const struct dev_name *name)
 {
 	switch (name->kind) {
 	case NAME_NOTDIR:
@@ -660,9 +560,7 @@ static int name_error(const struct dev_name *name)
 	}
 }
 
-#define DEV_DIR_INO	999
-
-static void dir_stat(struct stat *st)
+void dir_stat(struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
@@ -674,7 +572,7 @@ static void dir_stat(struct stat *st)
 }
 
 /* 0, -errno, or 1 for a host path (@name->host). */
-static int name_stat(const struct dev_name *name, struct stat *st)
+int name_stat(const struct dev_name *name, struct stat *st)
 {
 	switch (name->kind) {
 	case NAME_UVERBS:
@@ -748,10 +646,9 @@ static void dev_dir_entry(struct dirent *d)
  * One request, one reply, under the connection's lock.  A descriptor
  * that comes with the reply lands in *fd (else -1).
  */
-static int transact(struct conn *conn, uint32_t op, uint32_t arg,
-		    const void *payload, size_t len,
-		    struct mlx4sim_reply *reply, void *data, size_t cap,
-		    int *fd)
+int transact(struct conn *conn, uint32_t op, uint32_t arg,
+	     const void *payload, size_t len, struct mlx4sim_reply *reply,
+	     void *data, size_t cap, int *fd)
 {
 	struct mlx4sim_request req = { op, arg };
 	struct iovec out[2] = { { &req, sizeof(req) }, { (void *)payload, len } };
@@ -799,18 +696,12 @@ out:
  * (EFAULT, not a crash): a read of our own memory into a local buffer,
  * which also tells valgrind's memcheck that the destination was written.
  */
-static int copy_checked(void *to, const void *from, size_t len)
+int copy_checked(void *to, const void *from, size_t len)
 {
 	struct iovec local = { to, len }, remote = { (void *)from, len };
 
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
 	       (ssize_t)len ? 0 : -EFAULT;
-}
-
-static int fail(int err)
-{
-	errno = -err;
-	return -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -897,7 +788,7 @@ static int uverbs_open(int index, int flags)
 }
 
 /* /dev/infiniband as a descriptor, for programs that list it that way. */
-static int dev_dir_open(int flags)
+int dev_dir_open(int flags)
 {
 	char listing[LISTING_MAX];
 	int fd = real.open(listing_dir(listing), flags, 0);
@@ -1012,8 +903,7 @@ EXPORT int fstat(int fd, struct stat *st)
 EXPORT int fstat64(int fd, struct stat64 *st)
 	__attribute__((alias("fstat")));
 
-static int fstatat_common(int dirfd, const char *path, struct stat *st,
-			  int flags)
+int fstatat_common(int dirfd, const char *path, struct stat *st, int flags)
 {
 	struct dev_name name;
 	int ret;
