@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 #include <rdma/ib_user_verbs.h>
 #include <infiniband/verbs.h>	/* IBV_EVENT_*: the kernel's ib_event_type */
 

@@ -11,37 +11,32 @@
  * created return their events.  RDMA netlink is absent, so libibverbs reads the simulated sysfs
  * tree (/sys in the daemon's mount namespace, else SYSFS_PATH).  Every
  * other call passes through untouched.
+ *
+ * One concern a file, their shared declarations in preload.h:
+ *   preload.c         the real calls, whether the process runs on a
+ *                     simulator, the daemon's namespaces, socket()
+ *   preload-fd.c      the descriptors that are ours, and the calls that
+ *                     copy or close descriptors (close, dup*, fcntl,
+ *                     close_range, closefrom)
+ *   preload-name.c    what a path names under /dev/infiniband
+ *   preload-stat.c    stat, access, realpath, readlink, xattr on names
+ *   preload-dir.c     /dev/infiniband listed (opendir, readdir, scandir,
+ *                     glob)
+ *   preload-uverbs.c  the device file: open, and write, ioctl, mmap as
+ *                     requests to the daemon
+ *   preload-event.c   read() of the event files
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
-#include <limits.h>
 #include <linux/netlink.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <sys/un.h>
-#include <sys/xattr.h>
 #include <unistd.h>
-#include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_ioctl_cmds.h>	/* RDMA_VERBS_IOCTL */
-#include <infiniband/verbs.h>	/* IBV_EVENT_*: the kernel's ib_event_type */
 
 #include "preload.h"
 
