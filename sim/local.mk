@@ -15,7 +15,10 @@ sim_mlx4simd_SOURCES = \
 sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/protocol.h
 
 pkglib_LTLIBRARIES += sim/libmlx4sim.la
-sim_libmlx4sim_la_SOURCES = sim/preload.c sim/protocol.h
+sim_libmlx4sim_la_SOURCES = sim/preload.h sim/protocol.h \
+	sim/preload.c sim/preload-fd.c sim/preload-name.c \
+	sim/preload-stat.c sim/preload-dir.c sim/preload-event.c \
+	sim/preload-uverbs.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread
