@@ -142,7 +142,11 @@ static bool ns_link(const char *pid, const char *kind, char *text, size_t len)
 	return true;
 }
 
-/* 0 when this process is in @pid's namespace of @kind (now, or already). */
+/*
+ * 0 when this process is in @pid's namespace of @kind (now, or already);
+ * -ENOENT, quietly, where the links cannot be read (a /proc that hides
+ * them from an ordinary user): the process stays where it is.
+ */
 static int join_ns(const char *pid, const char *kind, int type)
 {
 	char path[64], theirs[64], mine[64];
@@ -183,6 +187,8 @@ static void join_sysview(const char *pid)
 	int err = join_ns(pid, "mnt", CLONE_NEWNS);
 
 	if (err) {
+		if (err == -ENOENT)
+			return;
 		fprintf(stderr, "libmlx4sim: cannot join the simulator's mount namespace (its /sys): %m; the devices are at SYSFS_PATH only\n");
 		return;
 	}
@@ -199,7 +205,7 @@ static void join_sim_namespaces(void)
 	char path[PATH_MAX], pid[16] = "";
 	bool net, mnt;
 	ssize_t n;
-	int fd;
+	int fd, err;
 
 	if (!dir)
 		return;
@@ -216,9 +222,11 @@ static void join_sim_namespaces(void)
 	if (n <= 0)
 		return;
 	pid[strcspn(pid, "\n")] = 0;
-	if (join_ns(pid, "user", CLONE_NEWUSER))
+	err = join_ns(pid, "user", CLONE_NEWUSER);
+	if (err && err != -ENOENT)
 		fprintf(stderr, "libmlx4sim: cannot join the simulator's user namespace: %m\n");
-	if (net && join_ns(pid, "net", CLONE_NEWNET))
+	err = net ? join_ns(pid, "net", CLONE_NEWNET) : 0;
+	if (err && err != -ENOENT)
 		fprintf(stderr, "libmlx4sim: cannot join the simulator's network namespace (its Ethernet ports' network): %m\n");
 	if (mnt)
 		join_sysview(pid);
