@@ -425,7 +425,7 @@ int cmd_ex_destroy_wq(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (req.comp_mask)
-		return -EINVAL;
+		return -EOPNOTSUPP;	/* ib_uverbs_ex_destroy_wq */
 	wq = uobj_get_destroy(cmd->ctx, req.wq_handle, SIM_OBJ_WQ,
 			      offsetof(struct sim_wq_obj, users), &err);
 	if (!wq)
@@ -467,7 +467,7 @@ int cmd_ex_create_ind_tbl(struct sim_cmd *cmd)
 		return -EINVAL;
 	size = 1u << req.log_ind_tbl_size;
 	if (cmd->in_len < sizeof(req) + size * sizeof(uint32_t))
-		return -EINVAL;
+		return -ENOSPC;		/* uverbs_request_next */
 	handles = (const uint32_t *)(cmd->in + sizeof(req));
 	tbl = calloc(1, sizeof(*tbl));
 	if (tbl)
@@ -521,7 +521,7 @@ int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (req.comp_mask)
-		return -EINVAL;
+		return -EOPNOTSUPP;	/* ib_uverbs_ex_destroy_rwq_ind_table */
 	/* Busy while an RSS QP spreads over it. */
 	tbl = uobj_get_destroy(cmd->ctx, req.ind_tbl_handle, SIM_OBJ_IND_TBL,
 			       offsetof(struct sim_ind_tbl, users), &err);
