@@ -1576,6 +1576,101 @@ static int create_wq_comp_mask(void)
 			 sizeof(req), &resp, sizeof(resp));
 }
 
+/* write() of @len bytes of @buf, as it is: 0 or the errno. */
+static int raw_write(const void *buf, size_t len)
+{
+	return write(ctx->cmd_fd, buf, len) == (ssize_t)len ? 0 : errno;
+}
+
+/* A legacy header of @command with @in_words and @out_words, nothing else
+ * but @extra zero bytes. */
+static int legacy_hdr(uint32_t command, uint16_t in_words, uint16_t out_words,
+		      size_t extra)
+{
+	uint8_t buf[64] = {};
+	struct ib_uverbs_cmd_hdr *hdr = (void *)buf;
+
+	hdr->command = command;
+	hdr->in_words = in_words;
+	hdr->out_words = out_words;
+	return raw_write(buf, sizeof(*hdr) + extra);
+}
+
+static int write_shorter_than_header(void)
+{
+	return raw_write("\0\0\0\0", 4);
+}
+static int write_in_words_differ(void)
+{
+	return legacy_hdr(IB_USER_VERBS_CMD_ALLOC_PD, 6, 2, 8);
+}
+static int write_command_flag(void)
+{
+	return legacy_hdr(IB_USER_VERBS_CMD_ALLOC_PD | 1u << 8, 4, 2, 8);
+}
+static int write_command_past_table(void)
+{
+	return legacy_hdr(200, 2, 0, 0);
+}
+static int write_request_short(void)
+{
+	/* ALLOC_PD's request is its response pointer: 8 bytes, none sent. */
+	return legacy_hdr(IB_USER_VERBS_CMD_ALLOC_PD, 2, 2, 0);
+}
+static int write_response_short(void)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_device cmd;
+	} w = { { IB_USER_VERBS_CMD_QUERY_DEVICE, sizeof(w) / 4, 1 }, {} };
+	struct ib_uverbs_query_device_resp resp;
+
+	w.cmd.response = (uintptr_t)&resp;
+	return raw_write(&w, sizeof(w));
+}
+
+/* EX_QUERY_DEVICE with its second header as given. */
+static int ex_hdr_shaped(uint64_t response, uint16_t out_words,
+			 uint32_t reserved)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_query_device cmd;
+	} w = {};
+
+	w.hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+			IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
+	w.hdr.in_words = sizeof(w.cmd) / 8;
+	w.hdr.out_words = out_words;
+	w.ex.response = response;
+	w.ex.cmd_hdr_reserved = reserved;
+	return raw_write(&w, sizeof(w));
+}
+
+static struct ib_uverbs_ex_query_device_resp ex_resp;
+
+static int ex_hdr_reserved(void)
+{
+	return ex_hdr_shaped((uintptr_t)&ex_resp, sizeof(ex_resp) / 8, 1);
+}
+static int ex_response_without_room(void)
+{
+	return ex_hdr_shaped((uintptr_t)&ex_resp, 0, 0);
+}
+static int ex_room_without_response(void)
+{
+	return ex_hdr_shaped(0, sizeof(ex_resp) / 8, 0);
+}
+static int ex_response_short(void)
+{
+	return ex_hdr_shaped((uintptr_t)&ex_resp, 1, 0);
+}
+static int write_unserved_modify_ah(void)
+{
+	return legacy_hdr(IB_USER_VERBS_CMD_MODIFY_AH, 2, 0, 0);
+}
+
 /* mlx4_ib reports RSS exactly where it registers the WQ ops. */
 static bool have_wqs(void)
 {
@@ -1683,6 +1778,29 @@ static const struct rule rules[] = {
 	  EBUSY, close_xrcd_with_qp },
 	/* The audit's rows (kernel-rules.txt): raw commands where a
 	 * provider would check first, the verbs where both pass it on. */
+	/* ib_uverbs_write and verify_hdr: the headers. */
+	{ "write_shorter_than_header", "a write shorter than the header",
+	  "ib_uverbs_write", EINVAL, write_shorter_than_header },
+	{ "write_in_words_differ", "in_words other than the write's length",
+	  "verify_hdr", EINVAL, write_in_words_differ },
+	{ "write_command_flag", "a command with a bit past the mask",
+	  "uapi_get_method", EINVAL, write_command_flag },
+	{ "write_command_past_table", "command 200", "uapi_get_method",
+	  EOPNOTSUPP, write_command_past_table },
+	{ "write_unserved_modify_ah", "MODIFY_AH, which uverbs has not",
+	  "ib_uverbs_notsupp", EOPNOTSUPP, write_unserved_modify_ah },
+	{ "write_request_short", "ALLOC_PD with no request", "verify_hdr",
+	  ENOSPC, write_request_short },
+	{ "write_response_short", "QUERY_DEVICE with 4 bytes of response",
+	  "verify_hdr", ENOSPC, write_response_short },
+	{ "ex_hdr_reserved", "an extended header's reserved word set",
+	  "verify_hdr", EINVAL, ex_hdr_reserved },
+	{ "ex_response_without_room", "a response with no words for it",
+	  "verify_hdr", EINVAL, ex_response_without_room },
+	{ "ex_room_without_response", "response words with no response",
+	  "verify_hdr", EINVAL, ex_room_without_response },
+	{ "ex_response_short", "an extended response short of its minimum",
+	  "verify_hdr", ENOSPC, ex_response_short },
 	{ "get_context_again", "a second GET_CONTEXT on the file",
 	  "ib_init_ucontext", EINVAL, get_context_again },
 	{ "command_before_context", "QUERY_DEVICE before GET_CONTEXT",
