@@ -1525,6 +1525,11 @@ static int srq_limit_past_size(void)
 	return srq_modify(IBV_SRQ_LIMIT, 0, 1000);
 }
 static int srq_limit_within(void) { return srq_modify(IBV_SRQ_LIMIT, 0, 2); }
+static int srq_modify_nothing(void) { return srq_modify(0, 0, 1000); }
+static int srq_modify_unknown_bit(void)
+{
+	return srq_modify(1u << 2, 0, 1000);
+}
 
 static int srq_busy(void)
 {
@@ -1961,6 +1966,10 @@ static const struct rule rules[] = {
 	  "mlx4_ib_modify_srq", EINVAL, srq_limit_past_size },
 	{ "srq_limit_within", "MODIFY_SRQ limit within it",
 	  "mlx4_ib_modify_srq", 0, srq_limit_within },
+	{ "srq_modify_nothing", "MODIFY_SRQ of no attribute",
+	  "mlx4_ib_modify_srq", 0, srq_modify_nothing },
+	{ "srq_modify_unknown_bit", "MODIFY_SRQ of a bit past LIMIT (ignored)",
+	  "mlx4_ib_modify_srq", 0, srq_modify_unknown_bit },
 	{ "srq_query_pd", "QUERY_SRQ of a PD's handle", "ib_uverbs_query_srq",
 	  EINVAL, srq_query_pd },
 	{ "srq_busy", "DESTROY_SRQ of an SRQ a QP uses", "ib_destroy_srq_user",
