@@ -1676,6 +1676,93 @@ static int write_unserved_modify_ah(void)
 	return legacy_hdr(IB_USER_VERBS_CMD_MODIFY_AH, 2, 0, 0);
 }
 
+/*
+ * An extended command with driver data: @req of @len bytes, @drv of
+ * @drv_len (a multiple of 8), @resp_len bytes of core response at @resp
+ * and @drv_out_len of the driver's after it.  0 or the errno.
+ */
+static int cmd_write_drv(uint32_t command, const void *req, size_t len,
+			 const void *drv, size_t drv_len, void *resp,
+			 size_t resp_len, size_t drv_out_len)
+{
+	uint8_t buf[512] = {};
+	struct ib_uverbs_cmd_hdr *hdr = (void *)buf;
+	struct ib_uverbs_ex_cmd_hdr *exh = (void *)(hdr + 1);
+	size_t head = sizeof(*hdr) + sizeof(*exh);
+
+	hdr->command = IB_USER_VERBS_CMD_FLAG_EXTENDED | command;
+	hdr->in_words = len / 8;
+	hdr->out_words = resp_len / 8;
+	exh->provider_in_words = drv_len / 8;
+	exh->provider_out_words = drv_out_len / 8;
+	exh->response = (uintptr_t)resp;
+	memcpy(buf + head, req, len);
+	memcpy(buf + head + len, drv, drv_len);
+	return raw_write(buf, head + len + drv_len);
+}
+
+/* EX_CREATE_WQ of one entry, its driver data @drv of @drv_len bytes. */
+static int create_wq_drv(const void *drv, size_t drv_len, size_t drv_out)
+{
+	struct ib_uverbs_ex_create_wq req = {
+		.wq_type = IBV_WQT_RQ, .pd_handle = pd->handle,
+		.cq_handle = cq->handle, .max_wr = 1, .max_sge = 1,
+	};
+	uint64_t resp[8];
+
+	return cmd_write_drv(IB_USER_VERBS_EX_CMD_CREATE_WQ, &req, sizeof(req),
+			     drv, drv_len, resp,
+			     sizeof(struct ib_uverbs_ex_create_wq_resp),
+			     drv_out);
+}
+
+/* Both refused before the queue's memory is looked at. */
+static int create_wq_driver_response(void)
+{
+	struct mlx4_ib_create_wq drv = {};
+
+	return create_wq_drv(&drv, sizeof(drv), 8);
+}
+
+static int create_wq_driver_tail(void)
+{
+	uint8_t drv[sizeof(struct mlx4_ib_create_wq) + 8] = {};
+
+	drv[sizeof(drv) - 1] = 1;
+	return create_wq_drv(drv, sizeof(drv), 0);
+}
+
+/* A table of one WQ with 8 bytes of driver request, @byte the last. */
+static int table_driver_data(uint8_t byte)
+{
+	struct ibv_wq *wq = make_wq(1, 1);
+	struct {
+		struct ib_uverbs_ex_create_rwq_ind_table cmd;
+		uint32_t handle, pad;
+	} req = { .cmd = { .log_ind_tbl_size = 0 } };
+	uint8_t drv[8] = { [7] = byte };
+	struct ib_uverbs_ex_create_rwq_ind_table_resp resp = {};
+	struct ib_uverbs_ex_destroy_rwq_ind_table d = {};
+	int ret;
+
+	if (!wq)
+		return -1;
+	req.handle = wq->handle;
+	ret = cmd_write_drv(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, &req,
+			    sizeof(req), drv, sizeof(drv), &resp, sizeof(resp),
+			    0);
+	d.ind_tbl_handle = resp.ind_tbl_handle;
+	if (!ret && cmd_write(IB_USER_VERBS_EX_CMD_DESTROY_RWQ_IND_TBL, true,
+			      &d, sizeof(d), NULL, 0))
+		ret = -1;
+	if (ibv_destroy_wq(wq))
+		return -1;
+	return ret;
+}
+
+static int table_driver_nonzero(void) { return table_driver_data(1); }
+static int table_driver_zero(void) { return table_driver_data(0); }
+
 /* mlx4_ib reports RSS exactly where it registers the WQ ops. */
 static bool have_wqs(void)
 {
@@ -1873,6 +1960,18 @@ static const struct rule rules[] = {
 	  NOT_APPLICABLE },
 	{ "create_wq_comp_mask", "CREATE_WQ with a comp_mask",
 	  "ib_uverbs_ex_create_wq", EOPNOTSUPP, create_wq_comp_mask,
+	  NOT_APPLICABLE },
+	{ "create_wq_driver_response", "CREATE_WQ with room for a driver response",
+	  "mlx4_ib_create_wq", EOPNOTSUPP, create_wq_driver_response,
+	  NOT_APPLICABLE },
+	{ "create_wq_driver_tail", "CREATE_WQ with driver data past its structure",
+	  "mlx4_ib_create_wq", EOPNOTSUPP, create_wq_driver_tail,
+	  NOT_APPLICABLE },
+	{ "table_driver_nonzero", "a table of one WQ with driver data",
+	  "mlx4_ib_create_rwq_ind_table", EOPNOTSUPP, table_driver_nonzero,
+	  NOT_APPLICABLE },
+	{ "table_driver_zero", "a table of one WQ with zero driver data",
+	  "mlx4_ib_create_rwq_ind_table", 0, table_driver_zero,
 	  NOT_APPLICABLE },
 	{ "modify_wq_nothing", "MODIFY_WQ of no attribute",
 	  "ib_uverbs_ex_modify_wq", EINVAL, modify_wq_nothing,
