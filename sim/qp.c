@@ -433,6 +433,9 @@ int cmd_ex_create_qp(struct sim_cmd *cmd)
 	if ((req.comp_mask & ~IB_UVERBS_CREATE_QP_MASK_IND_TABLE) ||
 	    req.reserved)
 		return -EINVAL;
+	/* create_qp (uverbs) judges the type before it looks at a table. */
+	if (req.qp_type == IBV_QPT_RAW_PACKET && !has_cap_net_raw(cmd->ctx->pid))
+		return -EPERM;
 	if (req.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
 		return create_rss_qp(cmd, &req, &resp);
 	p = (struct qp_params){

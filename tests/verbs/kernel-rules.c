@@ -1763,6 +1763,240 @@ static int table_driver_data(uint8_t byte)
 static int table_driver_nonzero(void) { return table_driver_data(1); }
 static int table_driver_zero(void) { return table_driver_data(0); }
 
+/* ---- handles of the wrong kind, and fields the core checks ---- */
+
+static int rereg_pd_not_pd(void)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ib_uverbs_rereg_mr req = {
+		.response = (uintptr_t)&resp, .mr_handle = page_mr->handle,
+		.flags = IBV_REREG_MR_CHANGE_PD, .pd_handle = cq->handle,
+	};
+
+	return cmd_write(IB_USER_VERBS_CMD_REREG_MR, false, &req, sizeof(req),
+			 &resp, sizeof(resp));
+}
+
+static int resize_cq_pd(void)
+{
+	struct ib_uverbs_resize_cq_resp resp;
+	struct ib_uverbs_resize_cq req = {
+		.response = (uintptr_t)&resp, .cq_handle = pd->handle,
+		.cqe = 16,
+	};
+
+	return cmd_write(IB_USER_VERBS_CMD_RESIZE_CQ, false, &req, sizeof(req),
+			 &resp, sizeof(resp));
+}
+
+static int modify_cq_pd(void)
+{
+	struct ib_uverbs_ex_modify_cq req = {
+		.cq_handle = pd->handle, .attr_mask = 1,
+		.attr = { .cq_count = 1, .cq_period = 1 },
+	};
+
+	return cmd_write(IB_USER_VERBS_EX_CMD_MODIFY_CQ, true, &req,
+			 sizeof(req), NULL, 0);
+}
+
+/* EX_CREATE_QP of @type with @pd_handle, @recv_cq and the SRQ @srq. */
+static int ex_create_qp_handles(uint8_t type, uint32_t pd_handle,
+				uint32_t recv_cq, uint32_t srq,
+				uint32_t comp_mask, uint32_t tbl)
+{
+	struct ib_uverbs_ex_create_qp_resp resp;
+	struct ib_uverbs_ex_create_qp req = {
+		.pd_handle = pd_handle, .send_cq_handle = cq->handle,
+		.recv_cq_handle = recv_cq, .srq_handle = srq,
+		.is_srq = srq != 0, .max_send_wr = 1, .max_recv_wr = srq ? 0 : 1,
+		.max_send_sge = 1, .max_recv_sge = srq ? 0 : 1,
+		.qp_type = type, .comp_mask = comp_mask,
+		.rwq_ind_tbl_handle = tbl,
+	};
+
+	return cmd_write(IB_USER_VERBS_EX_CMD_CREATE_QP, true, &req,
+			 sizeof(req), &resp, sizeof(resp));
+}
+
+static int create_qp_pd_not_pd(void)
+{
+	return ex_create_qp_handles(IBV_QPT_RC, cq->handle, cq->handle, 0, 0, 0);
+}
+static int create_qp_recv_cq_not_cq(void)
+{
+	return ex_create_qp_handles(IBV_QPT_RC, pd->handle, pd->handle, 0, 0, 0);
+}
+static int create_qp_srq_not_srq(void)
+{
+	return ex_create_qp_handles(IBV_QPT_RC, pd->handle, cq->handle,
+				    cq->handle, 0, 0);
+}
+static int create_qp_xrcd_not_xrcd(void)
+{
+	return ex_create_qp_handles(IBV_QPT_XRC_RECV, pd->handle, 0, 0, 0, 0);
+}
+static int create_qp_table_not_table(void)
+{
+	return ex_create_qp_handles(IBV_QPT_RC, pd->handle, 0, 0,
+				    IB_UVERBS_CREATE_QP_MASK_IND_TABLE,
+				    pd->handle);
+}
+
+static int open_qp_xrcd_not_xrcd(void)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ib_uverbs_open_qp req = {
+		.response = (uintptr_t)&resp, .pd_handle = pd->handle,
+		.qpn = 0x40, .qp_type = IBV_QPT_XRC_RECV,
+	};
+
+	return cmd_write(IB_USER_VERBS_CMD_OPEN_QP, false, &req, sizeof(req),
+			 &resp, sizeof(resp));
+}
+
+static int create_srq_pd_not_pd(void)
+{
+	struct ib_uverbs_create_srq_resp resp;
+	struct ib_uverbs_create_srq req = {
+		.response = (uintptr_t)&resp, .pd_handle = cq->handle,
+		.max_wr = 4, .max_sge = 1,
+	};
+
+	return cmd_write(IB_USER_VERBS_CMD_CREATE_SRQ, false, &req,
+			 sizeof(req), &resp, sizeof(resp));
+}
+
+static int create_xsrq_xrcd_not_xrcd(void)
+{
+	struct ib_uverbs_create_srq_resp resp;
+	struct ib_uverbs_create_xsrq req = {
+		.response = (uintptr_t)&resp, .srq_type = IBV_SRQT_XRC,
+		.pd_handle = pd->handle, .xrcd_handle = pd->handle,
+		.cq_handle = cq->handle, .max_wr = 4, .max_sge = 1,
+	};
+
+	return cmd_write(IB_USER_VERBS_CMD_CREATE_XSRQ, false, &req,
+			 sizeof(req), &resp, sizeof(resp));
+}
+
+static int destroy_flow_comp_mask(void)
+{
+	struct ib_uverbs_destroy_flow req = { .comp_mask = 1,
+					      .flow_handle = NO_HANDLE };
+
+	return cmd_write(IB_USER_VERBS_EX_CMD_DESTROY_FLOW, true, &req,
+			 sizeof(req), NULL, 0);
+}
+
+static int ex_modify_qp_past_rate_limit(void)
+{
+	return raw_modify(true, 1u << 26, 0);
+}
+
+/* An RC QP in INIT given CUR_STATE: allowed only from RTR on. */
+static int modify_qp_cur_state_in_init(void)
+{
+	struct ibv_qp *qp = rc_in_init();
+	struct ib_uverbs_modify_qp req = {
+		.qp_handle = qp ? qp->handle : 0,
+		.attr_mask = IBV_QP_STATE | IBV_QP_CUR_STATE,
+		.qp_state = IBV_QPS_INIT, .cur_qp_state = IBV_QPS_INIT,
+	};
+	int ret;
+
+	if (!qp)
+		return -1;
+	ret = cmd_write(IB_USER_VERBS_CMD_MODIFY_QP, false, &req, sizeof(req),
+			NULL, 0);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
+/* INIT to RTR with @mask's extra attribute set by @set. */
+static int rtr_with(void (*set)(struct ibv_qp_attr *), int extra)
+{
+	struct ibv_qp *qp = rc_in_init();
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = own_path(),
+	};
+	int ret;
+
+	if (!qp)
+		return -1;
+	attr.dest_qp_num = qp->qp_num;
+	set(&attr);
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER | extra);
+	if (ibv_destroy_qp(qp))
+		return -1;
+	return ret;
+}
+
+static void mtu_past_4096(struct ibv_qp_attr *a) { a->path_mtu = 6; }
+static void alt_ports_differ(struct ibv_qp_attr *a)
+{
+	a->alt_ah_attr = own_path();
+	a->alt_ah_attr.port_num = dev.phys_port_cnt > 1 ? 2 : 0;
+	a->alt_port_num = 1;
+	a->alt_timeout = 14;
+}
+static void dest_rd_atomic_past(struct ibv_qp_attr *a)
+{
+	a->max_dest_rd_atomic = 255;
+}
+
+static int rtr_mtu_past_4096(void) { return rtr_with(mtu_past_4096, 0); }
+static int rtr_alt_ports_differ(void)
+{
+	return rtr_with(alt_ports_differ, IBV_QP_ALT_PATH);
+}
+static int rtr_dest_rd_atomic_past(void)
+{
+	return rtr_with(dest_rd_atomic_past, 0);
+}
+
+static int table_comp_mask(void)
+{
+	struct {
+		struct ib_uverbs_ex_create_rwq_ind_table cmd;
+		uint32_t handle, pad;
+	} req = { .cmd = { .comp_mask = 1 }, .handle = NO_HANDLE };
+	struct ib_uverbs_ex_create_rwq_ind_table_resp resp;
+
+	return cmd_write(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, true, &req,
+			 sizeof(req), &resp, sizeof(resp));
+}
+
+static int table_handle_not_wq(void)
+{
+	struct {
+		struct ib_uverbs_ex_create_rwq_ind_table cmd;
+		uint32_t handle, pad;
+	} req = { .handle = 0 };
+	struct ib_uverbs_ex_create_rwq_ind_table_resp resp;
+
+	req.handle = pd->handle;
+	return cmd_write(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, true, &req,
+			 sizeof(req), &resp, sizeof(resp));
+}
+
+static int modify_wq_pd(void)
+{
+	struct ib_uverbs_ex_modify_wq req = {
+		.attr_mask = IBV_WQ_ATTR_STATE, .wq_handle = pd->handle,
+		.wq_state = IBV_WQS_RDY,
+	};
+
+	return cmd_write(IB_USER_VERBS_EX_CMD_MODIFY_WQ, true, &req,
+			 sizeof(req), NULL, 0);
+}
+
 /* mlx4_ib reports RSS exactly where it registers the WQ ops. */
 static bool have_wqs(void)
 {
@@ -2071,6 +2305,48 @@ static const struct rule rules[] = {
 	  "mlx4_ib_modify_srq", 0, srq_modify_unknown_bit },
 	{ "srq_query_pd", "QUERY_SRQ of a PD's handle", "ib_uverbs_query_srq",
 	  EINVAL, srq_query_pd },
+	{ "rereg_pd_not_pd", "REREG_MR to a CQ's handle as the PD",
+	  "ib_uverbs_rereg_mr", EINVAL, rereg_pd_not_pd },
+	{ "resize_cq_pd", "RESIZE_CQ of a PD's handle", "ib_uverbs_resize_cq",
+	  EINVAL, resize_cq_pd },
+	{ "modify_cq_pd", "MODIFY_CQ of a PD's handle",
+	  "ib_uverbs_ex_modify_cq", EINVAL, modify_cq_pd },
+	{ "create_qp_pd_not_pd", "CREATE_QP on a CQ's handle as the PD",
+	  "create_qp (uverbs)", EINVAL, create_qp_pd_not_pd },
+	{ "create_qp_recv_cq_not_cq", "CREATE_QP with a PD's handle as recv CQ",
+	  "create_qp (uverbs)", EINVAL, create_qp_recv_cq_not_cq },
+	{ "create_qp_srq_not_srq", "CREATE_QP with a CQ's handle as its SRQ",
+	  "create_qp (uverbs)", EINVAL, create_qp_srq_not_srq },
+	{ "create_qp_xrcd_not_xrcd", "CREATE_QP XRC_TGT on a PD's handle",
+	  "create_qp (uverbs)", EINVAL, create_qp_xrcd_not_xrcd },
+	{ "create_qp_table_not_table", "CREATE_QP on a PD's handle as its table",
+	  "create_qp (uverbs)", EINVAL, create_qp_table_not_table },
+	{ "open_qp_xrcd_not_xrcd", "OPEN_QP on a PD's handle as the domain",
+	  "ib_uverbs_open_qp", EINVAL, open_qp_xrcd_not_xrcd },
+	{ "create_srq_pd_not_pd", "CREATE_SRQ on a CQ's handle as the PD",
+	  "__uverbs_create_xsrq", EINVAL, create_srq_pd_not_pd },
+	{ "create_xsrq_xrcd_not_xrcd", "CREATE_XSRQ on a PD's handle as domain",
+	  "__uverbs_create_xsrq", EINVAL, create_xsrq_xrcd_not_xrcd },
+	{ "destroy_flow_comp_mask", "DESTROY_FLOW with a comp_mask",
+	  "ib_uverbs_ex_destroy_flow", EINVAL, destroy_flow_comp_mask },
+	{ "ex_modify_qp_past_rate_limit", "EX_MODIFY_QP with attribute bit 26",
+	  "ib_uverbs_ex_modify_qp", EOPNOTSUPP, ex_modify_qp_past_rate_limit },
+	{ "modify_qp_cur_state_in_init", "CUR_STATE given in INIT",
+	  "ib_modify_qp_is_ok", EINVAL, modify_qp_cur_state_in_init },
+	{ "rtr_mtu_past_4096", "INIT to RTR with path MTU 6",
+	  "__mlx4_ib_modify_qp", EINVAL, rtr_mtu_past_4096 },
+	{ "rtr_alt_ports_differ", "an alternate path whose two ports differ",
+	  "modify_qp (uverbs)", EINVAL, rtr_alt_ports_differ },
+	{ "rtr_dest_rd_atomic_past", "max_dest_rd_atomic 255",
+	  "_mlx4_ib_modify_qp", EINVAL, rtr_dest_rd_atomic_past },
+	{ "table_comp_mask", "CREATE_RWQ_IND_TBL with a comp_mask",
+	  "ib_uverbs_ex_create_rwq_ind_table", EOPNOTSUPP, table_comp_mask,
+	  NOT_APPLICABLE },
+	{ "table_handle_not_wq", "CREATE_RWQ_IND_TBL of a PD's handle",
+	  "ib_uverbs_ex_create_rwq_ind_table", EINVAL, table_handle_not_wq,
+	  NOT_APPLICABLE },
+	{ "modify_wq_pd", "MODIFY_WQ of a PD's handle",
+	  "ib_uverbs_ex_modify_wq", EINVAL, modify_wq_pd, NOT_APPLICABLE },
 	{ "srq_busy", "DESTROY_SRQ of an SRQ a QP uses", "ib_destroy_srq_user",
 	  EBUSY, srq_busy },
 };
