@@ -93,21 +93,23 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	int err;
 
 	/*
-	 * uverbs refuses a vector the device does not have, then mlx4_ib a
+	 * uverbs refuses a vector the device does not have, then a channel
+	 * that is not a completion channel's file (ufd_get_read: not open,
+	 * or another file, the async one included: EBADF), then mlx4_ib a
 	 * size outside 1..max_cqe.
 	 */
 	if (p->comp_vector >= hca_comp_vectors())
 		return -EINVAL;
+	if (p->comp_channel >= 0) {
+		channel = cmd->arg ? event_file_find(ctx, cmd->arg - 1) : NULL;
+		if (!channel || channel->async)
+			return -EBADF;
+	}
 	if (p->cqe < 1 || p->cqe > CX3_MAX_CQE || hca->ncqs >= CX3_MAX_CQ)
 		return -EINVAL;
 	if (cmd->drv_in_len < sizeof(drv))
 		return -EINVAL;
 	cmd_drv_in(cmd, &drv, sizeof(drv));
-	if (p->comp_channel >= 0) {
-		channel = cmd->arg ? event_file_find(ctx, cmd->arg - 1) : NULL;
-		if (!channel || channel->async)
-			return -EINVAL;
-	}
 	nent = roundup_pow2(p->cqe + 1);
 	if (!buffer_ok(ctx, drv.buf_addr, (uint64_t)nent * cqe_size) ||
 	    !buffer_ok(ctx, drv.db_addr, 8))
@@ -318,11 +320,17 @@ int cmd_ex_modify_cq(struct sim_cmd *cmd)
 	struct ib_uverbs_ex_modify_cq req;
 
 	cmd_in(cmd, &req, sizeof(req));
+	/*
+	 * ib_uverbs_ex_modify_cq: no attribute or a reserved field, then an
+	 * attribute past IB_CQ_MODERATE (EOPNOTSUPP), then the handle.
+	 */
+	if (!req.attr_mask || req.reserved)
+		return -EINVAL;
+	if (req.attr_mask > 1)
+		return -EOPNOTSUPP;
 	if (!uobj_get(cmd->ctx, req.cq_handle, SIM_OBJ_CQ))
 		return -EINVAL;
 	/* Moderation only delays events; events here are never late. */
-	if (req.attr_mask & ~1u || req.reserved)
-		return -EINVAL;
 	return 0;
 }
 

@@ -75,8 +75,22 @@ void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type)
 }
 
 /*
+ * uverbs' lookup of a handle for a command that must have it whole
+ * (uobj_get_write, uobj_get_destroy: rdma_lookup_get_uobject): a handle
+ * that names nothing is -ENOENT (lookup_get_idr_uobject), one that names
+ * an object of another type -EINVAL.  The commands that only read an
+ * object (uobj_get_obj_read) turn either into -EINVAL themselves.
+ */
+int uobj_lookup_err(struct sim_ctx *ctx, uint32_t handle)
+{
+	return handle < ctx->nhandles && ctx->handles[handle] ? -EINVAL :
+								-ENOENT;
+}
+
+/*
  * The start every destroy command shares, uverbs' uobj_get_destroy(): the
- * object of @type that @handle names, or NULL with *err -EINVAL.  What
+ * object of @type that @handle names, or NULL with *err -ENOENT or
+ * -EINVAL (uobj_lookup_err).  What
  * keeps an object from going is its own: @busy_off is where it counts
  * what still holds it (an int; UOBJ_NEVER_BUSY if nothing can), and while
  * that count is not zero the object stays and *err is -EBUSY.
@@ -88,7 +102,7 @@ void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
 	int busy = 0;
 
 	if (!obj) {
-		*err = -EINVAL;
+		*err = uobj_lookup_err(ctx, handle);
 		return NULL;
 	}
 	if (busy_off != UOBJ_NEVER_BUSY)

@@ -14,6 +14,8 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
 			 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | \
 			 IBV_ACCESS_HUGETLB)
+/* Flags the core knows, for capabilities this device has not. */
+#define ACCESS_UNOFFERED (IBV_ACCESS_ON_DEMAND | (1u << 8) | (1u << 9))
 /* Flags a device may ignore (relaxed ordering and its neighbours). */
 #define ACCESS_OPTIONAL	(((1u << 10) - 1) << 20)
 #define ACCESS_WRITES	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -25,12 +27,18 @@
 
 static int check_access(uint32_t access)
 {
-	if (access & ~(ACCESS_KNOWN | ACCESS_OPTIONAL))
-		return -EINVAL;
 	/* Remote writers need local write too (IB spec o10-34). */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if (access & ~(ACCESS_KNOWN | ACCESS_UNOFFERED | ACCESS_OPTIONAL))
+		return -EINVAL;
+	/*
+	 * ib_check_mr_access: flags the core knows that need a capability
+	 * a ConnectX-3 lacks (on-demand paging, the flush rights).
+	 */
+	if (access & ACCESS_UNOFFERED)
+		return -EOPNOTSUPP;
 	return 0;
 }
 
@@ -131,10 +139,21 @@ int cmd_rereg_mr(struct sim_cmd *cmd)
 	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	mr = uobj_get(cmd->ctx, req.mr_handle, SIM_OBJ_MR);
-	if (!mr || !req.flags || (req.flags & ~(REREG_TRANS | REREG_PD |
-						REREG_ACCESS)))
+	/*
+	 * ib_uverbs_rereg_mr: no flags, then flags it does not know
+	 * (EOPNOTSUPP), then a new address whose page offset differs from
+	 * the new iova, before it looks the region up (uobj_get_write).
+	 */
+	if (!req.flags)
 		return -EINVAL;
+	if (req.flags & ~(REREG_TRANS | REREG_PD | REREG_ACCESS))
+		return -EOPNOTSUPP;
+	if ((req.flags & REREG_TRANS) &&
+	    ((req.start ^ req.hca_va) & (SIM_PAGE_SIZE - 1)))
+		return -EINVAL;
+	mr = uobj_get(cmd->ctx, req.mr_handle, SIM_OBJ_MR);
+	if (!mr)
+		return uobj_lookup_err(cmd->ctx, req.mr_handle);
 	if (mr->windows)
 		return -EBUSY;
 	access = req.flags & REREG_ACCESS ? req.access_flags : mr->access;

@@ -433,6 +433,9 @@ int cmd_ex_create_qp(struct sim_cmd *cmd)
 	if ((req.comp_mask & ~IB_UVERBS_CREATE_QP_MASK_IND_TABLE) ||
 	    req.reserved)
 		return -EINVAL;
+	/* create_qp (uverbs) judges the type before it looks at a table. */
+	if (req.qp_type == IBV_QPT_RAW_PACKET && !has_cap_net_raw(cmd->ctx->pid))
+		return -EPERM;
 	if (req.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
 		return create_rss_qp(cmd, &req, &resp);
 	p = (struct qp_params){
@@ -933,9 +936,50 @@ static bool rss_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 	       !(attr_mask & ~(uint32_t)(IBV_QP_STATE | IBV_QP_PORT));
 }
 
-static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
+/*
+ * What uverbs' modify_qp() checks of the ports before the core and the
+ * driver see the command: each port it names exists; at INIT to RTR the
+ * path's port is the QP's own (set at RESET to INIT); otherwise (SQD to
+ * SQD) a path and a port agree, and a path alone brings its port along.
+ */
+static int check_ports(struct sim_qp *qp, struct ib_uverbs_modify_qp *m)
 {
-	struct sim_qp *qp = qp_get(cmd->ctx, m->qp_handle);
+	if ((m->attr_mask & IBV_QP_PORT) && !hca_port(qp->hca, m->port_num))
+		return -EINVAL;
+	if (m->attr_mask & IBV_QP_AV) {
+		if (!hca_port(qp->hca, m->dest.port_num))
+			return -EINVAL;
+		if ((m->attr_mask & IBV_QP_STATE) &&
+		    m->qp_state == IBV_QPS_RTR) {
+			if (m->dest.port_num != qp->port)
+				return -EINVAL;
+		} else if (m->attr_mask & IBV_QP_PORT) {
+			if (m->port_num != m->dest.port_num)
+				return -EINVAL;
+		} else {
+			m->attr_mask |= IBV_QP_PORT;
+			m->port_num = m->dest.port_num;
+		}
+	}
+	if ((m->attr_mask & IBV_QP_ALT_PATH) &&
+	    (!hca_port(qp->hca, m->alt_port_num) ||
+	     m->alt_port_num != m->alt_dest.port_num))
+		return -EINVAL;
+	if (((m->attr_mask & IBV_QP_CUR_STATE) &&
+	     m->cur_qp_state > IBV_QPS_ERR) ||
+	    ((m->attr_mask & IBV_QP_STATE) && m->qp_state > IBV_QPS_ERR))
+		return -EINVAL;
+	return 0;
+}
+
+/* IB_QP_ATTR_STANDARD_BITS: IB_QP_STATE through IB_QP_DEST_QPN. */
+#define QP_ATTR_STANDARD_BITS	((1u << 21) - 1)
+
+static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *req)
+{
+	struct sim_qp *qp = qp_get(cmd->ctx, req->qp_handle);
+	struct ib_uverbs_modify_qp copy = *req;
+	const struct ib_uverbs_modify_qp *m = &copy;
 	enum ibv_qp_state cur, next;
 	uint8_t dmac[6] = {};
 	uint16_t vlan = NO_VLAN;
@@ -943,6 +987,12 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *m)
 
 	if (!qp)
 		return -EINVAL;
+	err = check_ports(qp, &copy);
+	if (err)
+		return err;
+	/* mlx4_ib_modify_qp: no rate limit (packet pacing) on mlx4. */
+	if (m->attr_mask & IBV_QP_RATE_LIMIT)
+		return -EOPNOTSUPP;
 	cur = m->attr_mask & IBV_QP_CUR_STATE ? m->cur_qp_state : qp->state;
 	next = m->attr_mask & IBV_QP_STATE ? m->qp_state : cur;
 	if (cur != qp->state)
@@ -987,6 +1037,9 @@ int cmd_modify_qp(struct sim_cmd *cmd)
 	struct ib_uverbs_modify_qp req;
 
 	cmd_in(cmd, &req, sizeof(req));
+	/* ib_uverbs_modify_qp: attributes past the standard ones. */
+	if (req.attr_mask & ~QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
 	return modify_qp(cmd, &req);
 }
 
@@ -997,8 +1050,12 @@ int cmd_ex_modify_qp(struct sim_cmd *cmd)
 	int err;
 
 	cmd_in(cmd, &req, sizeof(req));
-	/* Rate limiting is for Ethernet packet pacing. */
-	if ((req.base.attr_mask & IBV_QP_RATE_LIMIT) || req.reserved)
+	/*
+	 * ib_uverbs_ex_modify_qp: attributes past the standard ones and the
+	 * rate limit (which mlx4_ib refuses in turn); the reserved word is
+	 * not looked at.
+	 */
+	if (req.base.attr_mask & ~(QP_ATTR_STANDARD_BITS | IBV_QP_RATE_LIMIT))
 		return -EOPNOTSUPP;
 	err = modify_qp(cmd, &req.base);
 	if (err)
@@ -1018,6 +1075,8 @@ int cmd_query_qp(struct sim_cmd *cmd)
 	qp = qp_get(cmd->ctx, req.qp_handle);
 	if (!qp)
 		return -EINVAL;
+	if (qp->rss_tbl)
+		return -EOPNOTSUPP;	/* mlx4_ib_query_qp */
 	dest_from_path(&resp.dest, &qp->path);
 	dest_from_path(&resp.alt_dest, &qp->alt_path);
 	/*
@@ -1077,6 +1136,23 @@ static int group_size(const uint8_t gid[16])
 	return n;
 }
 
+/*
+ * ib_attach_mcast's is_valid_mcast_lid(): on InfiniBand a multicast LID
+ * is 0xc000..0xfffe.  A QP in INIT or later is judged by its port; one
+ * in RESET by the device, where any Ethernet port (whose annex says the
+ * LID is ignored) lets every LID through.
+ */
+static bool mcast_lid_ok(const struct sim_qp *qp, uint16_t lid)
+{
+	struct sim_port *port = qp->state != IBV_QPS_RESET ?
+				hca_port(qp->hca, qp->port) : NULL;
+
+	if (port ? port->link_layer == IBV_LINK_LAYER_ETHERNET :
+		   hca_has_eth_port(qp->hca))
+		return true;
+	return lid >= 0xc000 && lid != 0xffff;
+}
+
 int cmd_attach_mcast(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_attach_mcast req;
@@ -1085,10 +1161,14 @@ int cmd_attach_mcast(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	qp = qp_get(cmd->ctx, req.qp_handle);
-	if (!qp || qp->type != IBV_QPT_UD || req.gid[0] != 0xff)
+	if (!qp)
 		return -EINVAL;
+	/* uverbs answers an attach it already has before the core looks. */
 	if (mcast_find(req.gid, qp))
 		return 0;
+	if (qp->type != IBV_QPT_UD || req.gid[0] != 0xff ||
+	    !mcast_lid_ok(qp, req.mlid))
+		return -EINVAL;
 	if (group_size(req.gid) >= CX3_MAX_MCAST_QP_ATTACH)
 		return -ENOMEM;
 	m = calloc(1, sizeof(*m));
@@ -1187,7 +1267,7 @@ int cmd_destroy_qp(struct sim_cmd *cmd)
 	} else {
 		open = uobj_get(cmd->ctx, req.qp_handle, SIM_OBJ_QP_OPEN);
 		if (!open)
-			return -EINVAL;
+			return uobj_lookup_err(cmd->ctx, req.qp_handle);
 		resp.events_reported = open->events_reported;
 		qp_open_release(open);
 	}

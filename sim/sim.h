@@ -641,6 +641,7 @@ int ctx_handle_request(struct sim_ctx *ctx);
 int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
 void uobj_remove(struct sim_uobj *uobj);
 void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
+int uobj_lookup_err(struct sim_ctx *ctx, uint32_t handle);
 #define UOBJ_NEVER_BUSY	SIZE_MAX
 void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
 		       enum sim_obj_type type, size_t busy_off, int *err);

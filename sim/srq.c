@@ -134,11 +134,16 @@ int cmd_modify_srq(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	srq = uobj_get(cmd->ctx, req.srq_handle, SIM_OBJ_SRQ);
-	if (!srq || !req.attr_mask)
+	if (!srq)
 		return -EINVAL;
-	/* A ConnectX-3 cannot resize an SRQ. */
-	if (req.attr_mask & ~IBV_SRQ_LIMIT)
+	/*
+	 * mlx4_ib_modify_srq: a ConnectX-3 cannot resize an SRQ; a limit
+	 * must be below its size; any other bit, or none, changes nothing.
+	 */
+	if (req.attr_mask & IBV_SRQ_MAX_WR)
 		return -EINVAL;
+	if (!(req.attr_mask & IBV_SRQ_LIMIT))
+		return 0;
 	if (req.srq_limit >= srq->wqe_cnt)
 		return -EINVAL;
 	srq->limit = req.srq_limit;

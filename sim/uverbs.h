@@ -46,6 +46,15 @@ static inline void cmd_drv_in(const struct sim_cmd *cmd, void *req,
 	memcpy(req, cmd->drv_in, MIN(size, cmd->drv_in_len));
 }
 
+/* ib_is_udata_cleared(): the driver's request is zero from @from on. */
+static inline bool cmd_drv_in_clear(const struct sim_cmd *cmd, size_t from)
+{
+	for (size_t i = from; i < cmd->drv_in_len; i++)
+		if (cmd->drv_in[i])
+			return false;
+	return true;
+}
+
 static inline void cmd_out(struct sim_cmd *cmd, const void *resp, size_t size)
 {
 	cmd->out_len = MIN(size, cmd->out_cap);

@@ -309,6 +309,12 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 		return -EINVAL;
 	if (cmd->drv_in_len < offsetofend(struct mlx4_ib_create_wq, comp_mask))
 		return -EINVAL;
+	/*
+	 * mlx4_ib_create_wq: a driver request longer than its structure is
+	 * zero past it, and there is no driver response to ask room for.
+	 */
+	if (!cmd_drv_in_clear(cmd, sizeof(drv)) || cmd->drv_out_cap)
+		return -EOPNOTSUPP;
 	cmd_drv_in(cmd, &drv, sizeof(drv));
 	if (req.wq_type != IBV_WQT_RQ || drv.comp_mask || drv.reserved[0] ||
 	    drv.reserved[1] || drv.reserved[2] ||
@@ -425,7 +431,7 @@ int cmd_ex_destroy_wq(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (req.comp_mask)
-		return -EINVAL;
+		return -EOPNOTSUPP;	/* ib_uverbs_ex_destroy_wq */
 	wq = uobj_get_destroy(cmd->ctx, req.wq_handle, SIM_OBJ_WQ,
 			      offsetof(struct sim_wq_obj, users), &err);
 	if (!wq)
@@ -467,7 +473,7 @@ int cmd_ex_create_ind_tbl(struct sim_cmd *cmd)
 		return -EINVAL;
 	size = 1u << req.log_ind_tbl_size;
 	if (cmd->in_len < sizeof(req) + size * sizeof(uint32_t))
-		return -EINVAL;
+		return -ENOSPC;		/* uverbs_request_next */
 	handles = (const uint32_t *)(cmd->in + sizeof(req));
 	tbl = calloc(1, sizeof(*tbl));
 	if (tbl)
@@ -482,11 +488,19 @@ int cmd_ex_create_ind_tbl(struct sim_cmd *cmd)
 		if (!tbl->wqs[i])
 			break;
 	}
-	if (!tbl->wqs[size - 1] ||
+	/*
+	 * uverbs looks the WQs up; mlx4_ib_create_rwq_ind_table wants no
+	 * driver request but zeros (its response's minimum, 8 bytes, is
+	 * one word: never short), then WQs it can span.
+	 */
+	if (!tbl->wqs[size - 1] || !cmd_drv_in_clear(cmd, 0) ||
 	    !wqs_spannable(tbl->wqs, size)) {
+		int err = !tbl->wqs[size - 1] || cmd_drv_in_clear(cmd, 0) ?
+			  -EINVAL : -EOPNOTSUPP;
+
 		free(tbl->wqs);
 		free(tbl);
-		return -EINVAL;
+		return err;
 	}
 	if (uobj_add(cmd->ctx, &tbl->uobj, SIM_OBJ_IND_TBL)) {
 		free(tbl->wqs);
@@ -521,7 +535,7 @@ int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd)
 
 	cmd_in(cmd, &req, sizeof(req));
 	if (req.comp_mask)
-		return -EINVAL;
+		return -EOPNOTSUPP;	/* ib_uverbs_ex_destroy_rwq_ind_table */
 	/* Busy while an RSS QP spreads over it. */
 	tbl = uobj_get_destroy(cmd->ctx, req.ind_tbl_handle, SIM_OBJ_IND_TBL,
 			       offsetof(struct sim_ind_tbl, users), &err);

@@ -112,6 +112,11 @@ EXTRA_DIST += tests/verbs/kernel-rules-system.tap \
 	tests/verbs/kernel-rules-eth-system.tap \
 	tests/verbs/kernel-rules-eth-project.tap tests/verbs/kernel-rules.sh
 
+# The audit table of every kernel check (issue 23): each test it names
+# exists, every served command has rows, the closing counts are right.
+TESTS += tests/verbs/kernel-rules-table.tap
+EXTRA_DIST += tests/verbs/kernel-rules-table.tap tests/verbs/kernel-rules.txt
+
 # RoCE v1 and v2: the examples and perftest by GID on Ethernet ports.
 TESTS += tests/verbs/roce-project.tap tests/verbs/roce-system.tap
 EXTRA_DIST += tests/verbs/roce-project.tap tests/verbs/roce-system.tap \

@@ -714,6 +714,14 @@ static void test_rss(struct raw_qp *tx)
 	      EOPNOTSUPP, "an RSS QP takes the state and port alone (EOPNOTSUPP)");
 	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
 		bail("RSS QP to RTR");
+	{
+		/* mlx4_ib_query_qp answers nothing of an RSS QP. */
+		struct ibv_qp_init_attr init_got;
+		struct ibv_qp_attr got;
+
+		check(ibv_query_qp(rss.qp, &got, IBV_QP_STATE, &init_got) ==
+		      EOPNOTSUPP, "an RSS QP is not queried (EOPNOTSUPP)");
+	}
 	/* No further: _mlx4_ib_modify_qp, rdma-core's _mlx4_modify_qp_rss. */
 	attr.qp_state = IBV_QPS_RTS;
 	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
