@@ -190,10 +190,13 @@ EXPORT int dup(int fd)
 	return copy;
 }
 
-EXPORT int dup2(int fd, int to)
+/*
+ * Before the program puts a copy of @fd at @to: a number of ours is no
+ * descriptor of the program's, and whatever sat at @to goes (a socket of
+ * ours moves out of the way first).
+ */
+static int before_dup(int fd, int to)
 {
-	int ret;
-
 	init();
 	if (is_conn(fd))
 		return fail(-EBADF);
@@ -201,24 +204,23 @@ EXPORT int dup2(int fd, int to)
 		conn_move_from(to);
 		fd_forget(to);
 	}
-	ret = real.dup2(fd, to);
+	return 0;
+}
+
+EXPORT int dup2(int fd, int to)
+{
+	int ret = before_dup(fd, to) ?: real.dup2(fd, to);
+
 	if (ret >= 0 && fd != to)
 		fd_copy(fd, to);
 	return ret;
 }
 
+/* (dup3 onto itself is EINVAL: no copy is made.) */
 EXPORT int dup3(int fd, int to, int flags)
 {
-	int ret;
+	int ret = before_dup(fd, to) ?: real.dup3(fd, to, flags);
 
-	init();
-	if (is_conn(fd))
-		return fail(-EBADF);
-	if (fd != to) {
-		conn_move_from(to);
-		fd_forget(to);
-	}
-	ret = real.dup3(fd, to, flags);
 	if (ret >= 0)
 		fd_copy(fd, to);
 	return ret;
