@@ -77,6 +77,8 @@ EXTRA_DIST += tests/sim/lifecycle.tap tests/sim/cleanup.tap tests/sim/fabric.tap
 AM_TESTS_ENVIRONMENT += \
 	SAN_PROVIDER_SOURCES='$(MLX4_PROVIDER_SOURCES)'; \
 	SAN_DAEMON_SOURCES='$(sim_mlx4simd_SOURCES)'; \
-	PABI='$(PABI)'; export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES PABI;
+	SAN_PRELOAD_SOURCES='$(sim_libmlx4sim_la_SOURCES)'; \
+	PABI='$(PABI)'; \
+	export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES SAN_PRELOAD_SOURCES PABI;
 TESTS += tests/sim/sanitizers.tap
 EXTRA_DIST += tests/sim/sanitizers.tap tests/sim/msan-epoll.c
