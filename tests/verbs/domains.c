@@ -25,6 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include "mlx4dv.h"
+#include "../cases.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -676,11 +677,43 @@ static void single_threaded_cq(void)
 	free_end(&b);
 }
 
+/*
+ * The cases, in the order a full run takes them: ours with our provider,
+ * Debian's with the distribution's, which has no domains (its refusals
+ * are the test).  Each makes and frees its own objects on the shared PD.
+ */
+static const struct test_case ours[] = {
+	{ "thread_and_parent_domain", thread_and_parent_domain,
+	  "an RC pair, CQs and a window on a parent domain, data both ways" },
+	{ "allocator_use_default", allocator_use_default,
+	  "IBV_ALLOCATOR_USE_DEFAULT gives the provider's own memory" },
+	{ "allocator_failures", allocator_failures,
+	  "an allocator that fails fails the creation, cleanly" },
+	{ "srq_on_parent_domain", srq_on_parent_domain,
+	  "an SRQ on a parent domain, its memory from the allocator" },
+	{ "single_threaded_cq", single_threaded_cq,
+	  "CQs created single-threaded" },
+};
+
+static const struct test_case debians[] = {
+	{ "refusals_by_debian", refusals_by_debian,
+	  "the distribution's provider refuses the domains (EOPNOTSUPP)" },
+	{ "single_threaded_cq", single_threaded_cq,
+	  "CQs created single-threaded" },
+};
+
+/* Usage: domains [project|system] [--list | NAME...] */
 int main(int argc, char **argv)
 {
-	struct ibv_port_attr port;
 	bool system = argc > 1 && !strcmp(argv[1], "system");
+	bool named = system || (argc > 1 && !strcmp(argv[1], "project"));
+	const struct test_case *cases = system ? debians : ours;
+	size_t n = system ? CASES_N(debians) : CASES_N(ours);
+	struct ibv_port_attr port;
+	int ret = cases_select(cases, n, argc, argv, named ? 2 : 1);
 
+	if (ret >= 0)
+		return ret;
 	page_size = sysconf(_SC_PAGESIZE);
 	ctx = open_first_device("domains");
 	pd = ibv_alloc_pd(ctx);
@@ -688,15 +721,7 @@ int main(int argc, char **argv)
 		bail("setup");
 	lid = port.lid;
 
-	if (system) {
-		refusals_by_debian();
-	} else {
-		thread_and_parent_domain();
-		allocator_use_default();
-		allocator_failures();
-		srq_on_parent_domain();
-	}
-	single_threaded_cq();
+	cases_run(cases, n);
 
 	if (ibv_dealloc_pd(pd))
 		bail("ibv_dealloc_pd");
