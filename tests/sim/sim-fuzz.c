@@ -40,8 +40,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx4-abi.h>
 
-#include "../../sim/protocol.h"
-#include "../../sim/uverbs-cmds.h"
+#include "../../sim/host/protocol.h"
+#include "../../sim/host/uverbs-cmds.h"
 #include "../wait.h"
 
 #ifndef MIN

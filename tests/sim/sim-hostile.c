@@ -30,7 +30,7 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "../../sim/protocol.h"
+#include "../../sim/host/protocol.h"
 
 static int connect_daemon(void)
 {

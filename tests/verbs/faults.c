@@ -30,7 +30,7 @@
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../wait.h"
-#include "../../sim/protocol.h"
+#include "../../sim/host/protocol.h"
 
 #define BUF_SIZE	8192
 #define SEND_OFF	0

@@ -19,9 +19,9 @@
  */
 #include <string.h>
 
-#include "sim.h"
-#include "opcode.h"
-#include "wire.h"
+#include "../sim.h"
+#include "../host/opcode.h"
+#include "../fabric/wire.h"
 
 #define ETH_HLEN	14
 #define VLAN_HLEN	4

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "sim.h"
-#include "opcode.h"
+#include "../sim.h"
+#include "../host/opcode.h"
 #include "queue.h"
-#include "wire.h"
+#include "../fabric/wire.h"
 
 #define CTRL_DS_MASK	0x3f	/* fence_size: the WQE's size in 16 bytes */
 

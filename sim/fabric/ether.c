@@ -36,7 +36,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "sim.h"
+#include "../sim.h"
 
 #define SWITCH_NAME	"mlx4sw"
 #define IPV4_PREFIX	"192.168.77."	/* a /24 the switch serves */

@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "../sim.h"
 
 struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async)
 {

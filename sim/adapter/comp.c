@@ -5,10 +5,10 @@
  */
 #include <string.h>
 
-#include "sim.h"
-#include "opcode.h"
+#include "../sim.h"
+#include "../host/opcode.h"
 #include "queue.h"
-#include "wire.h"
+#include "../fabric/wire.h"
 
 /* Vendor syndromes a ConnectX-3 reports beside the IB one. */
 static uint8_t vendor_err(uint8_t syndrome)

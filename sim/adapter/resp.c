@@ -13,10 +13,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sim.h"
-#include "opcode.h"
+#include "../sim.h"
+#include "../host/opcode.h"
 #include "queue.h"
-#include "wire.h"
+#include "../fabric/wire.h"
 
 #define SMALL_RECV	4096	/* a receive that lands with its CQE */
 

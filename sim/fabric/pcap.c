@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "sim.h"
-#include "opcode.h"
+#include "../sim.h"
+#include "../host/opcode.h"
 #include "wire.h"
 
 #define ROCE_V2_PORT	4791

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "uverbs.h"
-#include "queue.h"
+#include "../adapter/queue.h"
 
 #define FLOW_MAX_PRIORITY	0xfff	/* mlx4_ib: 12 bits of rule priority */
 #define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */

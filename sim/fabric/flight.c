@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "../sim.h"
 #include "wire.h"
 
 /* A reordered packet that nothing overtakes goes after this long. */

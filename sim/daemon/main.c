@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "protocol.h"
-#include "sim.h"
+#include "../host/protocol.h"
+#include "../sim.h"
 
 struct sim sim;
 

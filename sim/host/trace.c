@@ -46,7 +46,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "opcode.h"
-#include "uverbs.h"
+#include "../kernel/uverbs.h"
 #include "uverbs-cmds.h"
 
 FILE *sim_trace;

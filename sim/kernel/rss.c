@@ -15,8 +15,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sim.h"
-#include "queue.h"
+#include "../sim.h"
+#include "../adapter/queue.h"
 
 #define FIELDS_IPV4	(MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4)
 #define FIELDS_IPV6	(MLX4_IB_RX_HASH_SRC_IPV6 | MLX4_IB_RX_HASH_DST_IPV6)

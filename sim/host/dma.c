@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "sim.h"
+#include "../sim.h"
 
 #define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */

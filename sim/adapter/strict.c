@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim.h"
+#include "../sim.h"
 
 /* include/linux/sched.h: the task is in do_exit(). */
 #define PF_EXITING	0x00000004

@@ -9,7 +9,7 @@
 #ifndef MLX4SIM_OPCODE_H
 #define MLX4SIM_OPCODE_H
 
-#include "sim.h"
+#include "../sim.h"
 
 #define WQE_OPCODE_MASK	0x1f	/* of the control segment's owner_opcode */
 

@@ -19,9 +19,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "protocol.h"
+#include "../host/protocol.h"
 #include "uverbs.h"
-#include "uverbs-cmds.h"
+#include "../host/uverbs-cmds.h"
 
 /* ------------------------------------------------------------------ */
 /* Handles                                                             */

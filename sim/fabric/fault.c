@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "protocol.h"
-#include "sim.h"
+#include "../host/protocol.h"
+#include "../sim.h"
 
 #define MAX_RULES	16
 #define MAX_DELAY_MS	60000	/* a minute: longer is a test that hangs */

@@ -8,7 +8,7 @@
 #ifndef MLX4SIM_WIRE_H
 #define MLX4SIM_WIRE_H
 
-#include "sim.h"
+#include "../sim.h"
 
 #define GRH_LEN		40
 /* An address vector's port_pd: the port in the top byte's low bits. */

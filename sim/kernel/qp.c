@@ -11,7 +11,7 @@
 #include <linux/capability.h>
 
 #include "uverbs.h"
-#include "queue.h"
+#include "../adapter/queue.h"
 
 struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
 {
