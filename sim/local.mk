@@ -2,19 +2,24 @@
 
 pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault
 sim_mlx4simd_SOURCES = \
-	sim/sim.h sim/list.h sim/table.h sim/table.c \
+	sim/sim.h sim/sim.c sim/list.h sim/table.h sim/table.c \
+	sim/host/host.h sim/fabric/fabric.h sim/adapter/adapter.h \
+	sim/kernel/kernel.h \
 	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
-	sim/host/opcode.c sim/host/dma.c sim/host/sysfs.c sim/host/sysview.c \
-	sim/host/trace.c \
+	sim/host/opcode.c sim/host/dma.c sim/host/sysview.c \
+	sim/host/trace.c sim/host/userns.c \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
-	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c \
+	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
 	sim/adapter/queue.h sim/adapter/doorbell.c sim/adapter/queue.c \
 	sim/adapter/req.c sim/adapter/resp.c sim/adapter/comp.c \
-	sim/adapter/raw.c sim/adapter/strict.c \
+	sim/adapter/raw.c sim/adapter/strict.c sim/adapter/eq.c \
+	sim/adapter/cq.c sim/adapter/qp.c sim/adapter/srq.c sim/adapter/mpt.c \
+	sim/adapter/rss.c \
 	sim/kernel/uverbs.h sim/kernel/ctx.c sim/kernel/ioctl.c \
 	sim/kernel/event.c sim/kernel/device.c sim/kernel/pd.c sim/kernel/mr.c \
 	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \
-	sim/kernel/rss.c \
+	sim/kernel/rss.c sim/kernel/sysfs.c sim/kernel/fault-request.c \
+	sim/kernel/trace-cmd.c \
 	sim/daemon/main.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "../sim.h"
+#include "adapter.h"
 #include "../host/opcode.h"
 #include "queue.h"
 #include "../fabric/wire.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "adapter.h"
 #include "queue.h"
 
 #define BF_CHUNK	256	/* the smallest BlueFlame buffer half */

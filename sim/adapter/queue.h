@@ -8,7 +8,7 @@
 #ifndef MLX4SIM_QUEUE_H
 #define MLX4SIM_QUEUE_H
 
-#include "../sim.h"
+#include "adapter.h"
 
 #define SQ_BATCH	64	/* send WQEs looked at in one transfer */
 #define SQ_READY_MAX	16	/* owner words looked at alone (sq_ready) */

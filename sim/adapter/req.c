@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "../sim.h"
+#include "adapter.h"
 #include "../host/opcode.h"
 #include "queue.h"
 #include "../fabric/wire.h"
@@ -1241,4 +1241,38 @@ void req_run_waiting(uint64_t now, uint64_t *next_deadline)
 	} while (expired);
 	list_for_each(&sim.waiting, qp, struct sim_qp, wait_link)
 		*next_deadline = MIN(*next_deadline, qp->wait_until);
+}
+
+static struct sim_qp *qp_at(int hca, uint32_t qpn)
+{
+	return hca >= 0 && hca < sim.opt.nhcas ? qp_by_num(&sim.hca[hca], qpn) :
+						 NULL;
+}
+
+/*
+ * A packet the fabric held back (fabric/flight.c) arrives: a request at
+ * its responder, whose answer goes back at once; an answer at its
+ * requester.  A packet whose QP is gone is lost.
+ */
+void packet_lands(struct sim_held *f)
+{
+	struct sim_qp *src = qp_at(f->src_hca, f->src_qpn);
+	struct sim_qp *dst = qp_at(f->dst_hca, f->dst_qpn);
+	enum resp_status st;
+
+	if (!src || !dst)
+		return;			/* its QP is gone: lost */
+	if (f->answer) {
+		req_late_answer(src, &f->msg, f->status);
+		return;
+	}
+	st = resp_deliver(src, dst, &f->msg);
+	/*
+	 * The requester completes the WQE before an error of the
+	 * responder flushes it, as when they are one QP (resp_finish).
+	 */
+	if (src->type != IBV_QPT_UD && src->type != IBV_QPT_UC &&
+	    st != RESP_DROP)
+		req_late_answer(src, &f->msg, st);
+	resp_finish(dst);
 }

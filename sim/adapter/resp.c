@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "adapter.h"
 #include "../host/opcode.h"
 #include "queue.h"
 #include "../fabric/wire.h"
@@ -60,9 +60,9 @@ static enum resp_status responder_error(struct sim_qp *dst, uint32_t event,
 {
 	if (unacknowledged(dst))
 		return RESP_DROP;
-	event_post_async(dst->uobj.ctx ? dst->uobj.ctx : dst->ctx,
-			 dst->uobj.user_handle, event, &dst->events_reported,
-			 dst);
+	adapter_async_event(dst->uobj.ctx ? dst->uobj.ctx : dst->ctx,
+			    dst->uobj.user_handle, event,
+			    &dst->events_reported, dst);
 	error_after(dst);
 	return st;
 }
@@ -452,9 +452,11 @@ static enum resp_status deliver(struct sim_qp *src, struct sim_qp *dst,
 		if (!dst->comm_established) {
 			dst->comm_established = true;
 			if (dst->state == IBV_QPS_RTR)
-				event_post_async(dst->uobj.ctx, dst->uobj.user_handle,
-						 IBV_EVENT_COMM_EST,
-						 &dst->events_reported, dst);
+				adapter_async_event(dst->uobj.ctx,
+						    dst->uobj.user_handle,
+						    IBV_EVENT_COMM_EST,
+						    &dst->events_reported,
+						    dst);
 		}
 	}
 	return st;

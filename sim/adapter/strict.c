@@ -9,26 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "adapter.h"
 
 /* include/linux/sched.h: the task is in do_exit(). */
 #define PF_EXITING	0x00000004
-
-static void vlog(const char *tag, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "mlx4sim: %s", tag);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void sim_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog("", fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Whether @pid is past the point of running its own code: gone, a
@@ -73,6 +57,6 @@ void breach(struct sim_ctx *ctx, const char *fmt, ...)
 		return;
 	snprintf(tag, sizeof(tag), "strict: pid %d: ", ctx ? (int)ctx->pid : 0);
 	va_start(ap, fmt);
-	vlog(tag, fmt, ap);
+	sim_vlog(tag, fmt, ap);
 	va_end(ap);
 }

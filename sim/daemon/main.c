@@ -27,9 +27,7 @@
 #include <unistd.h>
 
 #include "../host/protocol.h"
-#include "../sim.h"
-
-struct sim sim;
+#include "../kernel/kernel.h"
 
 /*
  * How long the daemon looks again at once after work: from SPIN_MIN_NS,
@@ -42,14 +40,6 @@ struct sim sim;
 
 static int listen_fd, signal_fd;
 static char socket_path[PATH_MAX];
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void usage(FILE *f)
 {
@@ -477,6 +467,20 @@ static void write_file(const char *dir, const char *name, const char *text)
 	}
 }
 
+/*
+ * Where a lower layer must reach a higher one, the higher one registers
+ * itself here, at start: no layer calls up by name.
+ */
+static void connect_layers(void)
+{
+	/* The adapter's CQE batches go before any other DMA (host/dma.c). */
+	dma_set_before_transfer(cq_flush);
+	/* Packets the fabric held back land in the adapter's QPs. */
+	flight_set_lander(packet_lands);
+	/* What the adapter reports reaches the processes' event files. */
+	event_listen_to_adapter();
+}
+
 int main(int argc, char **argv)
 {
 	char path[PATH_MAX], staging[PATH_MAX], text[64];
@@ -494,6 +498,7 @@ int main(int argc, char **argv)
 	list_init(&sim.error_qps);
 	list_init(&sim.failing_qps);
 	sim.start_ns = now_ns();
+	connect_layers();
 
 	/* Wake on time: the default timer slack would add 50 us a nap. */
 	prctl(PR_SET_TIMERSLACK, 1000UL);

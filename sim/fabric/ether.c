@@ -36,7 +36,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "../sim.h"
+#include "fabric.h"
 
 #define SWITCH_NAME	"mlx4sw"
 #define IPV4_PREFIX	"192.168.77."	/* a /24 the switch serves */
@@ -54,41 +54,6 @@ bool ether_ports(void)
 static int ether_index(const struct sim_port *port)
 {
 	return port->hca->index * sim.opt.nports + port->num - 1;
-}
-
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
-
-/*
- * A user namespace for a daemon that is not root, where its own user and
- * group map to themselves, so files and other processes see it as
- * before; it owns the network and mount namespaces the daemon makes
- * (here and in sysview.c).  Made once.
- */
-int sim_own_user_namespace(void)
-{
-	static int made = 1;	/* 1: not yet; then 0 or -errno */
-	char map[64];
-
-	if (made <= 0)
-		return made;
-	snprintf(map, sizeof(map), "%u %u 1\n", getuid(), getuid());
-	if (unshare(CLONE_NEWUSER))
-		return made = -errno;
-	if (write_text("/proc/self/setgroups", "deny\n") ||
-	    write_text("/proc/self/uid_map", map))
-		return made = -EPERM;
-	snprintf(map, sizeof(map), "%u %u 1\n", getgid(), getgid());
-	return made = write_text("/proc/self/gid_map", map);
 }
 
 /* A network namespace for the daemon, the Ethernet ports' network. */
@@ -166,8 +131,8 @@ static int make_interfaces(void)
 	size_t len = 0;
 
 	/* Addresses usable at once, with no duplicate detection to wait for. */
-	write_text("/proc/sys/net/ipv6/conf/all/accept_dad", "0\n");
-	write_text("/proc/sys/net/ipv6/conf/default/accept_dad", "0\n");
+	proc_write_text("/proc/sys/net/ipv6/conf/all/accept_dad", "0\n");
+	proc_write_text("/proc/sys/net/ipv6/conf/default/accept_dad", "0\n");
 	/*
 	 * Ports talk to ports of the same host (route_by_interface): an
 	 * interface answers ARP for its own addresses only, and takes
@@ -178,11 +143,11 @@ static int make_interfaces(void)
 		const char *conf = i ? "default" : "all";
 
 		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/arp_ignore", conf);
-		write_text(path, "1\n");
+		proc_write_text(path, "1\n");
 		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/accept_local", conf);
-		write_text(path, "1\n");
+		proc_write_text(path, "1\n");
 		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/rp_filter", conf);
-		write_text(path, "0\n");
+		proc_write_text(path, "0\n");
 	}
 	len += snprintf(script + len, sizeof(script) - len,
 			"link set lo up\n"

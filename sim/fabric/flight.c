@@ -2,10 +2,11 @@
 /*
  * Packets in flight: the ones `mlx4sim fault delay` holds back for a
  * while and `mlx4sim fault reorder` lets the next packet of the same QP
- * overtake.  Everything else crosses the subnet at once (req.c).
+ * overtake.  Everything else crosses the subnet at once (adapter/req.c).
  *
- * A held request reaches its responder when its time comes, and the
- * answer, if any, goes back to the requester (req_late_answer), which
+ * A held packet is handed, when its time comes, to the lander the adapter
+ * registered (adapter/req.c, packet_lands): a request reaches its
+ * responder and its answer, if any, goes back to the requester, which
  * takes it if it still waits for that PSN; a held answer goes back the
  * same way.  The requester meanwhile runs its ACK timer as for a lost
  * packet, so a delay longer than the timeout shows as a retransmission
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "fabric.h"
 #include "wire.h"
 
 /* A reordered packet that nothing overtakes goes after this long. */
@@ -37,11 +38,7 @@ struct flight {
 	struct list_node link;
 	uint64_t due;
 	bool until_next;		/* reordered: goes after the next */
-	bool answer;			/* responder to requester */
-	enum resp_status status;	/* of an answer */
-	int src_hca, dst_hca;
-	uint32_t src_qpn, dst_qpn;
-	struct sim_message msg;
+	struct sim_held held;
 	struct dma_seg src[CX3_MAX_SGE];
 	uint8_t *copy;			/* payload copied at send time */
 };
@@ -49,10 +46,11 @@ struct flight {
 static struct list_node flights = { &flights, &flights };
 static unsigned int nflights;
 
-static struct sim_qp *qp_at(int hca, uint32_t qpn)
+static sim_land_fn *lander;
+
+void flight_set_lander(sim_land_fn *land)
 {
-	return hca >= 0 && hca < sim.opt.nhcas ? qp_by_num(&sim.hca[hca], qpn) :
-						 NULL;
+	lander = land;
 }
 
 /*
@@ -74,11 +72,11 @@ static int take_payload(struct flight *f, const struct sim_message *msg,
 			memcpy(f->copy, msg->inline_data, msg->length);
 		else if (dma_readv(msg->src_pid, msg->src, msg->nsrc, f->copy))
 			return -1;
-		f->msg.inline_data = f->copy;
+		f->held.msg.inline_data = f->copy;
 		return 0;
 	}
 	memcpy(f->src, msg->src, MIN(msg->nsrc, CX3_MAX_SGE) * sizeof(f->src[0]));
-	f->msg.src = f->src;
+	f->held.msg.src = f->src;
 	return 0;
 }
 
@@ -99,13 +97,11 @@ bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 		fault_count_drop();
 		return false;
 	}
-	f->msg = *msg;
-	f->answer = answer;
-	f->status = status;
-	f->src_hca = src->hca->index;
-	f->src_qpn = src->qpn;
-	f->dst_hca = dst->hca->index;
-	f->dst_qpn = dst->qpn;
+	f->held = (struct sim_held){
+		.answer = answer, .status = status,
+		.src_hca = src->hca->index, .src_qpn = src->qpn,
+		.dst_hca = dst->hca->index, .dst_qpn = dst->qpn, .msg = *msg,
+	};
 	f->until_next = !delay_ms;
 	f->due = now_ns() + (delay_ms ? delay_ms * 1000000ULL : REORDER_MAX_NS);
 	if (!answer && take_payload(f, msg, datagram)) {
@@ -119,35 +115,12 @@ bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 	return true;
 }
 
-/* The packet arrives. */
-static void land(struct flight *f)
-{
-	struct sim_qp *src = qp_at(f->src_hca, f->src_qpn);
-	struct sim_qp *dst = qp_at(f->dst_hca, f->dst_qpn);
-	enum resp_status st;
-
-	if (!src || !dst)
-		return;			/* its QP is gone: lost */
-	if (f->answer) {
-		req_late_answer(src, &f->msg, f->status);
-		return;
-	}
-	st = resp_deliver(src, dst, &f->msg);
-	/*
-	 * The requester completes the WQE before an error of the
-	 * responder flushes it, as when they are one QP (resp_finish).
-	 */
-	if (src->type != IBV_QPT_UD && src->type != IBV_QPT_UC &&
-	    st != RESP_DROP)
-		req_late_answer(src, &f->msg, st);
-	resp_finish(dst);
-}
-
 static void release(struct flight *f)
 {
 	list_del(&f->link);
 	nflights--;
-	land(f);
+	if (lander)
+		lander(&f->held);
 	free(f->copy);
 	free(f);
 }
@@ -158,8 +131,9 @@ void flight_passed(const struct sim_qp *src)
 	struct flight *f, *tmp;
 
 	list_for_each_safe(&flights, f, tmp, struct flight, link)
-		if (f->until_next && !f->answer &&
-		    f->src_hca == src->hca->index && f->src_qpn == src->qpn)
+		if (f->until_next && !f->held.answer &&
+		    f->held.src_hca == src->hca->index &&
+		    f->held.src_qpn == src->qpn)
 			f->due = 0;
 }
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "../sim.h"
+#include "fabric.h"
 #include "../host/opcode.h"
 #include "wire.h"
 

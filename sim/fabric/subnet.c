@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "fabric.h"
 
 #define NODE_GUID_BASE	0x0002c90300a1b200ULL	/* Mellanox OUI 00:02:c9 */
 #define FIRST_LID	2

@@ -8,9 +8,15 @@
 #ifndef MLX4SIM_WIRE_H
 #define MLX4SIM_WIRE_H
 
-#include "../sim.h"
+#include "fabric.h"
 
 #define GRH_LEN		40
+
+/* A big-endian 16-bit field of a header. */
+static inline uint16_t get16(const uint8_t *p)
+{
+	return p[0] << 8 | p[1];
+}
 /* An address vector's port_pd: the port in the top byte's low bits. */
 #define MLX4_AV_PORT_MASK	0x3
 #define MLX4_AV_VLAN_PRESENT	(1u << 29)
@@ -70,15 +76,7 @@ struct sim_message {
 	uint64_t atomic_orig;		/* atomics: the value before */
 };
 
-/*
- * resp.c: a message arrives at a QP; an error of its responder takes
- * effect once the requester has completed the WQE (resp_finish).
- */
-enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
-			      struct sim_message *msg);
-void resp_finish(struct sim_qp *dst);
-
-/* raw.c: raw Ethernet frames, the switch and flow steering */
+/* inet.c: checksums and RoCE network headers */
 uint32_t inet_sum(uint32_t sum, const uint8_t *p, size_t len);
 uint16_t inet_fold(uint32_t sum);
 bool gid_is_ipv4(const uint8_t gid[16]);
@@ -86,17 +84,6 @@ size_t roce_net_header(uint8_t *h, bool v2, bool ipv4,
 		       const uint8_t sgid[16], const uint8_t dgid[16],
 		       uint8_t tclass, uint32_t flow_label, uint8_t hop_limit,
 		       uint16_t ib_len);
-void ipoib_fill_checksums(uint8_t *p, size_t len, bool ip, bool l4);
-uint32_t ipoib_checksum_status(const uint8_t *p, size_t len);
-#define RAW_MAX_FRAME	(14 + 4 + 1500)	/* a tagged frame, no FCS */
-#define IPOIB_MAX_DATAGRAM	4096	/* a UD message on InfiniBand: the MTU */
-#define CTRL_INS_CVLAN	(1u << 6)	/* control segment byte 6: insert a tag */
-void raw_fill_checksums(uint8_t *frame, size_t len, bool ip, bool l4);
-size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
-		       const uint8_t *chunk, size_t n, uint32_t offset,
-		       uint16_t index, bool last, uint8_t *frame);
-void raw_transmit(struct sim_qp *src, struct sim_message *msg,
-		  const uint8_t *frame, size_t len);
 
 /* pcap.c: the packets of a message and of its answer, on Ethernet */
 void pcap_frame(const uint8_t *frame, size_t len);
@@ -105,24 +92,23 @@ void pcap_request(const struct sim_qp *src, const struct sim_qp *dst,
 void pcap_answer(const struct sim_qp *src, struct sim_qp *dst,
 		 const struct sim_message *msg, enum resp_status st);
 
-/* req.c: an answer that was held back reaches the requester */
-void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,
-		     enum resp_status st);
-
-/* flight.c: packets held back by `mlx4sim fault delay` and `reorder` */
+/*
+ * flight.c: packets held back by `mlx4sim fault delay` and `reorder`.
+ * When one is due the fabric hands it to the lander the adapter
+ * registered: the fabric carries packets, the adapter knows QPs.
+ */
+struct sim_held {
+	bool answer;			/* responder to requester */
+	enum resp_status status;	/* of an answer */
+	int src_hca, dst_hca;
+	uint32_t src_qpn, dst_qpn;
+	struct sim_message msg;
+};
+typedef void sim_land_fn(struct sim_held *held);
+void flight_set_lander(sim_land_fn *land);
 bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 		 const struct sim_message *msg, bool answer,
 		 enum resp_status status, uint32_t delay_ms);
 void flight_passed(const struct sim_qp *src);
-
-/* comp.c: receive completions */
-void comp_recv(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-	       const struct sim_message *msg, uint32_t byte_len,
-	       uint16_t pkey_index);
-int comp_recv_after(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-		    const struct sim_message *msg, uint32_t byte_len,
-		    uint16_t pkey_index, const struct dma_piece *data, int n);
-void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
-		     uint8_t syndrome);
 
 #endif

@@ -15,13 +15,26 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "../sim.h"
+#include "host.h"
 
 #define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one transfer */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
 /*
- * One transfer.  The CQEs waiting in cq.c's batches go first (unless
+ * What must happen before any other transfer: the adapter writes CQEs in
+ * batches (adapter/cq.c), and registers their flush here so that the
+ * device's reads and writes keep their order.  A callback, because the
+ * host layer knows nothing of CQs.
+ */
+static void (*before_transfer)(void);
+
+void dma_set_before_transfer(void (*fn)(void))
+{
+	before_transfer = fn;
+}
+
+/*
+ * One transfer.  The CQEs waiting in batches go first (unless
  * @after_batch: a read of a work queue, which the device never writes, or
  * a batch's own write), so that the device's reads and writes keep their
  * order.
@@ -32,8 +45,8 @@ static int transfer_as(pid_t pid, bool write, bool after_batch,
 {
 	ssize_t n;
 
-	if (!after_batch)
-		cq_flush();
+	if (!after_batch && before_transfer)
+		before_transfer();
 	if (!len)
 		return 0;
 	if (write)

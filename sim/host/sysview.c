@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../sim.h"
+#include "host.h"
 
 /* Make @dst, of @src's kind, where @src is then bound (a link is copied). */
 static int place(const char *dst, const char *src)

@@ -42,12 +42,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rdma/ib_user_ioctl_cmds.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "host.h"
 #include "opcode.h"
-#include "../kernel/uverbs.h"
-#include "uverbs-cmds.h"
 
 FILE *sim_trace;
 
@@ -70,7 +67,7 @@ void trace_close(void)
 	sim_trace = NULL;
 }
 
-static void hex(const void *buf, size_t len)
+void trace_hex(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -82,7 +79,7 @@ static void segment(const char *name, const uint8_t *p, size_t len,
 		    bool *first)
 {
 	fprintf(sim_trace, "%s%s:", *first ? "" : ",", name);
-	hex(p, len);
+	trace_hex(p, len);
 	*first = false;
 }
 
@@ -116,84 +113,6 @@ void trace_open_file(const struct sim_ctx *ctx, uint32_t index)
 void trace_close_file(const struct sim_ctx *ctx)
 {
 	fprintf(sim_trace, "p%d close\n", (int)ctx->pid);
-}
-
-#define NAME(name) [IB_USER_VERBS_CMD_##name] = #name,
-#define CMD_NAME(name, ...) NAME(name)
-#define EX_NAME(name, ...) [IB_USER_VERBS_EX_CMD_##name] = "EX_" #name,
-
-static const char *const legacy_names[] = {
-	UVERBS_LEGACY_CMDS(CMD_NAME, NAME)
-};
-
-static const char *const ex_names[] = {
-	UVERBS_EX_CMDS(EX_NAME)
-};
-
-#undef NAME
-#undef CMD_NAME
-#undef EX_NAME
-
-/* A command as its handler saw it; @err is what write() returns. */
-void trace_command(const struct sim_cmd *cmd, int err)
-{
-	const char *const *names = cmd->extended ? ex_names : legacy_names;
-	size_t count = cmd->extended ? ARRAY_SIZE(ex_names) :
-				       ARRAY_SIZE(legacy_names);
-	const char *name = cmd->command < count ? names[cmd->command] : NULL;
-
-	fprintf(sim_trace, "p%d cmd ", (int)cmd->ctx->pid);
-	if (name)
-		fputs(name, sim_trace);
-	else
-		fprintf(sim_trace, "%s%u", cmd->extended ? "EX_" : "",
-			cmd->command);
-	fprintf(sim_trace, " in=%zu out=%zu ret=%d core_in=", cmd->in_len,
-		err ? 0 : cmd->out_len, err);
-	hex(cmd->in, cmd->in_len);
-	fputs(" core_out=", sim_trace);
-	hex(cmd->out, err ? 0 : cmd->out_len);
-	fputs(" drv_in=", sim_trace);
-	hex(cmd->drv_in, cmd->drv_in_len);
-	fputs(" drv_out=", sim_trace);
-	hex(cmd->drv_out, err ? 0 : cmd->drv_out_len);
-	fputc('\n', sim_trace);
-}
-
-/* A verbs ioctl: what was read of it (@hdr NULL: nothing), and its errno. */
-void trace_ioctl(const struct sim_ctx *ctx,
-		 const struct ib_uverbs_ioctl_hdr *hdr,
-		 const struct ib_uverbs_attr *attrs, int nattrs, int err)
-{
-	fprintf(sim_trace, "p%d ioctl ", (int)ctx->pid);
-	if (!hdr) {
-		fprintf(sim_trace, "unreadable ret=%d\n", err);
-		return;
-	}
-	if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
-	    hdr->method_id == UVERBS_METHOD_QUERY_GID_TABLE)
-		fputs("DEVICE.QUERY_GID_TABLE", sim_trace);
-	else if (hdr->object_id == UVERBS_OBJECT_DEVICE &&
-		 hdr->method_id == UVERBS_METHOD_QUERY_GID_ENTRY)
-		fputs("DEVICE.QUERY_GID_ENTRY", sim_trace);
-	else
-		fprintf(sim_trace, "%u.%u", hdr->object_id, hdr->method_id);
-	fprintf(sim_trace, " len=%u drv=%u attrs=", hdr->length,
-		hdr->driver_id);
-	for (int i = 0; i < nattrs; i++) {
-		const struct ib_uverbs_attr *a = &attrs[i];
-
-		fprintf(sim_trace, "%s%u:%u", i ? "," : "", a->attr_id, a->len);
-		if (a->flags)
-			fprintf(sim_trace, "/%x", a->flags);
-		if (a->len <= sizeof(a->data) &&
-		    ioctl_attr_is_value(hdr->object_id, hdr->method_id,
-					a->attr_id)) {
-			fputc('=', sim_trace);
-			hex(&a->data, a->len);
-		}
-	}
-	fprintf(sim_trace, " ret=%d\n", err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -338,6 +257,6 @@ void trace_cqe(const struct sim_cq *cq, uint32_t index,
 	/* "ts": the CQE carries a completion time, which no two runs share. */
 	fprintf(sim_trace, "p%d cqe cq=0x%x i=%u %s", (int)cq->ctx->pid,
 		cq->cqn, index, cq->timestamped ? "ts " : "");
-	hex(cqe, sizeof(*cqe));
+	trace_hex(cqe, sizeof(*cqe));
 	fputc('\n', sim_trace);
 }

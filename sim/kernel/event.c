@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../sim.h"
+#include "kernel.h"
 
 struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async)
 {
@@ -180,4 +180,18 @@ void event_forget(struct sim_ctx *ctx, const void *about)
 			take_count(file);
 		}
 	}
+}
+
+/*
+ * mlx4_ib's event handlers: what the adapter reports (adapter/eq.c)
+ * becomes an event in the file of the process that owns its object.
+ */
+static const struct adapter_event_handlers to_event_files = {
+	.completion = event_post_comp,
+	.async = event_post_async,
+};
+
+void event_listen_to_adapter(void)
+{
+	adapter_set_event_handlers(&to_event_files);
 }

@@ -22,7 +22,7 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "../sim.h"
+#include "kernel.h"
 
 #define IOCTL_MAX_LEN	4096	/* ib_uverbs_ioctl(): hdr.length <= PAGE_SIZE */
 #define METHOD_ATTRS	4	/* attribute ids of the methods below */

@@ -4,7 +4,7 @@
  * it over the WQs of its indirection table, by a Toeplitz hash of the
  * fields it names.
  *
- * The adapter hashes, per frame, what the QP's fields and the frame have
+ * The adapter hashes (adapter/rss.c), per frame, what the QP's fields and the frame have
  * in common: the addresses of an IPv4 (or IPv6) packet, and with them its
  * TCP or UDP ports when those are named too.  A frame with nothing to
  * hash gets hash 0.  The table's WQs have consecutive numbers (mlx4_ib's
@@ -15,13 +15,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../sim.h"
+#include "kernel.h"
 #include "../adapter/queue.h"
-
-#define FIELDS_IPV4	(MLX4_IB_RX_HASH_SRC_IPV4 | MLX4_IB_RX_HASH_DST_IPV4)
-#define FIELDS_IPV6	(MLX4_IB_RX_HASH_SRC_IPV6 | MLX4_IB_RX_HASH_DST_IPV6)
-#define FIELDS_TCP	(MLX4_IB_RX_HASH_SRC_PORT_TCP | MLX4_IB_RX_HASH_DST_PORT_TCP)
-#define FIELDS_UDP	(MLX4_IB_RX_HASH_SRC_PORT_UDP | MLX4_IB_RX_HASH_DST_PORT_UDP)
 
 /* A pair of fields goes together or not at all. */
 static bool half_pair(uint64_t fields, uint64_t pair)
@@ -49,83 +44,6 @@ int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv)
 	if ((f & (FIELDS_TCP | FIELDS_UDP)) && !(f & (FIELDS_IPV4 | FIELDS_IPV6)))
 		return -EOPNOTSUPP;
 	return 0;
-}
-
-/* The Toeplitz hash of @n bytes (at most 36) under a 40-byte key. */
-static uint32_t toeplitz(const uint8_t key[40], const uint8_t *in, size_t n)
-{
-	uint32_t hash = 0;
-	uint32_t window = (uint32_t)key[0] << 24 | key[1] << 16 |
-			  key[2] << 8 | key[3];
-
-	for (size_t i = 0; i < n; i++)
-		for (int bit = 7; bit >= 0; bit--) {
-			if (in[i] >> bit & 1)
-				hash ^= window;
-			window = window << 1 | (key[i + 4] >> bit & 1);
-		}
-	return hash;
-}
-
-/*
- * The bytes the adapter hashes for @frame: source and destination
- * address, then source and destination port; 0 bytes when none apply.
- */
-static size_t hash_input(uint64_t fields, const uint8_t *f, size_t len,
-			 uint8_t in[36])
-{
-	size_t l3 = 14, l4, n;
-	uint16_t type;
-	uint8_t proto;
-
-	if (len < 14)
-		return 0;
-	type = f[12] << 8 | f[13];
-	if (type == 0x8100 && len >= 18) {
-		l3 += 4;
-		type = f[16] << 8 | f[17];
-	}
-	if (type == 0x0800 && (fields & FIELDS_IPV4) && len >= l3 + 20) {
-		memcpy(in, f + l3 + 12, 8);
-		n = 8;
-		proto = f[l3 + 9];
-		l4 = l3 + (f[l3] & 0x0f) * 4;
-		if (f[l3 + 6] & 0x3f || f[l3 + 7])	/* a fragment */
-			return n;
-	} else if (type == 0x86dd && (fields & FIELDS_IPV6) && len >= l3 + 40) {
-		memcpy(in, f + l3 + 8, 32);
-		n = 32;
-		proto = f[l3 + 6];
-		l4 = l3 + 40;
-	} else {
-		return 0;
-	}
-	if (len >= l4 + 4 && ((proto == 6 && (fields & FIELDS_TCP)) ||
-			      (proto == 17 && (fields & FIELDS_UDP)))) {
-		memcpy(in + n, f + l4, 4);
-		n += 4;
-	}
-	return n;
-}
-
-/*
- * The WQ's QP the RSS QP @qp gives @frame to, with the frame's hash; NULL
- * when the QP or that WQ cannot take it (the frame is dropped).
- */
-struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
-			uint32_t *hash)
-{
-	struct sim_ind_tbl *tbl = qp->rss_tbl;
-	uint8_t in[36];
-	size_t n = hash_input(qp->rss_fields, frame, len, in);
-	struct sim_wq_obj *wq;
-
-	if (!qp_can_receive(qp))
-		return NULL;
-	*hash = n ? toeplitz(qp->rss_key, in, n) : 0;
-	wq = tbl->wqs[*hash & (tbl->size - 1)];
-	/* The device's state: the verbs' reaches it only under an RSS QP. */
-	return wq->dev.state == IBV_QPS_RTR ? &wq->dev : NULL;
 }
 
 /* The QP the device sees for a new WQ, in its buffer and with its CQ. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Shared receive queues, basic and XRC.
+ * Shared receive queues, basic and XRC: the kernel's side.  The device's
+ * (the SRQ table, the limit event) is adapter/srq.c.
  *
  * The SRQ buffer holds WQEs linked through their next segments; the
  * device starts at WQE 0 and follows the links, one WQE per message,
@@ -11,11 +12,6 @@
 #include <stdlib.h>
 
 #include "uverbs.h"
-
-struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn)
-{
-	return table_get(&hca->srqs, srqn & NUM24_MASK);
-}
 
 struct srq_params {
 	uint64_t user_handle;
@@ -199,26 +195,4 @@ int cmd_destroy_srq(struct sim_cmd *cmd)
 	srq_release(srq);
 	cmd_out(cmd, &resp, sizeof(resp));
 	return 0;
-}
-
-/*
- * The limit event: armed by modify_srq, it fires once, when the device
- * takes a WQE and fewer than the limit remain posted.
- */
-void srq_check_limit(struct sim_srq *srq)
-{
-	uint32_t db;
-	uint16_t avail;
-
-	if (!srq->limit)
-		return;
-	if (!dma_read(srq->ctx->pid, srq->db, &db, sizeof(db)))
-		srq->posted = be32toh(db);
-	avail = srq->posted - srq->consumed;
-	if (avail >= srq->limit)
-		return;
-	srq->limit = 0;
-	event_post_async(srq->ctx, srq->uobj.user_handle,
-			 IBV_EVENT_SRQ_LIMIT_REACHED, &srq->events_reported,
-			 srq);
 }

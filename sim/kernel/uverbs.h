@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "../sim.h"
+#include "kernel.h"
 
 struct sim_cmd {
 	struct sim_ctx *ctx;

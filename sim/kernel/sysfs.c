@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../sim.h"
+#include "kernel.h"
 
 static char sysfs_root[PATH_MAX];	/* for the files that change */
 

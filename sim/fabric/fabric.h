@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric layer: the subnet and its ports, the Ethernet segment, the
+ * packets held in flight, the fault rules each packet meets and the
+ * capture of the wire.  It calls the host layer and nothing above.
+ */
+#ifndef MLX4SIM_FABRIC_H
+#define MLX4SIM_FABRIC_H
+
+#include "../host/host.h"
+
+/* subnet.c */
+int subnet_init(void);
+struct sim_port *port_by_lid(uint16_t lid);
+struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
+void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
+
+/* pcap.c: --pcap, the capture of the Ethernet ports' wire */
+int pcap_open(const char *path);
+void pcap_close(void);
+
+/* ether.c */
+bool ether_ports(void);
+void ether_port_init(struct sim_port *port);
+int ether_init(void);
+struct sim_port *port_by_mac(const uint8_t mac[6]);
+struct sim_port *port_by_gid(const uint8_t gid[16]);
+bool lid_is_multicast(uint16_t lid);
+
+/* fault.c: faults on demand (mlx4sim fault): the rules each packet meets */
+enum fault_action {
+	FAULT_NONE,
+	FAULT_DROP,
+	FAULT_DUPLICATE,
+	FAULT_REORDER,
+	FAULT_DELAY,
+};
+void fault_count_drop(void);
+enum fault_action fault_packet(const struct sim_qp *qp, uint8_t port,
+			       uint32_t *delay_ms);
+bool fault_rnr(const struct sim_qp *qp);
+#define FAULT_PPM	1000000u	/* rates are in parts per million */
+struct mlx4sim_fault;
+struct mlx4sim_fault_counts;
+bool fault_is_packet_kind(uint32_t kind);
+int fault_rules_add(const struct mlx4sim_fault *f);
+void fault_rules_clear(void);
+void fault_counts(struct mlx4sim_fault_counts *out);
+
+#endif
