@@ -416,6 +416,7 @@ struct sim_qp {
 
 	bool error_pending;		/* responder: ERROR after this WQE */
 	struct list_node fail_link;	/* in sim.failing_qps */
+	struct list_node error_link;	/* in sim.error_qps while in ERROR */
 	uint32_t events_reported;
 	int opens;			/* open_qp handles on it */
 	bool comm_established;

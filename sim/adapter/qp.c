@@ -50,7 +50,7 @@ void qp_to_error(struct sim_qp *qp)
 	comp_flush_sq(qp);
 	comp_flush_rq(qp);
 	/* Receives posted later are flushed too: keep an eye on the RQ. */
-	list_add_tail(&sim.error_qps, &qp->wait_link);
+	list_add_tail(&sim.error_qps, &qp->error_link);
 	if (qp->srq)
 		adapter_async_event(qp->uobj.ctx, qp->uobj.user_handle,
 				    IBV_EVENT_QP_LAST_WQE_REACHED,

@@ -480,6 +480,6 @@ void resp_flush_errors(void)
 {
 	struct sim_qp *qp;
 
-	list_for_each(&sim.error_qps, qp, struct sim_qp, wait_link)
+	list_for_each(&sim.error_qps, qp, struct sim_qp, error_link)
 		comp_flush_rq(qp);
 }

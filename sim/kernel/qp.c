@@ -225,6 +225,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 	list_add_tail(&ctx->qps, &qp->ctx_link);
 	list_init(&qp->wait_link);
 	list_init(&qp->fail_link);
+	list_init(&qp->error_link);
 	qp_hold_objects(qp);
 	return 0;
 }
@@ -826,8 +827,7 @@ static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 static void qp_drop_pending(struct sim_qp *qp)
 {
 	req_stop_waiting(qp);
-	if (qp->state == IBV_QPS_ERR)
-		list_del(&qp->wait_link);
+	list_del(&qp->error_link);
 	list_del(&qp->fail_link);
 	rq_cache_drop(qp);
 }

@@ -64,6 +64,8 @@ void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx)
 	dev->port = 1;
 	list_init(&dev->ctx_link);
 	list_init(&dev->wait_link);
+	list_init(&dev->fail_link);
+	list_init(&dev->error_link);
 }
 
 /* mlx4_ib's ib_wq2qp_state: the device state each WQ state asks for. */
@@ -79,9 +81,7 @@ static enum ibv_qp_state wq_to_qp_state(enum ibv_wq_state state)
 /* Back to RESET: the ring starts over, nothing read ahead is kept. */
 static void wq_dev_reset(struct sim_qp *dev)
 {
-	if (dev->state == IBV_QPS_ERR)
-		list_del(&dev->wait_link);
-	list_init(&dev->wait_link);
+	list_del(&dev->error_link);
 	dev->state = IBV_QPS_RESET;
 	dev->rq.head = 0;
 	dev->rq_posted = 0;

@@ -411,8 +411,7 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 
 void wq_release(struct sim_wq_obj *wq)
 {
-	if (wq->dev.state == IBV_QPS_ERR)
-		list_del(&wq->dev.wait_link);	/* in sim.error_qps */
+	list_del(&wq->dev.error_link);
 	rq_cache_drop(&wq->dev);
 	event_forget(wq->uobj.ctx, wq);
 	wq->pd->users--;
