@@ -180,6 +180,38 @@ static int pci_config(const char *pci_dir, const struct sim_hca *hca)
 }
 
 /*
+ * The function's driver, mlx4_core: its "driver" link, and its entry in
+ * the driver's directory on the bus.  DPDK's PCI scan passes a function
+ * without a driver by.
+ */
+#define PCI_DRIVER	"mlx4_core"
+
+static int pci_driver(const char *root, const char *pci_dir, const char *rel)
+{
+	const char *slot = strrchr(rel, '/') + 1;
+	char dir[PATH_MAX], link[PATH_MAX], text[PATH_MAX];
+	int err;
+
+	err = pathf(dir, "%s/bus/pci/drivers/" PCI_DRIVER, root);
+	if (!err)
+		err = mkdir_p(dir);
+	if (!err)
+		err = pathf(link, "%s/%s", dir, slot);
+	if (!err)
+		err = pathf(text, "../../../../%s", rel);
+	if (err)
+		return err;
+	if (symlink(text, link) && errno != EEXIST)
+		return -errno;
+	if (pathf(link, "%s/driver", pci_dir))
+		return -ENAMETOOLONG;
+	if (symlink("../../../bus/pci/drivers/" PCI_DRIVER, link) &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
  * The adapter's PCI function, and its entry on the PCI bus.  The links
  * are relative, as the kernel's are: the tree reads the same at
  * SYSFS_PATH and where a process sees it as /sys (sysview.c).
@@ -207,6 +239,9 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 		return err;
 	if (symlink(dir, link) && errno != EEXIST)
 		return -errno;
+	err = pci_driver(root, pci_dir, rel);
+	if (err)
+		return err;
 	put(pci_dir, "vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
 	put(pci_dir, "device", "0x%04x\n", CX3_PCI_DEVICE);
 	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
@@ -219,7 +254,7 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 	put(pci_dir, "current_link_speed", "8.0 GT/s PCIe\n");
 	put(pci_dir, "max_link_width", "8\n");
 	put(pci_dir, "current_link_width", "8\n");
-	put(pci_dir, "uevent", "PCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
+	put(pci_dir, "uevent", "DRIVER=" PCI_DRIVER "\nPCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
 	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID, slot);
 	put(pci_dir, "modalias", "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
 	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);

@@ -195,6 +195,13 @@ static void literal_sysfs(void)
 		  sizeof(text));
 	check(!strcmp(text, "0x1003") || !strcmp(text, "0x1007"),
 	      "/sys/bus/pci/devices lists the adapter, a ConnectX-3 (%s)", text);
+	/* DPDK's PCI scan passes a function with no driver link by. */
+	check(realpath("/sys/bus/pci/devices/0000:01:00.0/driver", path) &&
+	      !strcmp(path, "/sys/bus/pci/drivers/mlx4_core"),
+	      "the function's driver is mlx4_core (%s)", path);
+	check(realpath("/sys/bus/pci/drivers/mlx4_core/0000:01:00.0", path) &&
+	      !strcmp(path, "/sys/devices/pci0000:00/0000:01:00.0"),
+	      "mlx4_core's directory leads back to the function (%s)", path);
 	read_line("/sys/class/infiniband_verbs/uverbs0/ibdev", text,
 		  sizeof(text));
 	check(!strcmp(text, "mlx4_0"), "infiniband_verbs/uverbs0 is mlx4_0's");
