@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,33 @@ static void literal_sysfs(void)
 	      "the host's own entries stay (class/net/lo, devices/system/cpu)");
 }
 
+/*
+ * After the program closed the device, its async event file (a copy kept
+ * open here) stays silent, as uverbs's does: never ready, a non-blocking
+ * read finds nothing.  Only the driver's going posts DEVICE_FATAL.  (An
+ * epoll loop that still watches the file, as DPDK's mlx4 PMD's does while
+ * it closes a port, spun on a file that hung up.)
+ */
+static void async_file_after_close(void)
+{
+	struct ibv_context *ctx = open_first_device("device-boundary");
+	struct pollfd p = { .events = POLLIN };
+	char buf[16];
+	ssize_t n;
+
+	p.fd = fcntl(ctx->async_fd, F_DUPFD_CLOEXEC, 0);
+	ibv_close_device(ctx);
+	check(p.fd >= 0 && poll(&p, 1, 200) == 0,
+	      "the async file of a closed device is not ready (revents 0x%x)",
+	      p.revents);
+	fcntl(p.fd, F_SETFL, O_NONBLOCK);
+	n = read(p.fd, buf, sizeof(buf));
+	check(n < 0 && errno == EAGAIN,
+	      "a non-blocking read of it finds nothing (%zd, %s)", n,
+	      n < 0 ? strerror(errno) : "an event");
+	close(p.fd);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx = open_first_device("device-boundary");
@@ -220,6 +248,7 @@ int main(void)
 	pages_keep_their_size(ctx);
 	private_descriptors(ctx);
 	ibv_close_device(ctx);
+	async_file_after_close();
 	literal_sysfs();
 	return tap_finish();
 }
