@@ -101,8 +101,28 @@ if [ $? -ne 0 ] || ! grep -q '^Bye' "$work/probe.log"; then
 	exit 0
 fi
 
-capture=$work/fwd.pcap
-sim_start --provider="$provider" --link-layer=eth --pcap="$capture"
+# session NAME: a simulator for the runs that follow, the wire captured
+# in $work/NAME.pcap; end_session checks it stopped with no breach and
+# the capture, whole once it stopped, is clean under tshark.
+session() {
+	capture=$work/$1.pcap
+	sim_start --provider="$provider" --link-layer=eth --pcap="$capture"
+}
+
+end_session() {
+	check "$1: no strict-mode breach" sim_stop
+	have_tshark || return 0
+	tshark -r "$capture" -q -z expert >"$work/expert" 2>&1
+	check "$1: tshark reads the capture, no malformed frame, no bad checksum, no warning" sh -c "
+		tshark -r '$capture' -c 1 >/dev/null 2>&1 &&
+		! grep -q 'Errors\|Warns\|Malformed' '$work/expert' || { cat '$work/expert'; false; }"
+}
+
+have_tshark() {
+	command -v tshark >/dev/null 2>&1 && return 0
+	skip "the capture under tshark: tshark not found (apt-get install tshark)"
+	return 1
+}
 
 # forwarding MODE: MODE forwarding between the two ports, started with a
 # burst from each (tx_first), for a second.
@@ -142,24 +162,122 @@ forwarding() {
 	check "$mode forwarding: port 1 received what port 0 sent, but those in flight (rx $rx1, tx $tx0)" \
 		test "${rx1:-0}" -le "${tx0:-0}" -a "${rx1:-0}" -ge $(( ${tx0:-0} - 512 ))
 }
+session forwarding
 forwarding io
 forwarding mac
-check "no strict-mode breach" sim_stop
-
-# The capture of both runs, judged by Wireshark's dissectors: IPv4/UDP
-# frames from testpmd's generator (198.18.0.1 to 198.18.0.2, port 9),
-# with the MACs each mode gives them.
-if command -v tshark >/dev/null 2>&1; then
-	tshark -r "$capture" -q -z expert >"$work/expert" 2>&1
-	check "tshark reads the capture" test $? -eq 0
-	check "tshark: no malformed frame, no bad checksum, no warning" sh -c "
-		! grep -q 'Errors\|Warns\|Malformed' '$work/expert' || { cat '$work/expert'; false; }"
+end_session forwarding
+if have_tshark; then
 	tshark -r "$capture" -T fields -e eth.dst -e ip.src -e ip.dst -e udp.dstport \
 		-c 1000 >"$work/frames" 2>/dev/null
 	check "the capture holds testpmd's UDP frames" \
 		grep -q '02:00:00:00:00:0[01][[:space:]]198\.18\.0\.1[[:space:]]198\.18\.0\.2[[:space:]]9$' \
 		"$work/frames"
-else
-	skip "the capture under tshark: tshark not found (apt-get install tshark)"
+fi
+
+# RSS.  The PMD spreads what its ports take over their Rx queues by the
+# Toeplitz hash of the IPv4 addresses and UDP ports under its default key
+# (mlx4_rss_hash_key_default, drivers/net/mlx4/mlx4_rxq.c); the table's
+# WQs are the queues in order, so the hash's low two bits name the queue.
+# The hash testpmd shows is the CQE's big-endian word as the PMD reads it:
+# its low bits are the shown value's top byte's.
+pmd_key=2cc681d15bdbf4f7fca28319db1a3e946b9e38d92c9c03d1ad9944a7d9563d59063c25f3fc1fdc2a
+peer0=02:00:00:00:00:10 peer1=02:00:00:00:00:11
+queues="--rxq=4 --txq=4 --rxd=256 --txd=256 --txonly-multi-flow
+	--eth-peer=0,$peer0 --eth-peer=1,$peer1"
+
+# received LOG: "PORT QUEUE HASH LOW-BITS" for each packet testpmd showed
+# (verbose), the hash in hex as the adapter computed it.
+received() {
+	sed -n -e 's/^port \([01]\)\/queue [0-9]*: received .*/P \1/p' \
+		-e 's/.* RSS hash=0x\([0-9a-f]*\) - RSS queue=0x\([0-9a-f]*\).*/\2 \1/p' "$1" |
+		while read -r a b; do
+			if [ "$a" = P ]; then
+				port=$b
+			else
+				h=$((0x$b))
+				printf '%s %d %02x%02x%02x%02x %d\n' "$port" $((0x$a)) \
+					$((h & 255)) $((h >> 8 & 255)) \
+					$((h >> 16 & 255)) $((h >> 24 & 255)) \
+					$((h >> 24 & 3))
+			fi
+		done
+}
+
+# rxonly NAME COMMANDS: receive only, showing each packet, after each
+# port sent two bursts from each of its 4 queues, the frames' source
+# addresses all different (198.18.N.3 to 198.18.0.2, UDP port 9).
+rxonly() {
+	printf '%s\nset fwd rxonly\nset verbose 1\nstart tx_first 2\nsleep 1\nstop\nquit\n' \
+		"$2" >"$work/$1.cmds"
+	testpmd "$work/$1.log" "$work/$1.cmds" -a $pci -- -i $mbufs $queues
+	status=$?
+	received "$work/$1.log" >"$work/$1.got"
+	check "$1: testpmd exits 0 and shows what it received" sh -c "
+		test $status -eq 0 && test -s '$work/$1.got' || { cat '$work/$1.log'; false; }"
+}
+
+session rss
+rxonly rss ""
+for p in 0 1; do
+	spread=$(awk -v p=$p '$1 == p { n[$2]++ } END { for (q = 0; q < 4; q++) printf "%d ", n[q] }' "$work/rss.got")
+	check "rss: port $p's 4 queues each received a share of the flows ($spread)" \
+		sh -c "echo '$spread' | awk '{ exit !(\$1 > 0 && \$2 > 0 && \$3 > 0 && \$4 > 0) }'"
+done
+check "rss: each packet's queue is its hash's low two bits" \
+	awk '$2 != $4 { bad++ } END { exit bad > 0 }' "$work/rss.got"
+end_session rss
+if have_tshark; then
+	tshark -r "$capture" -T fields -e ip.src -e ip.dst -e udp.srcport -e udp.dstport \
+		2>/dev/null >"$work/rss.fields"
+	"$TESTS_BIN/verbs/toeplitz" $pmd_key <"$work/rss.fields" | sort >"$work/rss.want"
+	cut -d' ' -f3 "$work/rss.got" | sort >"$work/rss.have"
+	check "rss: the hashes are the Toeplitz hashes of the frames sent ($(wc -l <"$work/rss.have") received, $(wc -l <"$work/rss.want") sent)" \
+		cmp "$work/rss.want" "$work/rss.have"
+fi
+# A flow rule (rte_flow, which the PMD makes a verbs flow rule over a
+# one-queue RSS context) steering one flow, 198.18.5.3 to 198.18.0.2 UDP,
+# to a queue its hash would not give it, on each port: the queues then
+# receive what the hashes say, but that flow's frames, which all go to
+# the rule's.  The PMD wants a rule that names more than the MAC to name
+# the MAC too: testpmd's peer address for the other port's frames.
+flow_src=198.18.5.3
+flow_hash=$(echo "$flow_src 198.18.0.2 9 9" | "$TESTS_BIN/verbs/toeplitz" $pmd_key)
+flow_queue=$(( (0x$flow_hash + 1) % 4 ))
+rule() {
+	echo "flow create $1 ingress pattern eth dst is $2 / ipv4 src is $flow_src / udp / end actions queue index $flow_queue / end"
+}
+steered=0
+session flow
+rxonly flow "$(rule 1 $peer0)
+$(rule 0 $peer1)
+flow list 0"
+check "flow: the rules are made and listed" sh -c "
+	test \$(grep -c 'Flow rule #0 created' '$work/flow.log') -eq 2 &&
+	grep -q '^0[[:space:]].*ETH IPV4 UDP => QUEUE' '$work/flow.log' || { cat '$work/flow.log'; false; }"
+end_session flow
+if have_tshark; then
+	tshark -r "$capture" -T fields -e eth.src -e ip.src -e ip.dst \
+		-e udp.srcport -e udp.dstport 2>/dev/null >"$work/flow.fields"
+	for p in 0 1; do
+		# What the other port sent, this one received.
+		grep -v "^00:02:c9:a1:b2:0$((p + 1))" "$work/flow.fields" |
+			cut -f2- >"$work/flow.$p.fields"
+		"$TESTS_BIN/verbs/toeplitz" $pmd_key <"$work/flow.$p.fields" |
+			paste "$work/flow.$p.fields" - |
+			awk -v src=$flow_src -v q=$flow_queue '{
+				low = (index("0123456789abcdef", substr($5, 8)) - 1) % 4
+				n[$1 == src ? q : low]++
+				if ($1 == src)
+					steered++
+			} END { printf "%d %d %d %d %d\n", n[0], n[1], n[2], n[3], steered }' \
+			>"$work/flow.want"
+		awk -v p=$p '$1 == p { n[$2]++ } END { printf "%d %d %d %d\n", n[0], n[1], n[2], n[3] }' \
+			"$work/flow.got" >"$work/flow.have"
+		want=$(cat "$work/flow.want") have=$(cat "$work/flow.have")
+		check "flow: port $p's queues received what the hashes and the rule say ($flow_src to queue $flow_queue: ${want##* } frames; want ${want% *}, have $have)" \
+			test "${want% *}" = "$have"
+		steered=$((steered + ${want##* }))
+	done
+	check "flow: the rules' flow was sent ($steered frames)" test $steered -gt 0
 fi
 finish

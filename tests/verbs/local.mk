@@ -150,7 +150,10 @@ EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 	tests/verbs/ucx.sh
 
 # DPDK: dpdk-testpmd with the mlx4 PMD (librte-net-mlx4-23, dpdk-dev) on
-# two Ethernet ports, without hugepages.
+# two Ethernet ports, without hugepages; toeplitz computes the RSS hashes
+# the test expects.
+check_PROGRAMS += tests/verbs/toeplitz
+tests_verbs_toeplitz_SOURCES = tests/verbs/toeplitz.c
 TESTS += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap
 EXTRA_DIST += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap \
 	tests/verbs/dpdk.sh
