@@ -4,7 +4,8 @@
 # dpdk-testpmd (dpdk-dev) on an adapter with two Ethernet ports, without
 # hugepages (--no-huge): io and mac forwarding started with --tx-first,
 # both ports counting what they receive and send, with no error, and the
-# capture of the wire clean under tshark.
+# capture of the wire clean under tshark; RSS over 4 queues, a flow rule
+# steering one flow, csum forwarding with checksum offload.
 #
 # The PMD is linked to libmlx4.so.1 itself (no glue library), so the
 # provider it runs is the libmlx4.so.1 the dynamic linker finds: with
@@ -279,5 +280,38 @@ if have_tshark; then
 		steered=$((steered + ${want##* }))
 	done
 	check "flow: the rules' flow was sent ($steered frames)" test $steered -gt 0
+fi
+# Checksum offload: testpmd's csum engine asks the adapter for the IPv4
+# and UDP checksums of each frame it forwards (it leaves the IPv4 one
+# zero and the UDP one the pseudo-header's sum), and counts the frames
+# whose receive checksums the adapter found bad.  The capture shows the
+# checksums the adapter filled in.
+session csum
+printf '%s\n' "set fwd csum" "port stop all" "csum set ip hw 0" \
+	"csum set udp hw 0" "csum set ip hw 1" "csum set udp hw 1" \
+	"port start all" "start tx_first" "sleep 1" "stop" "quit" \
+	>"$work/csum.cmds"
+testpmd "$work/csum.log" "$work/csum.cmds" -a $pci -- -i $mbufs
+status=$?
+check "csum: testpmd exits 0, with IP and UDP checksums offloaded" sh -c "
+	test $status -eq 0 &&
+	test \$(grep -c 'IP checksum offload is hw' '$work/csum.log') -ge 2 &&
+	test \$(grep -c 'UDP checksum offload is hw' '$work/csum.log') -ge 2 || { cat '$work/csum.log'; false; }"
+for p in 0 1; do
+	rx=$(fwd_stat "$work/csum.log" $p RX-packets)
+	tx=$(fwd_stat "$work/csum.log" $p TX-packets)
+	check "csum: port $p forwarded (rx ${rx:-?}, tx ${tx:-?}), none with a bad IP or L4 checksum" sh -c "
+		test '${rx:-0}' -gt 32 -a '${tx:-0}' -gt 32 &&
+		test '$(fwd_stat "$work/csum.log" $p Bad-ipcsum)' = 0 &&
+		test '$(fwd_stat "$work/csum.log" $p Bad-l4csum)' = 0 || { cat '$work/csum.log'; false; }"
+done
+end_session csum
+if have_tshark; then
+	tshark -r "$capture" -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE \
+		-Y 'udp.checksum != 0' -T fields -e ip.checksum.status \
+		-e udp.checksum.status 2>/dev/null | sort | uniq -c >"$work/csum.status"
+	check "csum: every forwarded frame's IPv4 and UDP checksums are good ($(tr -s ' \t\n' ' ' <"$work/csum.status"))" \
+		awk '$2 != 1 || $3 != 1 { bad++ } $2 == 1 && $3 == 1 { good += $1 }
+		     END { exit bad > 0 || good <= 32 }' "$work/csum.status"
 fi
 finish
