@@ -186,29 +186,36 @@ static int pci_config(const char *pci_dir, const struct sim_hca *hca)
  */
 #define PCI_DRIVER	"mlx4_core"
 
-static int pci_driver(const char *root, const char *pci_dir, const char *rel)
+/* A link @name to @target in @root's directory @sub, made if need be. */
+static int link_in(const char *root, const char *sub, const char *name,
+		   const char *target)
 {
-	const char *slot = strrchr(rel, '/') + 1;
-	char dir[PATH_MAX], link[PATH_MAX], text[PATH_MAX];
+	char dir[PATH_MAX], link[PATH_MAX];
 	int err;
 
-	err = pathf(dir, "%s/bus/pci/drivers/" PCI_DRIVER, root);
+	err = pathf(dir, "%s/%s", root, sub);
 	if (!err)
 		err = mkdir_p(dir);
 	if (!err)
-		err = pathf(link, "%s/%s", dir, slot);
-	if (!err)
-		err = pathf(text, "../../../../%s", rel);
+		err = pathf(link, "%s/%s", dir, name);
 	if (err)
 		return err;
-	if (symlink(text, link) && errno != EEXIST)
-		return -errno;
-	if (pathf(link, "%s/driver", pci_dir))
-		return -ENAMETOOLONG;
-	if (symlink("../../../bus/pci/drivers/" PCI_DRIVER, link) &&
-	    errno != EEXIST)
+	if (symlink(target, link) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+static int pci_driver(const char *root, const char *pci_dir, const char *rel)
+{
+	char text[PATH_MAX];
+	int err;
+
+	err = pathf(text, "../../../../%s", rel);
+	if (!err)
+		err = link_in(root, "bus/pci/drivers/" PCI_DRIVER,
+			      strrchr(rel, '/') + 1, text);
+	return err ?: link_in(pci_dir, ".", "driver",
+			      "../../../bus/pci/drivers/" PCI_DRIVER);
 }
 
 /*
@@ -218,7 +225,7 @@ static int pci_driver(const char *root, const char *pci_dir, const char *rel)
  */
 static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 {
-	char rel[64], dir[PATH_MAX], link[PATH_MAX];
+	char rel[64], text[PATH_MAX];
 	const char *slot;
 	int err;
 
@@ -228,18 +235,11 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 	if (!err)
 		err = mkdir_p(pci_dir);
 	if (!err)
-		err = pathf(dir, "%s/bus/pci/devices", root);
+		err = pathf(text, "../../../%s", rel);
 	if (!err)
-		err = mkdir_p(dir);
+		err = link_in(root, "bus/pci/devices", slot, text);
 	if (!err)
-		err = pathf(link, "%s/%s", dir, slot);
-	if (!err)
-		err = pathf(dir, "../../../%s", rel);
-	if (err)
-		return err;
-	if (symlink(dir, link) && errno != EEXIST)
-		return -errno;
-	err = pci_driver(root, pci_dir, rel);
+		err = pci_driver(root, pci_dir, rel);
 	if (err)
 		return err;
 	put(pci_dir, "vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
