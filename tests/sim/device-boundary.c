@@ -224,12 +224,14 @@ static void async_file_after_close(void)
 	struct pollfd p = { .events = POLLIN };
 	char buf[16];
 	ssize_t n;
+	int ready;
 
 	p.fd = fcntl(ctx->async_fd, F_DUPFD_CLOEXEC, 0);
 	ibv_close_device(ctx);
-	check(p.fd >= 0 && poll(&p, 1, 200) == 0,
-	      "the async file of a closed device is not ready (revents 0x%x)",
-	      p.revents);
+	ready = p.fd >= 0 ? poll(&p, 1, 200) : -1;
+	check(ready == 0,
+	      "the async file of a closed device is not ready (poll: %d, revents 0x%x)",
+	      ready, p.revents);
 	fcntl(p.fd, F_SETFL, O_NONBLOCK);
 	n = read(p.fd, buf, sizeof(buf));
 	check(n < 0 && errno == EAGAIN,
