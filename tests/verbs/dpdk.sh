@@ -31,42 +31,55 @@ need_ethernet_ports
 eal="-l 0-1 --no-huge -m 256 --no-shconf --no-telemetry --iova-mode=va
 	--file-prefix=mlx4sim$$"
 pci=0000:01:00.0
+# The EAL's runtime directory for that prefix, which it leaves behind.
+if [ "$(id -u)" -eq 0 ]; then
+	runtime_dir=/var/run/dpdk/mlx4sim$$
+else
+	runtime_dir=${XDG_RUNTIME_DIR:-/tmp}/dpdk/mlx4sim$$
+fi
 mbufs=--total-num-mbufs=8192
 
 # testpmd LOG SCRIPT ARGS...: dpdk-testpmd ARGS in interactive mode, fed
-# the commands of SCRIPT, one a line; "sleep N" waits, "maps" records
-# which libmlx4 the running program has mapped (LOG.maps).  Ended after
-# 60 s at the most.
+# the commands of SCRIPT, one a line; "sleep N" waits N seconds once the
+# commands before it are done, "maps" records which libmlx4 the running
+# program has mapped (LOG.maps).  Ended after 60 s at the most.
 testpmd() {
-	_log=$1 _script=$2
+	_log=$1 _script=$2 _sent=0
 	shift 2
 	rm -f "$work/in"
 	mkfifo "$work/in"
 	timeout 60 dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
 	_pid=$!
 	exec 3>"$work/in"
-	# The commands count from the first prompt: the EAL and the
-	# ports take seconds to come up.
-	_wait=0
-	while ! grep -q '^testpmd> ' "$_log" && kill -0 $_pid 2>/dev/null &&
-	      [ $_wait -lt 300 ]; do
-		sleep 0.1
-		_wait=$((_wait + 1))
-	done
+	prompted 0
 	while read -r _line; do
 		case $_line in
 		sleep\ *)
+			prompted $_sent
 			sleep "${_line#sleep }" ;;
 		maps)
 			for _c in $(cat /proc/$_pid/task/*/children 2>/dev/null); do
 				grep -o '/[^ ]*/libmlx4\.so[^ ]*' /proc/$_c/maps
 			done 2>/dev/null | sort -u >"$_log.maps" ;;
 		*)
-			echo "$_line" >&3 ;;
+			echo "$_line" >&3
+			_sent=$((_sent + 1)) ;;
 		esac
 	done <"$_script"
 	exec 3>&-
 	wait $_pid
+}
+
+# prompted N: wait (30 s at the most) until testpmd has prompted after its
+# first N commands, each prompt once the command before is done: the EAL
+# and the ports take seconds to come up, a port's restart too.
+prompted() {
+	_wait=0
+	while [ "$(grep -o 'testpmd> ' "$_log" | wc -l)" -le "$1" ] &&
+	      kill -0 $_pid 2>/dev/null && [ $_wait -lt 300 ]; do
+		sleep 0.1
+		_wait=$((_wait + 1))
+	done
 }
 
 # fwd_stat LOG PORT FIELD: FIELD (RX-packets, TX-dropped, ...) of PORT in
@@ -98,6 +111,7 @@ provider_mapped() {
 echo quit >"$work/probe.cmds"
 testpmd "$work/probe.log" "$work/probe.cmds" --no-pci -- -i $mbufs
 if [ $? -ne 0 ] || ! grep -q '^Bye' "$work/probe.log"; then
+	rm -rf "$runtime_dir"
 	echo "1..0 # SKIP dpdk-testpmd does not start without hugepages here: $(grep -m1 'EAL: \|Cause' "$work/probe.log")"
 	exit 0
 fi
@@ -314,4 +328,5 @@ if have_tshark; then
 		awk '$2 != 1 || $3 != 1 { bad++ } $2 == 1 && $3 == 1 { good += $1 }
 		     END { exit bad > 0 || good <= 32 }' "$work/csum.status"
 fi
+rm -rf "$runtime_dir"
 finish
