@@ -458,31 +458,35 @@ static void deliver_at(struct sim_qp *src, struct sim_port *port,
  * (steer), so a frame reaches every rule that names its MAC, on any port.
  * The adapter loops a frame back to its own port's rules (the driver names
  * the destination MAC in the WQE so that it can: "This allows loopback in
- * eSwitch", mlx4_en's xmit), so the sender's port is among the flooded.
+ * eSwitch", mlx4_en's xmit), so the sender's port is among the flooded;
+ * a WQE without the MAC asks for no loopback, and the switch, as any
+ * bridge, sends nothing back where it came from.
  */
 void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 		  const uint8_t *f, size_t len)
 {
+	struct sim_port *from = hca_port(src->hca, src->port);
 	struct sim_port *to = f[0] & 1 ? NULL : port_by_mac(f);
 
 	/* A port that is down carries nothing (req.c's link_up). */
-	if (hca_port(src->hca, src->port)->down) {
+	if (from->down) {
 		fault_count_drop();
 		return;
 	}
 	if (sim.opt.pcap)
 		pcap_frame(f, len);
-	copy_to_sniffers(src, hca_port(src->hca, src->port), msg, f, len,
-			 true, false);
+	copy_to_sniffers(src, from, msg, f, len, true, false);
 	if (to) {
-		deliver_at(src, to, msg, f, len);
+		if (to != from || !msg->no_loopback)
+			deliver_at(src, to, msg, f, len);
 		return;
 	}
 	for (int h = 0; h < sim.opt.nhcas; h++)
 		for (int p = 0; p < sim.hca[h].nports; p++) {
 			struct sim_port *port = &sim.hca[h].port[p];
 
-			if (port->link_layer == IBV_LINK_LAYER_ETHERNET)
+			if (port->link_layer == IBV_LINK_LAYER_ETHERNET &&
+			    (port != from || !msg->no_loopback))
 				deliver_at(src, port, msg, f, len);
 		}
 }

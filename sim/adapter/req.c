@@ -852,8 +852,17 @@ static enum exec_result exec_local(struct sim_qp *qp, struct sim_wqe *w)
  * names the frame's destination MAC (@dmac: the frame's, or the LSO
  * headers') in the control segment too (bytes 0-1 of srcrb_flags, then
  * the immediate), which the adapter uses to loop a frame back to its own
- * ports: two MACs that differ steer a frame wrong.
+ * ports: two MACs that differ steer a frame wrong.  A driver that wants
+ * no loopback leaves the MAC zero (mlx4_en without its HW loopback flag,
+ * DPDK's mlx4 PMD on a physical function): that is no breach.
  */
+static bool ctrl_mac_zero(const struct sim_wqe *w)
+{
+	static const uint8_t zero[6];
+
+	return !memcmp(w->ctrl_mac, zero, sizeof(zero));
+}
+
 static uint8_t gather_raw(struct sim_qp *qp, struct sim_wqe *w, uint8_t *buf,
 			  const uint8_t *dmac)
 {
@@ -865,7 +874,7 @@ static uint8_t gather_raw(struct sim_qp *qp, struct sim_wqe *w, uint8_t *buf,
 	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
 		 dma_readv(qp->ctx->pid, seg, nseg, buf))
 		return MLX4_CQE_SYNDROME_LOCAL_PROT_ERR;
-	if (memcmp(w->ctrl_mac, dmac, 6))
+	if (!ctrl_mac_zero(w) && memcmp(w->ctrl_mac, dmac, 6))
 		breach(qp->ctx, "QP 0x%x WQE 0x%x: the control segment's MAC %02x:%02x:%02x:%02x:%02x:%02x is not the frame's",
 		       qp->qpn, w->index, w->ctrl_mac[0], w->ctrl_mac[1],
 		       w->ctrl_mac[2], w->ctrl_mac[3], w->ctrl_mac[4],
@@ -883,6 +892,7 @@ static void send_frame(struct sim_qp *qp, struct sim_wqe *w,
 	msg.length = len;
 	msg.inline_data = frame;
 	msg.ethernet = true;
+	msg.no_loopback = ctrl_mac_zero(w);
 	raw_transmit(qp, &msg, frame, len);
 }
 

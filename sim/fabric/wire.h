@@ -64,6 +64,7 @@ struct sim_message {
 	uint16_t vlan_tci;		/* ... its priority and VLAN ID */
 	uint32_t csum_status;		/* raw, IPoIB: MLX4_CQE_STATUS_* checks */
 	uint32_t rss_hash;		/* ... and the RSS hash, spread ones */
+	bool no_loopback;		/* raw: not back to the sender's port */
 	uint8_t grh[GRH_LEN];
 
 	/* XRC: the SRQ at the target */

@@ -44,6 +44,28 @@ static ssize_t device_gone(struct fd_entry *e, void *buf, size_t count)
 }
 
 /*
+ * A read after the program closed the device file.  uverbs destroyed the
+ * context's objects then: a completion channel's queue is closed with
+ * them (its readers get EIO), but the async file's is not, and nothing
+ * more is posted to it (uverbs_async_event_destroy_uobj posts
+ * DEVICE_FATAL only when the driver goes): it stays silent until it is
+ * closed itself.  DPDK's mlx4 PMD closes the device before it stops
+ * watching the async file.
+ */
+static ssize_t after_close(int fd, struct fd_entry *e)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (!e->async)
+		return fail(-EIO);
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		return fail(-EAGAIN);
+	for (;;)
+		if (poll(NULL, 0, -1) < 0)
+			return -1;	/* a signal: EINTR */
+}
+
+/*
  * Wait for an event's byte on the event file, or for the daemon to go
  * (the file hangs up then too, once its bytes are read).  1 when the
  * daemon is gone, 0 when a byte may be there (or the file does not
@@ -62,6 +84,14 @@ static int event_wait(int fd, struct conn *conn)
 	return !!(p[1].revents & (POLLHUP | POLLERR));
 }
 
+/* The daemon's end hung up: the device went, or the program closed it. */
+static ssize_t ended(int fd, struct fd_entry *e, void *buf, size_t count)
+{
+	if (__atomic_load_n(&e->conn->closed, __ATOMIC_RELAXED))
+		return after_close(fd, e);
+	return device_gone(e, buf, count);
+}
+
 static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 {
 	uint8_t event[sizeof(struct ib_uverbs_async_event_desc)];
@@ -76,18 +106,18 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 		if (err < 0)
 			return fail(err);
 		if (err)
-			return device_gone(e, buf, count);
+			return ended(fd, e, buf, count);
 		/* One byte stands for one queued event; none: the daemon went. */
 		got = real.read(fd, &token, 1);
 		if (got < 0)
 			return -1;
 		if (got == 0)
-			return device_gone(e, buf, count);
+			return ended(fd, e, buf, count);
 		err = transact(e->conn, MLX4SIM_OP_EVENT, e->id, &want,
 			       sizeof(want), &reply, event, sizeof(event),
 			       &unused);
 		if (err == -EIO)
-			return device_gone(e, buf, count);
+			return ended(fd, e, buf, count);
 		if (!err && reply.ret < 0)
 			err = reply.ret;
 		/* (The daemon gave the byte back for a read it refused.) */

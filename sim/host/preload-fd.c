@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -80,6 +81,49 @@ void entry_clear(struct fd_entry *e)
 }
 
 /*
+ * @fd, an async event file, becomes an empty eventfd with the same status
+ * and descriptor flags: never ready, a read blocks or fails with EAGAIN.
+ */
+static bool make_silent(int fd)
+{
+	int status = real.fcntl(fd, F_GETFL), flags = real.fcntl(fd, F_GETFD);
+	int quiet = eventfd(0, EFD_CLOEXEC |
+			    (status >= 0 && (status & O_NONBLOCK) ? EFD_NONBLOCK : 0));
+	bool done;
+
+	if (quiet < 0)
+		return false;
+	done = real.dup3(quiet, fd, flags >= 0 && (flags & FD_CLOEXEC) ?
+			 O_CLOEXEC : 0) == fd;
+	real.close(quiet);
+	return done;
+}
+
+/*
+ * Under table_lock: the async event files of a device the program closed.
+ * uverbs leaves such a file open and silent until it is closed itself
+ * (uverbs_async_event_destroy_uobj posts DEVICE_FATAL only when the
+ * driver goes), while ours would hang up as the daemon drops the context:
+ * an epoll loop would spin on it (DPDK's mlx4 PMD closes the device
+ * before it stops watching the file).  So each becomes the program's own
+ * silent file.
+ */
+static void silence_async_files(struct conn *conn)
+{
+	for (int p = 0; p < FD_PAGES; p++) {
+		struct fd_entry *page = fd_pages[p];
+
+		for (int i = 0; page && i < FD_PAGE; i++) {
+			struct fd_entry *e = &page[i];
+
+			if (e->kind == FD_EVENT && e->async && e->conn == conn &&
+			    make_silent(p * FD_PAGE + i))
+				entry_clear(e);
+		}
+	}
+}
+
+/*
  * Under table_lock, when the program closed its last descriptor of the
  * device: the connection closes, as the device file would be released.
  * Returns the socket for the caller to close after the lock.
@@ -91,6 +135,7 @@ static int conn_release(struct conn *conn)
 	pthread_mutex_lock(&conn->lock);	/* after a request in flight */
 	conn->closed = true;
 	pthread_mutex_unlock(&conn->lock);
+	silence_async_files(conn);
 	entry_clear(fd_lookup(sock));
 	return sock;
 }

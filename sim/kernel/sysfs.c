@@ -180,13 +180,52 @@ static int pci_config(const char *pci_dir, const struct sim_hca *hca)
 }
 
 /*
+ * The function's driver, mlx4_core: its "driver" link, and its entry in
+ * the driver's directory on the bus.  DPDK's PCI scan passes a function
+ * without a driver by.
+ */
+#define PCI_DRIVER	"mlx4_core"
+
+/* A link @name to @target in @root's directory @sub, made if need be. */
+static int link_in(const char *root, const char *sub, const char *name,
+		   const char *target)
+{
+	char dir[PATH_MAX], link[PATH_MAX];
+	int err;
+
+	err = pathf(dir, "%s/%s", root, sub);
+	if (!err)
+		err = mkdir_p(dir);
+	if (!err)
+		err = pathf(link, "%s/%s", dir, name);
+	if (err)
+		return err;
+	if (symlink(target, link) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int pci_driver(const char *root, const char *pci_dir, const char *rel)
+{
+	char text[PATH_MAX];
+	int err;
+
+	err = pathf(text, "../../../../%s", rel);
+	if (!err)
+		err = link_in(root, "bus/pci/drivers/" PCI_DRIVER,
+			      strrchr(rel, '/') + 1, text);
+	return err ?: link_in(pci_dir, ".", "driver",
+			      "../../../bus/pci/drivers/" PCI_DRIVER);
+}
+
+/*
  * The adapter's PCI function, and its entry on the PCI bus.  The links
  * are relative, as the kernel's are: the tree reads the same at
  * SYSFS_PATH and where a process sees it as /sys (sysview.c).
  */
 static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 {
-	char rel[64], dir[PATH_MAX], link[PATH_MAX];
+	char rel[64], text[PATH_MAX];
 	const char *slot;
 	int err;
 
@@ -196,17 +235,13 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 	if (!err)
 		err = mkdir_p(pci_dir);
 	if (!err)
-		err = pathf(dir, "%s/bus/pci/devices", root);
+		err = pathf(text, "../../../%s", rel);
 	if (!err)
-		err = mkdir_p(dir);
+		err = link_in(root, "bus/pci/devices", slot, text);
 	if (!err)
-		err = pathf(link, "%s/%s", dir, slot);
-	if (!err)
-		err = pathf(dir, "../../../%s", rel);
+		err = pci_driver(root, pci_dir, rel);
 	if (err)
 		return err;
-	if (symlink(dir, link) && errno != EEXIST)
-		return -errno;
 	put(pci_dir, "vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
 	put(pci_dir, "device", "0x%04x\n", CX3_PCI_DEVICE);
 	put(pci_dir, "subsystem_vendor", "0x%04x\n", CX3_PCI_VENDOR_ID);
@@ -219,7 +254,7 @@ static int pci_device(const char *root, struct sim_hca *hca, char *pci_dir)
 	put(pci_dir, "current_link_speed", "8.0 GT/s PCIe\n");
 	put(pci_dir, "max_link_width", "8\n");
 	put(pci_dir, "current_link_width", "8\n");
-	put(pci_dir, "uevent", "PCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
+	put(pci_dir, "uevent", "DRIVER=" PCI_DRIVER "\nPCI_CLASS=20700\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:0051\nPCI_SLOT_NAME=%s\n",
 	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID, slot);
 	put(pci_dir, "modalias", "pci:v%08Xd%08Xsv%08Xsd00000051bc02sc07i00\n",
 	    CX3_PCI_VENDOR_ID, CX3_PCI_DEVICE, CX3_PCI_VENDOR_ID);

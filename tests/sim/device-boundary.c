@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,12 +196,48 @@ static void literal_sysfs(void)
 		  sizeof(text));
 	check(!strcmp(text, "0x1003") || !strcmp(text, "0x1007"),
 	      "/sys/bus/pci/devices lists the adapter, a ConnectX-3 (%s)", text);
+	/* DPDK's PCI scan passes a function with no driver link by. */
+	check(realpath("/sys/bus/pci/devices/0000:01:00.0/driver", path) &&
+	      !strcmp(path, "/sys/bus/pci/drivers/mlx4_core"),
+	      "the function's driver is mlx4_core (%s)", path);
+	check(realpath("/sys/bus/pci/drivers/mlx4_core/0000:01:00.0", path) &&
+	      !strcmp(path, "/sys/devices/pci0000:00/0000:01:00.0"),
+	      "mlx4_core's directory leads back to the function (%s)", path);
 	read_line("/sys/class/infiniband_verbs/uverbs0/ibdev", text,
 		  sizeof(text));
 	check(!strcmp(text, "mlx4_0"), "infiniband_verbs/uverbs0 is mlx4_0's");
 	check(access("/sys/class/net/lo", F_OK) == 0 &&
 	      access("/sys/devices/system/cpu", F_OK) == 0,
 	      "the host's own entries stay (class/net/lo, devices/system/cpu)");
+}
+
+/*
+ * After the program closed the device, its async event file (a copy kept
+ * open here) stays silent, as uverbs's does: never ready, a non-blocking
+ * read finds nothing.  Only the driver's going posts DEVICE_FATAL.  (An
+ * epoll loop that still watches the file, as DPDK's mlx4 PMD's does while
+ * it closes a port, spun on a file that hung up.)
+ */
+static void async_file_after_close(void)
+{
+	struct ibv_context *ctx = open_first_device("device-boundary");
+	struct pollfd p = { .events = POLLIN };
+	char buf[16];
+	ssize_t n;
+	int ready;
+
+	p.fd = fcntl(ctx->async_fd, F_DUPFD_CLOEXEC, 0);
+	ibv_close_device(ctx);
+	ready = p.fd >= 0 ? poll(&p, 1, 200) : -1;
+	check(ready == 0,
+	      "the async file of a closed device is not ready (poll: %d, revents 0x%x)",
+	      ready, p.revents);
+	fcntl(p.fd, F_SETFL, O_NONBLOCK);
+	n = read(p.fd, buf, sizeof(buf));
+	check(n < 0 && errno == EAGAIN,
+	      "a non-blocking read of it finds nothing (%zd, %s)", n,
+	      n < 0 ? strerror(errno) : "an event");
+	close(p.fd);
 }
 
 int main(void)
@@ -213,6 +250,7 @@ int main(void)
 	pages_keep_their_size(ctx);
 	private_descriptors(ctx);
 	ibv_close_device(ctx);
+	async_file_after_close();
 	literal_sysfs();
 	return tap_finish();
 }

@@ -149,6 +149,15 @@ TESTS += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap
 EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 	tests/verbs/ucx.sh
 
+# DPDK: dpdk-testpmd with the mlx4 PMD (librte-net-mlx4-23, dpdk-dev) on
+# two Ethernet ports, without hugepages; toeplitz computes the RSS hashes
+# the test expects.
+check_PROGRAMS += tests/verbs/toeplitz
+tests_verbs_toeplitz_SOURCES = tests/verbs/toeplitz.c
+TESTS += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap
+EXTRA_DIST += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap \
+	tests/verbs/dpdk.sh
+
 # MPI: a program of ours that checks every byte, run by Open MPI (pml ucx
 # and the openib BTL) and MPICH (ch4:ucx), 2 and 4 ranks.
 TESTS += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap

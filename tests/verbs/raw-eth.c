@@ -1255,27 +1255,61 @@ static void test_lso_shapes(struct raw_qp *rx)
 #define TEST_VLAN	0x2123		/* priority 1, VID 0x123 */
 
 /*
- * A raw send built by hand, as DPDK's mlx4 driver does, asking the
- * adapter to insert a VLAN tag: control segment bytes 4-5 the tag, byte 6
- * the insert bit (1 << 6), byte 7 the size; rung through the UAR, the
- * route on which those bytes mean this.
+ * A raw send of @len bytes at @frame built by hand, as DPDK's mlx4
+ * driver does, as the first WQE of @tx's send queue, rung through the
+ * UAR: control segment bytes 0-1 and 8-11 the destination MAC when
+ * @name_mac (for the adapter's loopback), else zero; with @vlan, bytes
+ * 4-5 a tag to insert and byte 6 the insert bit (1 << 6), the route on
+ * which those bytes mean this; byte 7 the size.  Returns what poll_one
+ * does, the completion in @wc.
  */
+static int post_by_hand(struct raw_qp *tx, const uint8_t *frame, size_t len,
+			bool name_mac, uint16_t vlan, struct ibv_wc *wc)
+{
+	struct mlx4dv_qp dv;
+	struct mlx4dv_obj obj = { .qp = { .in = tx->qp, .out = &dv } };
+	struct mlx4_wqe_data_seg *d;
+	uint32_t flags;
+	uint8_t *wqe;
+
+	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP))
+		bail("mlx4dv_init_obj");
+	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
+	memset(wqe, 0, 32);
+	flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT);
+	memcpy(wqe + 8, &flags, 4);
+	if (name_mac) {
+		memcpy(wqe + 8, frame, 2);
+		memcpy(wqe + 12, frame + 2, 4);
+	}
+	if (vlan) {
+		wqe[4] = vlan >> 8;
+		wqe[5] = vlan & 0xff;
+		wqe[6] = 1 << 6;
+	}
+	wqe[7] = 2;				/* 32 bytes */
+	d = (void *)(wqe + 16);
+	d->byte_count = htobe32(len);
+	d->lkey = htobe32(tx->mr->lkey);
+	d->addr = htobe64((uintptr_t)frame);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
+	return poll_one(tx->cq, wc);
+}
+
+/* A hand-built WQE asking for VLAN insertion. */
 static void test_vlan_insert(struct raw_qp *rx)
 {
 	struct raw_qp tx = {};
-	struct mlx4dv_qp dv;
-	struct mlx4dv_obj obj = { .qp = { .out = &dv } };
 	struct ibv_flow *flow = NULL;
-	uint8_t *frame, *wqe, *got;
-	uint32_t flags;
+	uint8_t *frame, *got;
 	struct ibv_wc wc;
 	size_t len;
 	int slot, n = 0;
 
 	make_raw_qp(&tx, 1);
-	obj.qp.in = tx.qp;
-	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP))
-		bail("mlx4dv_init_obj");
 	{
 		struct {
 			struct ibv_flow_attr attr;
@@ -1297,27 +1331,7 @@ static void test_vlan_insert(struct raw_qp *rx)
 	frame = tx.buf + RECV_SLOTS * FRAME_MAX;
 	len = build_frame(frame, port_mac[2], port_mac[1], 4000, 200, 77,
 			  true, false);
-	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
-	flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT);
-	memcpy(wqe + 8, &flags, 4);
-	memcpy(wqe + 8, frame, 2);		/* the destination MAC */
-	memcpy(wqe + 12, frame + 2, 4);
-	wqe[4] = TEST_VLAN >> 8;
-	wqe[5] = TEST_VLAN & 0xff;
-	wqe[6] = 1 << 6;			/* insert the tag */
-	wqe[7] = 2;				/* 32 bytes */
-	{
-		struct mlx4_wqe_data_seg *d = (void *)(wqe + 16);
-
-		d->byte_count = htobe32(len);
-		d->lkey = htobe32(tx.mr->lkey);
-		d->addr = htobe64((uintptr_t)frame);
-	}
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
-	n = poll_one(tx.cq, &wc);
+	n = post_by_hand(&tx, frame, len, true, TEST_VLAN, &wc);
 	slot = receive(rx, &wc);
 	got = slot >= 0 ? rx->buf + slot * FRAME_MAX : NULL;
 	check(flow && n == 1 && wc.status == IBV_WC_SUCCESS && got &&
@@ -1500,6 +1514,41 @@ static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 	ibv_dereg_mr(lo.mr);
 	ibv_destroy_cq(lo.cq);
 	free(lo.buf);
+}
+
+/*
+ * A WQE whose control segment leaves the destination MAC zero asks for
+ * no loopback (DPDK's mlx4 PMD on a physical function, mlx4_en without
+ * its loopback flag): the frame leaves, reaching a rule on the other
+ * port, but not one on the sender's own port, and it is no breach of
+ * the protocol (mlx4sim run fails this test on one).
+ */
+static void test_zero_ctrl_mac(struct raw_qp *rx_b)
+{
+	static const uint8_t made_up[6] = { 0x02, 0x5a, 0, 0, 0x29, 5 };
+	struct raw_qp tx = {}, lo = {};
+	struct ibv_flow *rule[2];
+	struct ibv_wc wc;
+	uint8_t *frame;
+	size_t len;
+	int n;
+
+	make_raw_qp(&tx, 1);
+	make_raw_qp(&lo, 1);
+	rule[0] = eth_rule(&lo, made_up, port_mac[1]);
+	rule[1] = eth_rule(rx_b, made_up, port_mac[1]);
+	frame = tx.buf + RECV_SLOTS * FRAME_MAX;
+	len = build_frame(frame, made_up, port_mac[1], 4000, 64, 56, true,
+			  false);
+	n = post_by_hand(&tx, frame, len, false, 0, &wc);
+	check(rule[0] && rule[1] && n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      got(rx_b, frame, len) && nothing_arrives(&lo),
+	      "a WQE with no MAC in its control segment: its frame reaches port 2's rule, not the sender's port (no loopback)");
+	for (int i = 0; i < 2; i++)
+		if (rule[i])
+			ibv_destroy_flow(rule[i]);
+	free_raw_qp(&lo);
+	free_raw_qp(&tx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1992,6 +2041,7 @@ int main(int argc, char **argv)
 	test_vlan_insert(&rx_b);
 	test_eth_fields(&tx, &rx_b);
 	test_unknown_macs(&tx, &rx_a, &rx_b);
+	test_zero_ctrl_mac(&rx_b);
 
 	/* Checksums: the adapter's, and its verdict on arrival. */
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
