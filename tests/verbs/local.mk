@@ -135,8 +135,8 @@ EXTRA_DIST += tests/verbs/difftrace.tap tests/verbs/difftrace-accepted.txt
 # Faults on demand (mlx4sim fault): RC retransmission, RNR, duplicates,
 # losses of UD and UC, port, QP and device failures, with both providers.
 check_PROGRAMS += tests/verbs/faults
-tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/device.h \
-	tests/qp-connect.h tests/buffer.h
+tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/cases.h \
+	tests/device.h tests/qp-connect.h tests/buffer.h
 tests_verbs_faults_LDADD = -libverbs -lpthread
 TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults-pingpong.tap
