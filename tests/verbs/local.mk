@@ -91,7 +91,8 @@ EXTRA_DIST += tests/verbs/domains-project.tap tests/verbs/domains-system.tap \
 # Raw packet QPs, flow steering, RSS, checksum offload and LSO on
 # Ethernet ports.
 check_PROGRAMS += tests/verbs/raw-eth
-tests_verbs_raw_eth_SOURCES = tests/verbs/raw-eth.c tests/tap.h tests/device.h
+tests_verbs_raw_eth_SOURCES = tests/verbs/raw-eth.c tests/tap.h tests/cases.h \
+	tests/device.h
 tests_verbs_raw_eth_LDADD = -libverbs -lmlx4
 TESTS += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap
 EXTRA_DIST += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap \
