@@ -56,7 +56,7 @@ EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
 # The direct verbs: this tree's library only.
 check_PROGRAMS += tests/verbs/provider-dv
 tests_verbs_provider_dv_SOURCES = tests/verbs/provider-dv.c \
-	tests/tap.h tests/device.h
+	tests/tap.h tests/cases.h tests/device.h
 tests_verbs_provider_dv_LDADD = src/libmlx4.la -libverbs
 TESTS += tests/verbs/provider-dv.tap
 EXTRA_DIST += tests/verbs/provider-dv.tap
