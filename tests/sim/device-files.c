@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "../cases.h"
 
 #define DIR_PATH	"/dev/infiniband"
 #define DEV0		DIR_PATH "/uverbs0"
@@ -380,16 +381,31 @@ static void descriptors(void)
 		close(again);
 }
 
-int main(void)
+/* The cases, in the order a full run takes them; none leaves anything open. */
+static const struct test_case cases[] = {
+	{ "access_family", access_family,
+	  "access, faccessat, eaccess, euidaccess on the device files" },
+	{ "stat_family", stat_family,
+	  "stat, lstat, fstatat, statx (and glibc's old entry points): 231:192+N" },
+	{ "directory", directory,
+	  "/dev/infiniband opened, read and scanned: the two devices" },
+	{ "relative", relative, "names relative to the working directory" },
+	{ "xattrs", xattrs, "no ACLs or security labels (as devtmpfs here)" },
+	{ "paths", paths, "realpath, canonicalize_file_name, readlink: the kernel's answers" },
+	{ "globbing", globbing, "glob() of the C library finds them" },
+	{ "sysfs", sysfs,
+	  "the class links lead to the adapter's PCI function" },
+	{ "descriptors", descriptors,
+	  "copies and bulk closes of a device's descriptor" },
+};
+
+/* Usage: device-files [--list | NAME...] */
+int main(int argc, char **argv)
 {
-	access_family();
-	stat_family();
-	directory();
-	relative();
-	xattrs();
-	paths();
-	globbing();
-	sysfs();
-	descriptors();
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
+	cases_run(cases, CASES_N(cases));
 	return tap_finish();
 }
