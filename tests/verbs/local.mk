@@ -102,7 +102,7 @@ EXTRA_DIST += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap \
 # device, with both providers, on InfiniBand and on Ethernet ports.
 check_PROGRAMS += tests/verbs/kernel-rules
 tests_verbs_kernel_rules_SOURCES = tests/verbs/kernel-rules.c \
-	tests/tap.h tests/device.h
+	tests/tap.h tests/cases.h tests/device.h
 tests_verbs_kernel_rules_LDADD = -libverbs -ldl
 TESTS += tests/verbs/kernel-rules-system.tap \
 	tests/verbs/kernel-rules-project.tap \
