@@ -130,6 +130,12 @@ struct sim_port {
 	uint64_t guid;
 	uint32_t qkey_violations;
 	bool down;			/* `mlx4sim fault port-down` */
+	/* Management (adapter/mad.c): what the SMA and PMA report */
+	bool is_sm;			/* an issm file is open: IsSM */
+	struct sim_port_counters {	/* what the port carried */
+		uint64_t xmit_data, rcv_data;	/* in 4-byte words */
+		uint64_t xmit_pkts, rcv_pkts;
+	} counters;
 	/* Ethernet only: the port's network interface and RoCE GIDs. */
 	uint8_t mac[6];
 	char ifname[16];
@@ -160,6 +166,7 @@ struct sim_hca {
 /* Contexts: one per open of /dev/infiniband/uverbsN                   */
 /* ------------------------------------------------------------------ */
 struct sim_event_file;
+struct umad_file;
 
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
@@ -178,6 +185,7 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
+	struct umad_file *umad;		/* an open umadN or issmN instead */
 	bool sq_backlog;		/* a send queue stopped at its share */
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 };

@@ -407,6 +407,7 @@ static int serve(int ep)
 		sim.work_done = false;
 		doorbells_scan();
 		req_run_waiting(now, &deadline);
+		umad_timers(now, &deadline);
 		if (now - last_flush > 1000000ULL) {
 			resp_flush_errors();
 			last_flush = now;

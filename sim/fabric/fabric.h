@@ -15,6 +15,26 @@ struct sim_port *port_by_lid(uint16_t lid);
 struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
 void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
 
+/*
+ * switch.c: the switch, its SMA, and the ways a management datagram
+ * goes (mad.h has their format).  A MAD arrives at a node: the switch
+ * (port NULL, by its port in_port) or an adapter's port.
+ */
+struct mad_node {
+	struct sim_port *port;
+	uint8_t in_port;
+};
+void switch_init(void);
+uint8_t switch_port_of(const struct sim_port *port);
+struct sim_port *switch_peer(uint8_t swport);
+int fabric_dr_route(struct sim_port *from, uint8_t *smp, struct mad_node *to);
+int fabric_lid_route(struct sim_port *from, uint16_t dlid, struct mad_node *to);
+void port_info_link(uint8_t *pi, uint8_t in_port, uint8_t state, bool up);
+bool switch_smp(uint8_t in_port, const uint8_t *in, uint8_t *out);
+/* What a port carried, for its PMA: a message of @len bytes in @npkts. */
+void port_count(struct sim_port *from, struct sim_port *to, uint32_t len,
+		uint32_t npkts);
+
 /* pcap.c: --pcap, the capture of the Ethernet ports' wire */
 int pcap_open(const char *path);
 void pcap_close(void);

@@ -63,6 +63,7 @@ int subnet_init(void)
 			port_of_lid[lid++] = port;
 		}
 	}
+	switch_init();
 	return 0;
 }
 
@@ -105,4 +106,26 @@ void port_gid(const struct sim_port *port, int index, uint8_t gid[16])
 bool lid_is_multicast(uint16_t lid)
 {
 	return lid >= 0xc000 && lid != 0xffff;
+}
+
+/*
+ * The PMA's counters (PortCounters, PortCountersExtended): a message's
+ * packets, and its data in 4-byte words with each packet's LRH, BTH,
+ * ICRC and VCRC (26 bytes), as the port's link carries them.
+ */
+void port_count(struct sim_port *from, struct sim_port *to, uint32_t len,
+		uint32_t npkts)
+{
+	uint64_t words;
+
+	npkts = npkts ? npkts : 1;
+	words = ((uint64_t)len + 26ULL * npkts + 3) / 4;
+	if (from) {
+		from->counters.xmit_pkts += npkts;
+		from->counters.xmit_data += words;
+	}
+	if (to) {
+		to->counters.rcv_pkts += npkts;
+		to->counters.rcv_data += words;
+	}
 }

@@ -199,7 +199,7 @@ int cmd_query_port(struct sim_cmd *cmd)
 	port = hca_port(cmd->ctx->hca, req.port_num);
 	if (!port)
 		return -EINVAL;
-	resp.port_cap_flags = CX3_PORT_CAP_FLAGS;
+	resp.port_cap_flags = port_cap_mask(port);
 	resp.max_msg_sz = CX3_MAX_MSG_SZ;
 	resp.qkey_viol_cntr = port->qkey_violations;
 	resp.gid_tbl_len = CX3_GID_TBL_LEN;
