@@ -75,22 +75,10 @@ static int port_table(const struct sim_port *port, uint16_t attr,
 		if (mod == 0)
 			mad_put64(data, port->guid);
 		return 0;
-	case SMP_ATTR_PKEY_TABLE:	/* 32 P_Keys a block */
-		if ((mod & 0xffff) >= CX3_PKEY_TBL_LEN / 32)
-			return MAD_STATUS_INVALID_ATTR;
-		if ((mod & 0xffff) == 0)
-			mad_put16(data, 0xffff);
-		return 0;
-	case SMP_ATTR_SL_TO_VL:
-		for (int sl = 0; sl < 16; sl += 2)
-			data[sl / 2] = (sl % 8) << 4 | ((sl + 1) % 8);
-		return 0;
-	case SMP_ATTR_VL_ARB:
-		return mod >= 1 && mod <= 4 ? 0 : MAD_STATUS_INVALID_ATTR;
-	case SMP_ATTR_MLNX_EXT_PORT_INFO:
-		return 0;
+	case SMP_ATTR_PKEY_TABLE:
+		return sma_pkey_block(mod & 0xffff, CX3_PKEY_TBL_LEN / 32, data);
 	default:
-		return MAD_STATUS_METHOD_ATTR_UNSUPPORTED;
+		return sma_vl_tables(attr, mod, data);
 	}
 }
 

@@ -31,6 +31,8 @@ int fabric_dr_route(struct sim_port *from, uint8_t *smp, struct mad_node *to);
 int fabric_lid_route(struct sim_port *from, uint16_t dlid, struct mad_node *to);
 void port_info_link(uint8_t *pi, uint8_t in_port, uint8_t state, bool up);
 bool switch_smp(uint8_t in_port, const uint8_t *in, uint8_t *out);
+int sma_vl_tables(uint16_t attr, uint32_t mod, uint8_t *data);
+int sma_pkey_block(uint32_t block, uint32_t blocks, uint8_t *data);
 /* What a port carried, for its PMA: a message of @len bytes in @npkts. */
 void port_count(struct sim_port *from, struct sim_port *to, uint32_t len,
 		uint32_t npkts);

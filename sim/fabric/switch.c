@@ -195,6 +195,38 @@ void port_info_link(uint8_t *pi, uint8_t in_port, uint8_t state, bool up)
 	pi[PI_SPEED_EXT_ENABLED] = 0x01;
 }
 
+/* A block of 32 P_Keys of @blocks: the default partition, full member. */
+int sma_pkey_block(uint32_t block, uint32_t blocks, uint8_t *data)
+{
+	if (block >= blocks)
+		return MAD_STATUS_INVALID_ATTR;
+	if (block == 0)
+		mad_put16(data, 0xffff);
+	return 0;
+}
+
+/*
+ * What every port's SMA, an adapter's or the switch's, says of its
+ * virtual lanes: SLs mapped to VL0-7 in turn, VL arbitration tables
+ * empty, and no FDR10 (Mellanox's extended PortInfo, all zero); any
+ * other attribute is not supported.
+ */
+int sma_vl_tables(uint16_t attr, uint32_t mod, uint8_t *data)
+{
+	switch (attr) {
+	case SMP_ATTR_SL_TO_VL:
+		for (int sl = 0; sl < 16; sl += 2)
+			data[sl / 2] = (sl % 8) << 4 | ((sl + 1) % 8);
+		return 0;
+	case SMP_ATTR_VL_ARB:
+		return mod >= 1 && mod <= 4 ? 0 : MAD_STATUS_INVALID_ATTR;
+	case SMP_ATTR_MLNX_EXT_PORT_INFO:
+		return 0;
+	default:
+		return MAD_STATUS_METHOD_ATTR_UNSUPPORTED;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* The switch's SMA                                                    */
 /* ------------------------------------------------------------------ */
@@ -262,22 +294,12 @@ static int port_tables(uint16_t attr, uint32_t mod, uint8_t *data)
 			return MAD_STATUS_INVALID_ATTR;
 		mad_put64(data, SWITCH_GUID);
 		return 0;
-	case SMP_ATTR_PKEY_TABLE:
+	case SMP_ATTR_PKEY_TABLE:	/* the port in the top half */
 		if (mod >> 16 > SWITCH_PORTS)
 			return MAD_STATUS_INVALID_ATTR;
-		if ((mod & 0xffff) == 0)
-			mad_put16(data, 0xffff);
-		return 0;
-	case SMP_ATTR_SL_TO_VL:
-		for (int sl = 0; sl < 16; sl += 2)
-			data[sl / 2] = (sl % 8) << 4 | ((sl + 1) % 8);
-		return 0;
-	case SMP_ATTR_VL_ARB:
-		return mod >= 1 && mod <= 4 ? 0 : MAD_STATUS_INVALID_ATTR;
-	case SMP_ATTR_MLNX_EXT_PORT_INFO:
-		return 0;
+		return sma_pkey_block(mod & 0xffff, 1, data);
 	default:
-		return MAD_STATUS_METHOD_ATTR_UNSUPPORTED;
+		return sma_vl_tables(attr, mod, data);
 	}
 }
 

@@ -63,30 +63,6 @@ int umad_name(const char *path, dev_t *rdev)
 	return minor;
 }
 
-/* The listing of /dev/infiniband (preload-dir.c): the files sysfs lists. */
-void umad_list(const char *dir)
-{
-	char sysfs[PATH_MAX], file[PATH_MAX];
-	struct dirent *d;
-	DIR *mad;
-	int fd;
-
-	snprintf(sysfs, sizeof(sysfs), "%s/%s/class/infiniband_mad", run_dir,
-		 MLX4SIM_SYSFS_NAME);
-	mad = real.opendir(sysfs);
-	if (!mad)
-		return;
-	while ((d = real.readdir(mad))) {
-		if (strncmp(d->d_name, "umad", 4) && strncmp(d->d_name, "issm", 4))
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", dir, d->d_name);
-		fd = real.open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			real.close(fd);
-	}
-	real.closedir(mad);
-}
-
 /* A listing's entry for umadN or issmN: the device's type and inode. */
 void umad_entry(struct dirent *d)
 {

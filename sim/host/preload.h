@@ -205,7 +205,6 @@ int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
 /* ------------------------------------------------------------------ */
 
 int umad_name(const char *path, dev_t *rdev);
-void umad_list(const char *dir);
 void umad_entry(struct dirent *d);
 int umad_open(int minor, int flags);
 ssize_t umad_read(int fd, struct fd_entry *e, void *buf, size_t count);

@@ -152,6 +152,34 @@ static int agent_add(struct umad_file *f, struct umad_agent *a, uint32_t *id)
 	return 0;
 }
 
+/* The ioctl's structure, as the library read it: EFAULT if it could not. */
+static int copy_arg(void *req, size_t size, const uint8_t *arg, size_t len)
+{
+	if (len != size)
+		return -EFAULT;
+	memcpy(req, arg, size);
+	return 0;
+}
+
+/*
+ * What both register ioctls ask, once each has read its structure: the
+ * agent registered, its number in *id.
+ */
+static int register_common(struct umad_file *f, struct umad_agent *a,
+			   uint8_t mgmt_class, uint8_t version, uint32_t oui,
+			   const void *methods, uint32_t *id)
+{
+	if (a->qpn != 0 && a->qpn != 1)
+		return -EINVAL;
+	if (mgmt_class) {
+		a->mgmt_class = mgmt_class;
+		a->class_version = version;
+		a->oui = oui;
+		memcpy(a->methods, methods, sizeof(a->methods));
+	}
+	return agent_add(f, a, id);
+}
+
 /*
  * IB_USER_MAD_REGISTER_AGENT: the method mask as the kernel's longs.
  * The agent's number is written back (*back: the bytes to copy back).
@@ -161,22 +189,15 @@ static int register_agent(struct umad_file *f, uint8_t *arg, size_t len,
 {
 	struct ib_user_mad_reg_req req;
 	struct umad_agent a = {};
-	int err;
+	int err = copy_arg(&req, sizeof(req), arg, len);
 
-	if (len != sizeof(req))
-		return -EFAULT;
-	memcpy(&req, arg, sizeof(req));
-	if (req.qpn != 0 && req.qpn != 1)
-		return -EINVAL;
+	if (err)
+		return err;
 	a.qpn = req.qpn;
-	if (req.mgmt_class) {
-		a.mgmt_class = req.mgmt_class;
-		a.class_version = req.mgmt_class_version;
-		a.oui = req.oui[0] << 16 | req.oui[1] << 8 | req.oui[2];
-		memcpy(a.methods, req.method_mask, sizeof(a.methods));
-	}
 	a.rmpp_version = req.rmpp_version;
-	err = agent_add(f, &a, &req.id);
+	err = register_common(f, &a, req.mgmt_class, req.mgmt_class_version,
+			      req.oui[0] << 16 | req.oui[1] << 8 | req.oui[2],
+			      req.method_mask, &req.id);
 	if (err)
 		return err;
 	memcpy(arg, &req.id, sizeof(req.id));
@@ -185,41 +206,36 @@ static int register_agent(struct umad_file *f, uint8_t *arg, size_t len,
 }
 
 /*
- * IB_USER_MAD_REGISTER_AGENT2: unknown flags are EINVAL, and the flags
- * the kernel knows are written back for the caller to see.
+ * IB_USER_MAD_REGISTER_AGENT2 (its QPN checked after the flags, both
+ * EINVAL): unknown flags are EINVAL, and the flags the kernel knows are
+ * written back for the caller to see; so is the agent's number, and from
+ * then on the file's header has the P_Key index.
  */
 static int register_agent2(struct umad_file *f, uint8_t *arg, size_t len,
 			   size_t *back)
 {
-	struct ib_user_mad_reg_req2 req;
 	struct umad_agent a = {};
-	int err;
+	struct ib_user_mad_reg_req2 req;
+	int err = copy_arg(&req, sizeof(req), arg, len);
 
-	if (len != sizeof(req))
-		return -EFAULT;
-	memcpy(&req, arg, sizeof(req));
-	if (req.qpn != 0 && req.qpn != 1)
-		return -EINVAL;
+	if (err)
+		return err;
+	*back = sizeof(req);
 	if (req.flags & ~IB_USER_MAD_REG_FLAGS_CAP) {
 		req.flags = IB_USER_MAD_REG_FLAGS_CAP;
 		memcpy(arg, &req, sizeof(req));
-		*back = sizeof(req);
 		return -EINVAL;
 	}
+	*back = 0;
 	if (agent_slot(f) < 0)
 		return -ENOMEM;
-	a.qpn = req.qpn;
-	if (req.mgmt_class) {
-		if (req.oui & 0xff000000)
-			return -EINVAL;
-		a.mgmt_class = req.mgmt_class;
-		a.class_version = req.mgmt_class_version;
-		a.oui = req.oui;
-		memcpy(a.methods, req.method_mask, sizeof(a.methods));
-	}
+	if (req.mgmt_class && (req.oui & 0xff000000))
+		return -EINVAL;
+	a.qpn = req.qpn > 1 ? 2 : req.qpn;
 	a.rmpp_version = req.rmpp_version;
 	a.flags = req.flags;
-	err = agent_add(f, &a, &req.id);
+	err = register_common(f, &a, req.mgmt_class, req.mgmt_class_version,
+			      req.oui, req.method_mask, &req.id);
 	if (err)
 		return err;
 	f->use_pkey_index = true;
@@ -233,9 +249,8 @@ static int unregister_agent(struct umad_file *f, const uint8_t *arg,
 {
 	uint32_t id;
 
-	if (len != sizeof(id))
+	if (copy_arg(&id, sizeof(id), arg, len))
 		return -EFAULT;
-	memcpy(&id, arg, sizeof(id));
 	if (id >= UMAD_MAX_AGENTS || !f->agent[id].used)
 		return -EINVAL;
 	mad_agent_gone(f, id);
