@@ -131,6 +131,9 @@ struct sim_port {
 	uint32_t qkey_violations;
 	bool down;			/* `mlx4sim fault port-down` */
 	/* Management (adapter/mad.c): what the SMA and PMA report */
+	uint8_t state;			/* the logical state the SM set */
+	uint16_t sm_lid;
+	uint8_t sm_sl;
 	bool is_sm;			/* an issm file is open: IsSM */
 	struct sim_port_counters {	/* what the port carried */
 		uint64_t xmit_data, rcv_data;	/* in 4-byte words */
@@ -160,6 +163,7 @@ struct sim_hca {
 };
 
 #define SIM_SM_LID		1	/* the switch, where the SM runs */
+#define SIM_LID_UNICAST_END	0xc000	/* multicast LIDs from here */
 #define SIM_SUBNET_PREFIX	0xfe80000000000000ULL
 
 /* ------------------------------------------------------------------ */
@@ -552,6 +556,7 @@ struct sim_options {
 	int nvlans;
 	uint32_t cqe_size;
 	bool strict;
+	bool external_sm;		/* --sm external: no built-in SM */
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
 	const char *pcap;		/* capture of the Ethernet wire, or NULL */

@@ -57,9 +57,10 @@ static void port_info(const struct sim_port *port, const struct sim_port *in,
 {
 	mad_put64(pi + PI_GID_PREFIX, SIM_SUBNET_PREFIX);
 	mad_put16(pi + PI_LID, port->lid);
-	mad_put16(pi + PI_SM_LID, SIM_SM_LID);
+	mad_put16(pi + PI_SM_LID, port->sm_lid);
 	mad_put32(pi + PI_CAP_MASK, port_cap_mask(port));
-	port_info_link(pi, in->num, PORT_STATE_ACTIVE, !port->down);
+	port_info_link(pi, in->num, port->state, !port->down);
+	pi[PI_MTU_SM_SL] |= port->sm_sl & 0x0f;
 	pi[PI_GUID_CAP] = CX3_GID_TBL_LEN;
 	mad_put16(pi + PI_QKEY_VIOLATIONS, port->qkey_violations);
 }
@@ -102,6 +103,49 @@ static int sma_get(const struct sim_port *port, uint16_t attr, uint32_t mod,
 		return 0;
 	default:
 		return port_table(port, attr, mod, data);
+	}
+}
+
+/*
+ * PortInfo Set (14.2.5.6): the LID, the SM's LID and SL, and the logical
+ * state an SM moves the port to; a move the state machine does not
+ * allow, or a multicast LID, refuses the whole Set.
+ */
+static int port_info_set(struct sim_port *port, const uint8_t *pi)
+{
+	uint8_t state = port->state;
+	uint16_t lid = mad_get16(pi + PI_LID);
+
+	if (lid >= SIM_LID_UNICAST_END ||
+	    !port_state_set(&state, pi[PI_SPEED_STATE] & 0x0f))
+		return MAD_STATUS_INVALID_ATTR;
+	subnet_set_lid(port, lid);
+	port->sm_lid = mad_get16(pi + PI_SM_LID);
+	port->sm_sl = pi[PI_MTU_SM_SL] & 0x0f;
+	port->state = state;
+	return 0;
+}
+
+/*
+ * A Set: PortInfo takes effect; the tables an SM programs (P_Keys,
+ * GUIDs, VLs) are taken as set, and the answer carries them; NodeInfo
+ * and NodeDescription are not the SM's to set.
+ */
+static int sma_set(struct sim_port *port, uint16_t attr, uint32_t mod,
+		   const uint8_t *in, uint8_t *data)
+{
+	struct sim_port *target = mod ? hca_port(port->hca, mod) : port;
+	int status;
+
+	switch (attr) {
+	case SMP_ATTR_PORT_INFO:
+		if (!target)
+			return MAD_STATUS_INVALID_ATTR;
+		status = port_info_set(target, in);
+		return status ? status : sma_get(port, attr, mod, data);
+	default:
+		return sma_set_as_is(attr, sma_get(port, attr, mod, data), in,
+				     data);
 	}
 }
 
@@ -208,8 +252,6 @@ static bool firmware_takes(const uint8_t *in)
  * A MAD that arrived on @port, to the firmware.  Returns MAD_IFC_REPLY
  * with the answer in @out, MAD_IFC_CONSUMED when it needs none (a
  * TrapRepress), MAD_IFC_PASS when it is not the firmware's to answer.
- * The SMA's Set of what the SM programs is answered with what stands:
- * the built-in SM has set it.
  */
 enum mad_ifc adapter_mad_ifc(struct sim_port *port, const uint8_t *in,
 			     uint8_t *out)
@@ -226,8 +268,13 @@ enum mad_ifc adapter_mad_ifc(struct sim_port *port, const uint8_t *in,
 	out[MAD_METHOD] = MAD_METHOD_GET_RESP;
 	if (mad_is_smp(in)) {
 		memset(out + SMP_DATA, 0, SMP_DATA_LEN);
-		status = in[MAD_CLASS_VERSION] != 1 ? MAD_STATUS_BAD_VERSION :
-			 sma_get(port, attr, mod, out + SMP_DATA);
+		if (in[MAD_CLASS_VERSION] != 1)
+			status = MAD_STATUS_BAD_VERSION;
+		else if (in[MAD_METHOD] == MAD_METHOD_SET)
+			status = sma_set(port, attr, mod, in + SMP_DATA,
+					 out + SMP_DATA);
+		else
+			status = sma_get(port, attr, mod, out + SMP_DATA);
 		if (in[MAD_CLASS] == MAD_CLASS_SUBN_DR)
 			status |= SMP_DIRECTION;
 	} else {

@@ -25,11 +25,17 @@
 #define LFT_CAP		0xc000		/* unicast LIDs the table holds */
 #define LFT_BLOCK	64		/* LIDs in one LFT MAD */
 #define LFT_NONE	0xff		/* no port: the packet is dropped */
-#define SWITCH_CAP_MASK	0x00004002	/* IsSM, IsExtendedSpeedsSupported */
+#define SWITCH_CAP_MASK	0x00004000	/* IsExtendedSpeedsSupported */
+#define SWITCH_CAP_IS_SM	0x00000002	/* the built-in SM runs here */
 
 static struct sim_port *peer[SWITCH_PORTS + 1];	/* by switch port */
 static uint8_t lft[LFT_CAP];
 static uint16_t lft_top;
+/* What an SM set: port 0's LID and SM, each port's logical state. */
+static uint16_t switch_lid, switch_sm_lid;
+static uint8_t port_state[SWITCH_PORTS + 1];
+static bool port_state_change;		/* SwitchInfo's PortStateChange */
+static uint32_t trap_tid;
 
 uint8_t switch_port_of(const struct sim_port *port)
 {
@@ -44,18 +50,29 @@ struct sim_port *switch_peer(uint8_t swport)
 	return swport >= 1 && swport <= SWITCH_PORTS ? peer[swport] : NULL;
 }
 
+/* A port's logical state when its link comes up: the SM's to raise. */
+static uint8_t state_at_link_up(void)
+{
+	return sim.opt.external_sm ? PORT_STATE_INIT : PORT_STATE_ACTIVE;
+}
+
 /*
  * The cabling, and the forwarding table the built-in SM programs: each
  * adapter port's LID out of the switch port it is cabled to, the
- * switch's own LID to port 0.
+ * switch's own LID to port 0.  With an external SM the table is empty
+ * and the switch has no LID until the SM sweeps.
  */
 void switch_init(void)
 {
 	int next = 1;
 
 	memset(lft, LFT_NONE, sizeof(lft));
-	lft[SIM_SM_LID] = 0;
-	lft_top = SIM_SM_LID;
+	port_state[0] = state_at_link_up();
+	if (!sim.opt.external_sm) {
+		switch_lid = switch_sm_lid = SIM_SM_LID;
+		lft[SIM_SM_LID] = 0;
+		lft_top = SIM_SM_LID;
+	}
 	for (int h = 0; h < sim.opt.nhcas; h++) {
 		for (int p = 0; p < sim.hca[h].nports; p++) {
 			struct sim_port *port = &sim.hca[h].port[p];
@@ -64,6 +81,7 @@ void switch_init(void)
 			    next > SWITCH_PORTS)
 				continue;
 			peer[next] = port;
+			port_state[next] = state_at_link_up();
 			if (port->lid && port->lid < LFT_CAP) {
 				lft[port->lid] = next;
 				lft_top = MAX(lft_top, port->lid);
@@ -147,7 +165,7 @@ int fabric_lid_route(struct sim_port *from, uint16_t dlid, struct mad_node *to)
 	swport = switch_port_of(from);
 	if (!swport || from->down || !dlid || dlid >= LFT_CAP)
 		return 1;
-	if (dlid == SIM_SM_LID) {
+	if (dlid == switch_lid) {
 		to->port = NULL;
 		to->in_port = swport;
 		return 0;
@@ -227,6 +245,9 @@ int sma_vl_tables(uint16_t attr, uint32_t mod, uint8_t *data)
 	}
 }
 
+static int switch_set(uint16_t attr, uint32_t mod, uint8_t in_port,
+		      const uint8_t *in, uint8_t *data);
+
 /* ------------------------------------------------------------------ */
 /* The switch's SMA                                                    */
 /* ------------------------------------------------------------------ */
@@ -253,7 +274,8 @@ static void switch_info(uint8_t *si)
 	mad_put16(si + SWI_LFT_CAP, LFT_CAP);
 	mad_put16(si + SWI_MFT_CAP, 0x1000);
 	mad_put16(si + SWI_LFT_TOP, lft_top);
-	si[SWI_LIFE_STATE] = 18 << 3;
+	si[SWI_LIFE_STATE] = 18 << 3 |
+			     (port_state_change ? SWI_PORT_STATE_CHANGE : 0);
 	mad_put16(si + SWI_PARTITION_CAP, 8);
 }
 
@@ -267,12 +289,13 @@ static int switch_port_info(uint32_t num, uint8_t in_port, uint8_t *pi)
 		return MAD_STATUS_INVALID_ATTR;
 	mad_put64(pi + PI_GID_PREFIX, SIM_SUBNET_PREFIX);
 	if (num == 0) {
-		mad_put16(pi + PI_LID, SIM_SM_LID);
-		mad_put16(pi + PI_SM_LID, SIM_SM_LID);
-		mad_put32(pi + PI_CAP_MASK, SWITCH_CAP_MASK);
-		port_info_link(pi, in_port, PORT_STATE_ACTIVE, true);
+		mad_put16(pi + PI_LID, switch_lid);
+		mad_put16(pi + PI_SM_LID, switch_sm_lid);
+		mad_put32(pi + PI_CAP_MASK, SWITCH_CAP_MASK |
+			  (sim.opt.external_sm ? 0 : SWITCH_CAP_IS_SM));
+		port_info_link(pi, in_port, port_state[0], true);
 	} else {
-		port_info_link(pi, in_port, PORT_STATE_ACTIVE, cable_up(num));
+		port_info_link(pi, in_port, port_state[num], cable_up(num));
 	}
 	return 0;
 }
@@ -326,9 +349,9 @@ static int switch_get(uint16_t attr, uint32_t mod, uint8_t in_port,
 }
 
 /*
- * The switch's SMA answers a Get of what it has; what an SM would set
- * is the built-in SM's, so a Set is answered with what stands.  The
- * answer is built in @out from the request @in; true when there is one.
+ * The switch's SMA answers a Get of what it has and a Set of what an SM
+ * sets (switch_set).  The answer is built in @out from the request @in;
+ * true when there is one.
  */
 bool switch_smp(uint8_t in_port, const uint8_t *in, uint8_t *out)
 {
@@ -342,6 +365,10 @@ bool switch_smp(uint8_t in_port, const uint8_t *in, uint8_t *out)
 	out[MAD_METHOD] = MAD_METHOD_GET_RESP;
 	if (in[MAD_CLASS_VERSION] != 1)
 		status = MAD_STATUS_BAD_VERSION;
+	else if (method == MAD_METHOD_SET)
+		status = switch_set(mad_get16(in + MAD_ATTR_ID),
+				    mad_get32(in + MAD_ATTR_MOD), in_port,
+				    in + SMP_DATA, out + SMP_DATA);
 	else
 		status = switch_get(mad_get16(in + MAD_ATTR_ID),
 				    mad_get32(in + MAD_ATTR_MOD), in_port,
@@ -350,4 +377,164 @@ bool switch_smp(uint8_t in_port, const uint8_t *in, uint8_t *out)
 		status |= SMP_DIRECTION;
 	mad_put16(out + MAD_STATUS, status);
 	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* What an SM sets                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A port's logical state as an SM moves it (IB specification 7.2):
+ * Armed from Init, Active from Armed, Down to retrain (back to Init);
+ * NOP keeps it.  False for any other move, which is refused whole.
+ */
+bool port_state_set(uint8_t *state, uint8_t want)
+{
+	switch (want) {
+	case PORT_STATE_NOP:
+		return true;
+	case PORT_STATE_DOWN:
+		*state = PORT_STATE_INIT;
+		return true;
+	case PORT_STATE_ARMED:
+		if (*state != PORT_STATE_INIT && *state != PORT_STATE_ARMED)
+			return false;
+		*state = want;
+		return true;
+	case PORT_STATE_ACTIVE:
+		if (*state != PORT_STATE_ARMED && *state != PORT_STATE_ACTIVE)
+			return false;
+		*state = want;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A Set of a table an SM programs and the SMA takes as set (VLs,
+ * partitions, GUIDs): the answer carries the request's data, when the
+ * attribute and modifier are good (@get_status, a Get's of them).
+ * NodeInfo and NodeDescription are not the SM's to set.
+ */
+int sma_set_as_is(uint16_t attr, int get_status, const uint8_t *in,
+		  uint8_t *data)
+{
+	if (attr == SMP_ATTR_NODE_INFO || attr == SMP_ATTR_NODE_DESC)
+		return MAD_STATUS_METHOD_ATTR_UNSUPPORTED;
+	if (!get_status)
+		memcpy(data, in, SMP_DATA_LEN);
+	return get_status;
+}
+
+/* Port 0 takes the switch's LID and its SM; every port its state. */
+static int switch_port_info_set(uint32_t num, const uint8_t *pi)
+{
+	uint8_t state = num <= SWITCH_PORTS ? port_state[num] : 0;
+	uint16_t lid = mad_get16(pi + PI_LID);
+
+	if (num > SWITCH_PORTS || (num && !cable_up(num)))
+		return MAD_STATUS_INVALID_ATTR;
+	if (!port_state_set(&state, pi[PI_SPEED_STATE] & 0x0f))
+		return MAD_STATUS_INVALID_ATTR;
+	if (num == 0) {
+		if (lid >= LFT_CAP)
+			return MAD_STATUS_INVALID_ATTR;
+		switch_lid = lid;
+		switch_sm_lid = mad_get16(pi + PI_SM_LID);
+	}
+	port_state[num] = state;
+	return 0;
+}
+
+static int switch_info_set(const uint8_t *si)
+{
+	uint16_t top = mad_get16(si + SWI_LFT_TOP);
+
+	if (top >= LFT_CAP)
+		return MAD_STATUS_INVALID_ATTR;
+	lft_top = top;
+	/* PortStateChange: the SM writes 1 to clear it. */
+	if (si[SWI_LIFE_STATE] & SWI_PORT_STATE_CHANGE)
+		port_state_change = false;
+	return 0;
+}
+
+/*
+ * A Set: what routes packets (port 0's LID, the ports' states, the
+ * forwarding table) takes effect; the rest, the SM's tables for VLs and
+ * partitions, is taken as set.  The answer is a Get's after it, or the
+ * request's own data for what is taken as set.
+ */
+static int switch_set(uint16_t attr, uint32_t mod, uint8_t in_port,
+		      const uint8_t *in, uint8_t *data)
+{
+	int status;
+
+	switch (attr) {
+	case SMP_ATTR_PORT_INFO:
+		status = switch_port_info_set(mod & 0xff, in);
+		break;
+	case SMP_ATTR_SWITCH_INFO:
+		status = switch_info_set(in);
+		break;
+	case SMP_ATTR_LFT:
+		if (mod >= LFT_CAP / LFT_BLOCK)
+			return MAD_STATUS_INVALID_ATTR;
+		memcpy(lft + mod * LFT_BLOCK, in, LFT_BLOCK);
+		return switch_get(attr, mod, in_port, data);
+	default:
+		return sma_set_as_is(attr, switch_get(attr, mod, in_port, data),
+				     in, data);
+	}
+	return status ? status : switch_get(attr, mod, in_port, data);
+}
+
+/*
+ * A link of the switch went down or came up (`mlx4sim fault`): its
+ * port's state follows, and SwitchInfo's PortStateChange is set.  True
+ * when the switch has an SM to tell, with Trap 128 in @trap (a Notice
+ * from the switch's LID, LID-routed to the SM): *dlid is where it goes.
+ */
+bool switch_link_changed(const struct sim_port *port, uint8_t *trap,
+			 uint16_t *dlid)
+{
+	uint8_t num = switch_port_of(port);
+	uint8_t *notice = trap + SMP_DATA;
+
+	if (!num)
+		return false;
+	port_state[num] = port->down ? PORT_STATE_DOWN : state_at_link_up();
+	port_state_change = true;
+	if (!switch_sm_lid || !switch_lid)
+		return false;
+	memset(trap, 0, MAD_SIZE);
+	trap[MAD_BASE_VERSION] = 1;
+	trap[MAD_CLASS] = MAD_CLASS_SUBN_LID;
+	trap[MAD_CLASS_VERSION] = 1;
+	trap[MAD_METHOD] = MAD_METHOD_TRAP;
+	mad_put64(trap + MAD_TID, 0x5357000000000000ULL | ++trap_tid);
+	mad_put16(trap + MAD_ATTR_ID, SMP_ATTR_NOTICE);
+	notice[0] = 0x80 | 1;		/* generic, urgent */
+	mad_put16(notice + 2, NODE_TYPE_SWITCH);	/* producer type */
+	mad_put16(notice + 4, 128);	/* trap number: link state change */
+	mad_put16(notice + 6, switch_lid);	/* issuer LID */
+	mad_put16(notice + 10, switch_lid);	/* the switch's LID */
+	*dlid = switch_sm_lid;
+	return true;
+}
+
+/* Where a LID-routed packet the switch sends goes: its forwarding table. */
+int switch_route(uint16_t dlid, struct mad_node *to)
+{
+	if (dlid >= LFT_CAP || lft[dlid] == LFT_NONE || !cable_up(lft[dlid]))
+		return 1;
+	to->port = switch_peer(lft[dlid]);
+	to->in_port = to->port->num;
+	return 0;
+}
+
+uint16_t switch_lid_now(void)
+{
+	return switch_lid;
 }

@@ -5,8 +5,9 @@
  * or a directory descriptor) and spelled canonically, "." and ".." taken
  * lexically: no directory on the way there is a link on a host that has
  * one.  The directory holds the uverbs, umad and issm files sysfs lists
- * and nothing else, each a character device with sysfs's numbers, mode 0666, as
- * devtmpfs makes it; every other path is the real host's.
+ * and nothing else, each a character device with sysfs's numbers, as
+ * devtmpfs and rdma-core's udev rules make them: uverbs mode 0666, umad
+ * and issm root's alone (0600); every other path is the real host's.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -80,7 +81,8 @@ void device_stat(dev_t rdev, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
 	st->st_ino = uverbs_ino(minor(rdev));
-	st->st_mode = S_IFCHR | 0666;
+	st->st_mode = S_IFCHR |
+		      (minor(rdev) < MLX4SIM_UVERBS_MINOR0 ? 0600 : 0666);
 	st->st_nlink = 1;
 	st->st_rdev = rdev;
 	st->st_blksize = 4096;

@@ -110,6 +110,9 @@ int umad_open(int minor, int flags)
 	struct conn *conn;
 	int err, file;
 
+	/* The file is root's, mode 0600 (the daemon checks it too). */
+	if (geteuid() != 0)
+		return fail(-EACCES);
 	conn = conn_open(&err);
 	if (!conn)
 		return fail(err);

@@ -205,8 +205,9 @@ int cmd_query_port(struct sim_cmd *cmd)
 	resp.gid_tbl_len = CX3_GID_TBL_LEN;
 	resp.pkey_tbl_len = CX3_PKEY_TBL_LEN;
 	resp.lid = port->lid;
-	resp.sm_lid = SIM_SM_LID;
-	resp.state = port->down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+	resp.sm_lid = port->sm_lid;
+	resp.sm_sl = port->sm_sl;
+	resp.state = port->down ? IBV_PORT_DOWN : port->state;
 	resp.max_mtu = IBV_MTU_4096;
 	resp.active_mtu = IBV_MTU_4096;
 	resp.max_vl_num = 4;		/* VL0-7 */

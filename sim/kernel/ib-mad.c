@@ -163,7 +163,7 @@ static void answer(const struct mad_node *to, const uint8_t *resp,
 {
 	struct mad_source from = {
 		.port = to->port,
-		.slid = to->port ? to->port->lid : SIM_SM_LID,
+		.slid = to->port ? to->port->lid : switch_lid_now(),
 		.qpn = src->qpn,
 	};
 	struct mad_node back = { src->port, src->port->num };
@@ -187,9 +187,62 @@ static void arrive_at_switch(const struct mad_node *to, const uint8_t *mad,
 		answer(to, out, src);
 }
 
+/* What an SM's PortInfo Set may change of an adapter's ports. */
+struct port_view {
+	uint16_t lid, sm_lid;
+	uint8_t sm_sl, state;
+};
+
+static void look(const struct sim_hca *hca, struct port_view *v)
+{
+	for (int p = 0; p < hca->nports; p++)
+		v[p] = (struct port_view){ hca->port[p].lid, hca->port[p].sm_lid,
+					   hca->port[p].sm_sl,
+					   hca->port[p].state };
+}
+
+/*
+ * mlx4_ib's smp_snoop, after the firmware took a PortInfo Set: the
+ * port's sysfs files, and its events to every context of the adapter:
+ * LID_CHANGE, SM_CHANGE, CLIENT_REREGISTER when the SM asked, and
+ * PORT_ACTIVE or PORT_ERR as the logical state reaches or leaves ACTIVE.
+ */
+static void snoop(struct sim_hca *hca, const uint8_t *mad,
+		  const struct port_view *was)
+{
+	if (mad[MAD_METHOD] != MAD_METHOD_SET ||
+	    mad_get16(mad + MAD_ATTR_ID) != SMP_ATTR_PORT_INFO)
+		return;
+	for (int p = 0; p < hca->nports; p++) {
+		struct sim_port *port = &hca->port[p];
+
+		if (port->lid != was[p].lid)
+			port_event(port, IBV_EVENT_LID_CHANGE);
+		if (port->sm_lid != was[p].sm_lid || port->sm_sl != was[p].sm_sl)
+			port_event(port, IBV_EVENT_SM_CHANGE);
+		if ((port->state == PORT_STATE_ACTIVE) !=
+		    (was[p].state == PORT_STATE_ACTIVE))
+			port_event(port, port->state == PORT_STATE_ACTIVE ?
+				   IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+		if (memcmp(&was[p], &(struct port_view){ port->lid,
+			   port->sm_lid, port->sm_sl, port->state },
+			   sizeof(was[p])))
+			sysfs_port_state(port);
+	}
+	if (mad[SMP_DATA + PI_SUBNET_TIMEOUT] & PI_CLIENT_REREG) {
+		uint32_t mod = mad_get32(mad + MAD_ATTR_MOD);
+		struct sim_port *port = hca_port(hca, mod);
+
+		if (mod == 0 || port)
+			port_event(port ? port : &hca->port[0],
+				   IBV_EVENT_CLIENT_REREGISTER);
+	}
+}
+
 static void arrive(const struct mad_node *to, const uint8_t *mad, size_t len,
 		   const struct mad_source *src)
 {
+	struct port_view was[CX3_MAX_PORTS];
 	struct ib_user_mad_hdr hdr;
 	uint8_t out[MAD_SIZE];
 	struct umad_file *f;
@@ -206,8 +259,11 @@ static void arrive(const struct mad_node *to, const uint8_t *mad, size_t len,
 		take_response(to->port, mad, len, src);
 		return;
 	}
+	look(to->port->hca, was);
 	switch (adapter_mad_ifc(to->port, mad, out)) {
 	case MAD_IFC_REPLY:
+		if (!(mad_get16(out + MAD_STATUS) & ~SMP_DIRECTION))
+			snoop(to->port->hca, mad, was);
 		answer(to, out, src);
 		return;
 	case MAD_IFC_CONSUMED:
@@ -414,5 +470,27 @@ again:
 			}
 			*deadline = MIN(*deadline, s->deadline);
 		}
+	}
+}
+
+/*
+ * A link went down or came up (`mlx4sim fault`): the switch at its other
+ * end notices, and tells its SM with Trap 128 if it has one, from its
+ * LID by its forwarding table, as to any agent on QP0.
+ */
+void mad_link_changed(struct sim_port *port)
+{
+	struct mad_source src = { .qpn = 0 };
+	uint8_t trap[MAD_SIZE];
+	struct mad_node to;
+	uint16_t dlid;
+
+	if (port->link_layer != IBV_LINK_LAYER_INFINIBAND ||
+	    !switch_link_changed(port, trap, &dlid))
+		return;
+	src.slid = switch_lid_now();
+	if (!switch_route(dlid, &to) && to.port->lid == dlid) {
+		port_count(NULL, to.port, MAD_SIZE, 1);
+		arrive(&to, trap, MAD_SIZE, &src);
 	}
 }

@@ -37,6 +37,9 @@ int umad_request(struct sim_ctx *ctx, uint32_t op, uint32_t arg,
 		 const void *payload, size_t len);
 void umad_close(struct sim_ctx *ctx);
 void umad_timers(uint64_t now, uint64_t *deadline);
+void mad_link_changed(struct sim_port *port);
+/* fault-request.c: a port's event to every context of its adapter */
+void port_event(struct sim_port *port, uint32_t type);
 /* event.c */
 struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async);
 void event_file_free(struct sim_event_file *file);

@@ -358,11 +358,24 @@ static int ib_port_dir(const char *dir, struct sim_port *port)
 		return err;
 	put(dir, "lid", "0x%x\n", port->lid);
 	put(dir, "lid_mask_count", "0\n");
-	put(dir, "sm_lid", "0x%x\n", SIM_SM_LID);
-	put(dir, "sm_sl", "0\n");
+	put(dir, "sm_lid", "0x%x\n", port->sm_lid);
+	put(dir, "sm_sl", "%d\n", port->sm_sl);
 	put(dir, "rate", "56 Gb/sec (4X FDR)\n");
 	put(dir, "cap_mask", "0x%08x\n", port_cap_mask(port));
 	return put(dir, "link_layer", "InfiniBand\n");
+}
+
+/* The "state" file: the logical state, as ib_core's sysfs spells it. */
+static const char *state_text(const struct sim_port *port)
+{
+	static const char *const text[] = {
+		"0: NOP\n", "1: DOWN\n", "2: INIT\n", "3: ARMED\n",
+		"4: ACTIVE\n",
+	};
+
+	if (port->down || port->state >= ARRAY_SIZE(text))
+		return text[1];
+	return text[port->state];
 }
 
 static int port_dir(const char *ibdev, struct sim_port *port)
@@ -375,7 +388,7 @@ static int port_dir(const char *ibdev, struct sim_port *port)
 		err = gid_files(dir, port);
 	if (err)
 		return err;
-	put(dir, "state", "4: ACTIVE\n");
+	put(dir, "state", "%s", state_text(port));
 	put(dir, "phys_state", "5: LinkUp\n");
 	return port->link_layer == IBV_LINK_LAYER_ETHERNET ?
 	       ether_port_dir(dir, port) : ib_port_dir(dir, port);
@@ -479,9 +492,9 @@ static int umad_devices(const char *root, struct sim_hca *hca, int *next)
 }
 
 /*
- * A port's state after `mlx4sim fault port-down` or port-up: a link that
- * went down polls for its peer.  Each file is replaced whole, so that a
- * reader sees the old text or the new.
+ * A port's state after `mlx4sim fault port-down` or port-up (a link that
+ * went down polls for its peer), or after an SM's PortInfo Set.  Each
+ * file is replaced whole, so that a reader sees the old text or the new.
  */
 static void replace(const char *dir, const char *name, const char *text)
 {
@@ -501,11 +514,20 @@ void sysfs_port_state(const struct sim_port *port)
 	if (pathf(dir, "%s/class/infiniband/%s/ports/%d", sysfs_root,
 		  port->hca->name, port->num))
 		return;
-	replace(dir, "state", port->down ? "1: DOWN\n" : "4: ACTIVE\n");
+	replace(dir, "state", state_text(port));
 	replace(dir, "phys_state", port->down ? "2: Polling\n" : "5: LinkUp\n");
-	/* ... and its capabilities while an SM holds its issm file. */
+	/* ... its capabilities while an SM holds its issm file ... */
 	snprintf(text, sizeof(text), "0x%08x\n", port_cap_mask(port));
 	replace(dir, "cap_mask", text);
+	if (port->link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return;
+	/* ... and what an SM set in its PortInfo. */
+	snprintf(text, sizeof(text), "0x%x\n", port->lid);
+	replace(dir, "lid", text);
+	snprintf(text, sizeof(text), "0x%x\n", port->sm_lid);
+	replace(dir, "sm_lid", text);
+	snprintf(text, sizeof(text), "%d\n", port->sm_sl);
+	replace(dir, "sm_sl", text);
 }
 
 int sysfs_create(const char *root)

@@ -319,6 +319,19 @@ static void issm_set(struct sim_port *port, bool on)
 }
 
 /*
+ * The umad and issm files are root's, mode 0600 (rdma-core's udev rules
+ * give them no other): what the process is, its socket says.
+ */
+static bool opened_by_root(const struct sim_ctx *ctx)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return !getsockopt(ctx->sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) &&
+	       cred.uid == 0;
+}
+
+/*
  * UMAD_OPEN: the file of @minor (umadN, or issmN at 64 + N).  The reply
  * passes the process's end of the file's socket pair.  An issm file
  * held by another is EAGAIN (the library waits, for a blocking open).
@@ -333,6 +346,8 @@ static int umad_open(struct sim_ctx *ctx, uint32_t minor)
 		return ctx_reply(ctx, -EINVAL, NULL, 0, -1);
 	if (!port)
 		return ctx_reply(ctx, -ENXIO, NULL, 0, -1);
+	if (!opened_by_root(ctx))
+		return ctx_reply(ctx, -EACCES, NULL, 0, -1);
 	if (minor >= UMAD_ISSM_MINOR0 && port->is_sm)
 		return ctx_reply(ctx, -EAGAIN, NULL, 0, -1);
 	f = calloc(1, sizeof(*f));

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <endian.h>
@@ -116,6 +117,30 @@ static unsigned int sysfs_hex(const char *path)
 	return v;
 }
 
+/* An ordinary user's open of a umad file: EACCES, as mode 0600 says. */
+static void not_root_refused(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		check(1, "# SKIP not root: an ordinary user's open is refused");
+		return;
+	}
+	/* The run directory open to all, so that the name resolves. */
+	chmod(getenv("MLX4SIM_DIR"), 0755);
+	pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(open_umad(0, 0) < 0 && errno == EACCES ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	chmod(getenv("MLX4SIM_DIR"), 0700);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "an ordinary user's open of umad0: EACCES (%d)", status);
+}
+
 static void files(void)
 {
 	struct stat st;
@@ -132,6 +157,10 @@ static void files(void)
 	      "umad4: no such file on a host of four ports");
 	CHECK(sysfs_hex("/sys/class/infiniband_mad/abi_version") == 5,
 	      "class infiniband_mad: abi_version 5");
+	CHECK(!stat("/dev/infiniband/umad0", &st) &&
+	      (st.st_mode & 0777) == 0600 && st.st_uid == 0,
+	      "umad0 is root's alone, mode 0600 (0%o)", st.st_mode & 0777);
+	not_root_refused();
 }
 
 static void registration(void)

@@ -23,6 +23,12 @@ TESTS += tests/verbs/umad-system.tap tests/verbs/umad-project.tap
 EXTRA_DIST += tests/verbs/umad-system.tap tests/verbs/umad-project.tap \
 	tests/verbs/umad.sh
 
+# OpenSM as the subnet manager (--sm opensm): the LIDs it gives, the
+# forwarding table it writes, pingpong and perftest on them, a trap.
+TESTS += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap
+EXTRA_DIST += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap \
+	tests/verbs/opensm.sh
+
 # Every opcode on every transport, data and completions checked at both
 # ends.
 check_PROGRAMS += tests/verbs/rdma-semantics
