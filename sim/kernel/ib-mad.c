@@ -20,6 +20,12 @@
 #include "umad.h"
 
 #define LID_PERMISSIVE	0xffff
+
+/*
+ * No request waits past this: the loop looks at the requests only then
+ * (it may be early, after an answer came; never late).
+ */
+static uint64_t next_due = UINT64_MAX;
 #define VENDOR_OUI	37		/* of a vendor MAD of the second range */
 
 static uint64_t tid_of(const uint8_t *mad)
@@ -350,6 +356,7 @@ static int add_send(struct umad_file *f, uint32_t agent,
 	if (!s)
 		return -ENOMEM;
 	f->nsends++;
+	next_due = MIN(next_due, now_ns() + hdr->timeout_ms * 1000000ULL);
 	s->agent = agent;
 	s->hdr = *hdr;
 	s->deadline = now_ns() + hdr->timeout_ms * 1000000ULL;
@@ -445,6 +452,7 @@ static void expire(struct umad_file *f, struct umad_send *s, uint64_t now)
 	if (s->retries_left) {
 		s->retries_left--;
 		s->deadline = now + s->hdr.timeout_ms * 1000000ULL;
+		next_due = MIN(next_due, s->deadline);
 		if (!route(f->port, s->mad, be16toh(s->hdr.lid), &to))
 			travel(f, s->agent, &to, s->mad, s->len, s->hdr.sl);
 		return;
@@ -460,7 +468,12 @@ void umad_timers(uint64_t now, uint64_t *deadline)
 	struct umad_send *s;
 	struct umad_file *f;
 
+	if (now < next_due) {
+		*deadline = MIN(*deadline, next_due);
+		return;
+	}
 again:
+	next_due = UINT64_MAX;
 	list_for_each(&umad_files, f, struct umad_file, link) {
 		list_for_each(&f->sends, s, struct umad_send, link) {
 			if (s->deadline <= now) {
@@ -468,9 +481,10 @@ again:
 				expire(f, s, now);
 				goto again;
 			}
-			*deadline = MIN(*deadline, s->deadline);
+			next_due = MIN(next_due, s->deadline);
 		}
 	}
+	*deadline = MIN(*deadline, next_due);
 }
 
 /*

@@ -77,6 +77,9 @@ pingpong() {
 	test $? -eq 0 -a $client_status -eq 0 &&
 		grep -q "remote address: LID $(printf 0x%04x $sm_lid)" "$work/client.log"
 }
+$T saquery >"$work/nodes" 2>&1
+check "saquery: OpenSM's SA has a NodeRecord for each port and the switch" \
+	test "$(grep -c 'NodeRecord dump' "$work/nodes")" -eq 5
 check "ibv_rc_pingpong mlx4_1 port 2 -> mlx4_0 port 1, to LID $sm_lid" pingpong
 if command -v ib_send_bw >/dev/null 2>&1; then
 	new_port
