@@ -20,7 +20,11 @@
 #include <endian.h>
 #include <rdma/ib_user_mad.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include "../tap.h"
+#include "../../sim/host/protocol.h"
 
 #define HDR		sizeof(struct ib_user_mad_hdr)
 #define MAD		256
@@ -388,6 +392,85 @@ static void issm(void)
 	      sysfs_hex(cap));
 }
 
+/* A connection of our own to the daemon, past the library. */
+static int raw_connect(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s",
+		 getenv("MLX4SIM_DIR"), MLX4SIM_SOCKET_NAME);
+	if (s >= 0 && connect(s, (void *)&addr, sizeof(addr))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* One request; the reply's ret, or -EPIPE when the daemon hung up. */
+static int raw_request(int s, uint32_t op, uint32_t arg, const void *payload,
+		       size_t len)
+{
+	uint8_t buf[sizeof(struct mlx4sim_request) + 512];
+	struct mlx4sim_request req = { op, arg };
+	struct mlx4sim_reply reply;
+	ssize_t n;
+
+	memcpy(buf, &req, sizeof(req));
+	memcpy(buf + sizeof(req), payload, len);
+	if (send(s, buf, sizeof(req) + len, MSG_NOSIGNAL) < 0)
+		return -EPIPE;
+	n = recv(s, buf, sizeof(buf), 0);
+	if (n < (ssize_t)sizeof(reply))
+		return -EPIPE;
+	memcpy(&reply, buf, sizeof(reply));
+	return reply.ret;
+}
+
+/* The protocol's umad requests, lied about, as a hostile client may. */
+static void raw_requests(void)
+{
+	uint8_t junk[512] = { 1, 2, 3 };
+	unsigned int seed = 777, answered = 0;
+	int s = raw_connect(), g;
+	struct umad m, r;
+	ssize_t n;
+
+	CHECK(raw_request(s, MLX4SIM_OP_UMAD_WRITE, 0, junk, 100) == -EBADF,
+	      "raw: a write before any open: EBADF");
+	CHECK(raw_request(s, MLX4SIM_OP_UMAD_OPEN, 999, NULL, 0) == -ENXIO,
+	      "raw: the open of minor 999: ENXIO");
+	CHECK(raw_request(s, MLX4SIM_OP_UMAD_OPEN, 1, NULL, 0) == 0 &&
+	      raw_request(s, MLX4SIM_OP_UMAD_OPEN, 1, NULL, 0) == -EINVAL,
+	      "raw: a connection opens one file, a second open is EINVAL");
+	CHECK(raw_request(s, MLX4SIM_OP_OPEN, 0, NULL, 0) == -EINVAL &&
+	      raw_request(s, MLX4SIM_OP_FAULT, 0, junk, 40) == -EINVAL,
+	      "raw: nor does it open a uverbs file or send a fault");
+	CHECK(raw_request(s, MLX4SIM_OP_UMAD_IOCTL, IB_USER_MAD_REGISTER_AGENT2,
+			  junk, 3) == -EFAULT,
+	      "raw: a register ioctl whose structure is 3 bytes: EFAULT");
+	for (int i = 0; i < 3000; i++) {
+		uint32_t op = MLX4SIM_OP_UMAD_OPEN + rand_r(&seed) % 4;
+		size_t len = rand_r(&seed) % sizeof(junk);
+
+		for (size_t k = 0; k < len; k++)
+			junk[k] = rand_r(&seed);
+		answered += raw_request(s, op, rand_r(&seed) % 3 ?
+					IB_USER_MAD_REGISTER_AGENT2 + rand_r(&seed) % 3 :
+					(uint32_t)rand_r(&seed), junk, len) != -EPIPE;
+	}
+	CHECK(answered == 3000, "raw: 3000 requests of noise, all answered (%u)",
+	      answered);
+	close(s);
+	g = open_umad(1, O_NONBLOCK);
+	smp_get(&m, agent(g, 0, 0x01, 1, 0, 0), 5, 0x11, 1);
+	write(g, &m, sizeof(m));
+	n = read_wait(g, &r, sizeof(r), 2000);
+	CHECK(n > 0 && r.mad[3] == 0x81 && r.hdr.status == 0,
+	      "and the daemon answers the next file as before");
+	close(g);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -395,6 +478,7 @@ int main(void)
 	registration();
 	sends();
 	garbage();
+	raw_requests();
 	issm();
 	return tap_finish();
 }
