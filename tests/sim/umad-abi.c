@@ -35,6 +35,31 @@ struct umad {
 	uint8_t mad[MAD];
 };
 
+/* Big-endian fields of a MAD, wherever they lie. */
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be32toh(v);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be16toh(v);
+}
+
 static int open_umad(int n, int flags)
 {
 	char path[64];
@@ -287,16 +312,16 @@ static void sends(void)
 	      r.hdr.id == (uint32_t)smi && be16toh(r.hdr.lid) == 4 &&
 	      r.hdr.length == sizeof(r),
 	      "the answer stayed: a GetResp from LID 4 to agent %d", smi);
-	CHECK(be64toh(*(uint64_t *)(r.mad + 64 + 12)) ==
+	CHECK(get64(r.mad + 64 + 12) ==
 	      sysfs_guid("/sys/class/infiniband/mlx4_1/node_guid") &&
-	      r.mad[64 + 36] == 1 && be32toh(*(uint32_t *)(r.mad + 12)) == 7,
+	      r.mad[64 + 36] == 1 && get32(r.mad + 12) == 7,
 	      "NodeInfo: mlx4_1's node GUID, local port 1, our TID's low half");
 
 	dr_get(&m, smi, path, 2, 0x11, 8);	/* through the switch to its port 3 */
 	write(fd, &m, sizeof(m));
 	n = read_wait(fd, &r, sizeof(r), 2000);
-	CHECK(n > 0 && (be16toh(*(uint16_t *)(r.mad + 4)) & 0x8000) &&
-	      be64toh(*(uint64_t *)(r.mad + 64 + 20)) ==
+	CHECK(n > 0 && (get16(r.mad + 4) & 0x8000) &&
+	      get64(r.mad + 64 + 20) ==
 	      sysfs_guid("/sys/class/infiniband/mlx4_1/node_guid") + 1,
 	      "directed route 0,1,3: mlx4_1 port 1 answers, the D bit set");
 	CHECK(r.mad[192 + 1] == 1 && r.mad[192 + 2] == 1,
@@ -332,9 +357,9 @@ static void sends(void)
 	write(fd, &m, sizeof(m));
 	n = read_wait(fd, &r, sizeof(r), 2000);
 	CHECK(n > 0 && r.mad[3] == 0x81 && r.hdr.status == 0 &&
-	      be32toh(*(uint32_t *)(r.mad + 64 + 32)) > 0,
+	      get32(r.mad + 64 + 32) > 0,
 	      "the PMA: PortCounters of port 1, its PortXmitPkts counted (%u)",
-	      be32toh(*(uint32_t *)(r.mad + 64 + 32)));
+	      get32(r.mad + 64 + 32));
 	close(fd);
 }
 
@@ -417,7 +442,8 @@ static int raw_request(int s, uint32_t op, uint32_t arg, const void *payload,
 	ssize_t n;
 
 	memcpy(buf, &req, sizeof(req));
-	memcpy(buf + sizeof(req), payload, len);
+	if (len)
+		memcpy(buf + sizeof(req), payload, len);
 	if (send(s, buf, sizeof(req) + len, MSG_NOSIGNAL) < 0)
 		return -EPIPE;
 	n = recv(s, buf, sizeof(buf), 0);
