@@ -363,14 +363,25 @@ static void sends(void)
 	close(fd);
 }
 
+/* A NodeInfo Get from file @g to @lid is answered: @what. */
+static void still_answered(int g, uint16_t lid, const char *what)
+{
+	struct umad m, r;
+	ssize_t n;
+
+	smp_get(&m, agent(g, 0, 0x01, 1, 0, 0), lid, 0x11, 1);
+	write(g, &m, sizeof(m));
+	n = read_wait(g, &r, sizeof(r), 2000);
+	CHECK(n > 0 && r.mad[3] == 0x81 && r.hdr.status == 0, "%s", what);
+}
+
 /* A client writing noise: errors, never a crash; others go on. */
 static void garbage(void)
 {
 	int fd = open_umad(1, O_NONBLOCK), g = open_umad(2, O_NONBLOCK);
 	unsigned int seed = 12345, refused = 0;
 	uint8_t buf[HDR + MAD + 64];
-	struct umad m, r;
-	ssize_t n;
+	struct umad r;
 
 	agent(fd, 0, 0x81, 1, 0, 0);
 	agent(fd, 1, 0x03, 2, 0, 0);
@@ -386,11 +397,7 @@ static void garbage(void)
 			;
 	}
 	CHECK(refused > 0, "2000 writes of noise: %u refused, none fatal", refused);
-	smp_get(&m, agent(g, 0, 0x01, 1, 0, 0), 3, 0x11, 1);
-	write(g, &m, sizeof(m));
-	n = read_wait(g, &r, sizeof(r), 2000);
-	CHECK(n > 0 && r.mad[3] == 0x81 && r.hdr.status == 0,
-	      "another file still gets its answers");
+	still_answered(g, 3, "another file still gets its answers");
 	close(fd);
 	close(g);
 }
@@ -421,15 +428,15 @@ static void issm(void)
 static int raw_connect(void)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int s;
 
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s",
 		 getenv("MLX4SIM_DIR"), MLX4SIM_SOCKET_NAME);
-	if (s >= 0 && connect(s, (void *)&addr, sizeof(addr))) {
-		close(s);
-		return -1;
-	}
-	return s;
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0 || !connect(s, (void *)&addr, sizeof(addr)))
+		return s;
+	close(s);
+	return -1;
 }
 
 /* One request; the reply's ret, or -EPIPE when the daemon hung up. */
@@ -459,8 +466,6 @@ static void raw_requests(void)
 	uint8_t junk[512] = { 1, 2, 3 };
 	unsigned int seed = 777, answered = 0;
 	int s = raw_connect(), g;
-	struct umad m, r;
-	ssize_t n;
 
 	CHECK(raw_request(s, MLX4SIM_OP_UMAD_WRITE, 0, junk, 100) == -EBADF,
 	      "raw: a write before any open: EBADF");
@@ -489,11 +494,7 @@ static void raw_requests(void)
 	      answered);
 	close(s);
 	g = open_umad(1, O_NONBLOCK);
-	smp_get(&m, agent(g, 0, 0x01, 1, 0, 0), 5, 0x11, 1);
-	write(g, &m, sizeof(m));
-	n = read_wait(g, &r, sizeof(r), 2000);
-	CHECK(n > 0 && r.mad[3] == 0x81 && r.hdr.status == 0,
-	      "and the daemon answers the next file as before");
+	still_answered(g, 5, "and the daemon answers the next file as before");
 	close(g);
 }
 
