@@ -310,7 +310,10 @@ static int route(struct sim_port *port, uint8_t *mad, uint16_t dlid,
 	return fabric_dr_route(port, mad, to);
 }
 
-/* The MAD leaves the port of @f, to @to. */
+/*
+ * The MAD leaves the port of @f, to @to.  Only an SMP (VL15) crosses a
+ * link that is not yet ACTIVE: a GMP is lost there, at either end.
+ */
 static void travel(struct umad_file *f, uint32_t agent,
 		   const struct mad_node *to, const uint8_t *mad, size_t len,
 		   uint8_t sl)
@@ -322,6 +325,9 @@ static void travel(struct umad_file *f, uint32_t agent,
 		.sl = sl,
 	};
 
+	if (!mad_is_smp(mad) &&
+	    (!port_active(f->port) || (to->port && !port_active(to->port))))
+		return;
 	if (to->port != f->port)
 		port_count(f->port, to->port, len, 1);
 	arrive(to, mad, len, &src);

@@ -87,5 +87,5 @@ EXTRA_DIST += tests/sim/sanitizers.tap tests/sim/msan-epoll.c
 # client writing noise (tests/verbs/umad.sh runs the diagnostic tools).
 check_PROGRAMS += tests/sim/umad-abi
 tests_sim_umad_abi_SOURCES = tests/sim/umad-abi.c tests/tap.h
-TESTS += tests/sim/umad-abi.tap
-EXTRA_DIST += tests/sim/umad-abi.tap
+TESTS += tests/sim/umad-abi.tap tests/sim/umad-sm.tap
+EXTRA_DIST += tests/sim/umad-abi.tap tests/sim/umad-sm.tap

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -498,9 +499,101 @@ static void raw_requests(void)
 	close(g);
 }
 
-int main(void)
+/*
+ * A PortInfo Set of our own port, along the empty directed route: @lid,
+ * itself as the SM, @state.  The answer's status, its PortInfo in @pi.
+ */
+static int port_info_set(int fd, int smi, uint16_t lid, uint8_t state,
+			 uint8_t *pi)
+{
+	static uint32_t tid = 100;
+	uint8_t path[1] = { 0 };
+	struct umad m, r;
+
+	dr_get(&m, smi, path, 0, 0x15, tid++);
+	m.mad[3] = 0x02;		/* Set */
+	*(uint16_t *)(m.mad + 64 + 16) = htobe16(lid);
+	*(uint16_t *)(m.mad + 64 + 18) = htobe16(lid);
+	m.mad[64 + 32] = 0x70 | state;
+	if (write(fd, &m, sizeof(m)) != sizeof(m) ||
+	    read_wait(fd, &r, sizeof(r), 2000) < 0)
+		return -1;
+	memcpy(pi, r.mad + 64, 64);
+	return get16(r.mad + 4) & 0x7fff;
+}
+
+/* A PortCounters Get to @lid: whether it is answered. */
+static bool pma_answers(int fd, int gsi, uint16_t lid)
+{
+	static uint32_t tid = 200;
+	struct umad m, r;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.id = gsi;
+	m.hdr.lid = htobe16(lid);
+	m.hdr.qpn = htobe32(1);
+	m.hdr.timeout_ms = 100;
+	m.mad[0] = 1; m.mad[1] = 0x04; m.mad[2] = 1; m.mad[3] = 0x01;
+	m.mad[17] = 0x12;
+	m.mad[64 + 1] = 1;
+	*(uint32_t *)(m.mad + 12) = htobe32(tid++);
+	return write(fd, &m, sizeof(m)) == sizeof(m) &&
+	       read_wait(fd, &r, sizeof(r), 2000) > 0 && r.hdr.status == 0 &&
+	       r.mad[3] == 0x81;
+}
+
+static unsigned int sysfs_text_lid(void)
+{
+	return sysfs_hex("/sys/class/infiniband/mlx4_0/ports/1/lid");
+}
+
+/*
+ * With no SM (--sm none) we are the SM: the port waits in INIT with no
+ * LID, and its PortInfo moves only as the state machine allows; until
+ * it is ACTIVE, a GMP to its LID is lost.
+ */
+static int as_the_sm(void)
+{
+	const char *state = "/sys/class/infiniband/mlx4_0/ports/1/state";
+	int fd = open_umad(0, 0), smi, gsi, status;
+	uint8_t pi[64] = {};
+	char text[32] = "";
+	FILE *f;
+
+	smi = agent(fd, 0, 0x81, 1, 0, 0);
+	gsi = agent(fd, 1, 0x04, 1, 0, 0);
+	status = port_info_set(fd, smi, 0, 0, pi);	/* NOP: a look */
+	CHECK(status == 0 && get16(pi + 16) == 0 && (pi[32] & 0x0f) == 2,
+	      "no SM: the port is INIT with LID 0 (state %u)", pi[32] & 0x0f);
+	CHECK(port_info_set(fd, smi, 7, 4, pi) == 0x1c && sysfs_text_lid() == 0,
+	      "INIT to ACTIVE at once: refused (invalid field), nothing set");
+	CHECK(port_info_set(fd, smi, 7, 3, pi) == 0 && get16(pi + 16) == 7 &&
+	      (pi[32] & 0x0f) == 3 && sysfs_text_lid() == 7,
+	      "LID 7 and ARMED: the answer and sysfs say so");
+	CHECK(!pma_answers(fd, gsi, 7),
+	      "ARMED: a PortCounters Get to LID 7 is lost (a GMP needs ACTIVE)");
+	CHECK(port_info_set(fd, smi, 7, 4, pi) == 0 && (pi[32] & 0x0f) == 4,
+	      "ARMED to ACTIVE");
+	f = fopen(state, "r");
+	if (f) {
+		if (!fgets(text, sizeof(text), f))
+			text[0] = 0;
+		fclose(f);
+	}
+	text[strcspn(text, "\n")] = 0;
+	CHECK(!strcmp(text, "4: ACTIVE"), "sysfs: the port's state %s", text);
+	CHECK(pma_answers(fd, gsi, 7), "ACTIVE: the PMA at LID 7 answers");
+	CHECK(port_info_set(fd, smi, 7, 2, pi) == 0x1c,
+	      "a Set to INIT: refused");
+	close(fd);
+	return tap_finish();
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "sm"))
+		return as_the_sm();
 	files();
 	registration();
 	sends();
