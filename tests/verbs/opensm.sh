@@ -10,6 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_program opensm opensm
 need_program ibstat infiniband-diags
+need_root "the umad files are root's (mode 0600)"
 need_program ibv_rc_pingpong ibverbs-utils
 provider=$1
 T="timeout 20"
