@@ -10,16 +10,18 @@ sim_mlx4simd_SOURCES = \
 	sim/host/trace.c sim/host/userns.c \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
 	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
+	sim/fabric/mad.h sim/fabric/switch.c \
 	sim/adapter/queue.h sim/adapter/doorbell.c sim/adapter/queue.c \
 	sim/adapter/req.c sim/adapter/resp.c sim/adapter/comp.c \
 	sim/adapter/raw.c sim/adapter/strict.c sim/adapter/eq.c \
 	sim/adapter/cq.c sim/adapter/qp.c sim/adapter/srq.c sim/adapter/mpt.c \
-	sim/adapter/rss.c \
+	sim/adapter/rss.c sim/adapter/mad.c \
 	sim/kernel/uverbs.h sim/kernel/ctx.c sim/kernel/ioctl.c \
 	sim/kernel/event.c sim/kernel/device.c sim/kernel/pd.c sim/kernel/mr.c \
 	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \
 	sim/kernel/rss.c sim/kernel/sysfs.c sim/kernel/fault-request.c \
-	sim/kernel/trace-cmd.c \
+	sim/kernel/trace-cmd.c sim/kernel/umad.h sim/kernel/umad.c \
+	sim/kernel/ib-mad.c \
 	sim/daemon/main.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
@@ -29,7 +31,7 @@ pkglib_LTLIBRARIES += sim/libmlx4sim.la
 sim_libmlx4sim_la_SOURCES = sim/host/preload.h sim/host/protocol.h \
 	sim/host/preload.c sim/host/preload-fd.c sim/host/preload-name.c \
 	sim/host/preload-stat.c sim/host/preload-dir.c sim/host/preload-event.c \
-	sim/host/preload-uverbs.c
+	sim/host/preload-uverbs.c sim/host/preload-umad.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread

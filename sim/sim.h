@@ -130,6 +130,15 @@ struct sim_port {
 	uint64_t guid;
 	uint32_t qkey_violations;
 	bool down;			/* `mlx4sim fault port-down` */
+	/* Management (adapter/mad.c): what the SMA and PMA report */
+	uint8_t state;			/* the logical state the SM set */
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	bool is_sm;			/* an issm file is open: IsSM */
+	struct sim_port_counters {	/* what the port carried */
+		uint64_t xmit_data, rcv_data;	/* in 4-byte words */
+		uint64_t xmit_pkts, rcv_pkts;
+	} counters;
 	/* Ethernet only: the port's network interface and RoCE GIDs. */
 	uint8_t mac[6];
 	char ifname[16];
@@ -154,12 +163,14 @@ struct sim_hca {
 };
 
 #define SIM_SM_LID		1	/* the switch, where the SM runs */
+#define SIM_LID_UNICAST_END	0xc000	/* multicast LIDs from here */
 #define SIM_SUBNET_PREFIX	0xfe80000000000000ULL
 
 /* ------------------------------------------------------------------ */
 /* Contexts: one per open of /dev/infiniband/uverbsN                   */
 /* ------------------------------------------------------------------ */
 struct sim_event_file;
+struct umad_file;
 
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
@@ -178,6 +189,7 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
+	struct umad_file *umad;		/* an open umadN or issmN instead */
 	bool sq_backlog;		/* a send queue stopped at its share */
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 };
@@ -545,6 +557,7 @@ struct sim_options {
 	int nvlans;
 	uint32_t cqe_size;
 	bool strict;
+	bool external_sm;		/* --sm external: no built-in SM */
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
 	const char *pcap;		/* capture of the Ethernet wire, or NULL */

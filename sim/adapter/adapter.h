@@ -43,6 +43,15 @@ int mw_bind(struct sim_qp *qp, uint32_t new_rkey, uint32_t mr_lkey,
 	    uint64_t va, uint64_t len, uint32_t access);
 int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
 
+/* mad.c: the MADs the firmware answers (MAD_IFC): the SMA and the PMA */
+enum mad_ifc {
+	MAD_IFC_PASS,		/* not the firmware's: to the kernel's agents */
+	MAD_IFC_REPLY,		/* answered */
+	MAD_IFC_CONSUMED,	/* taken, no answer */
+};
+enum mad_ifc adapter_mad_ifc(struct sim_port *port, const uint8_t *in,
+			     uint8_t *out);
+uint32_t port_cap_mask(const struct sim_port *port);
 /* strict.c: breaches of the hardware protocol by a driver */
 void breach(struct sim_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

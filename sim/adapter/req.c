@@ -396,12 +396,12 @@ static enum exec_result answer(struct sim_qp *qp, const struct sim_wqe *w,
 	return EXEC_ERROR;
 }
 
-/* A link whose port is down carries nothing, either way. */
+/* A link whose port is down, or not yet ACTIVE, carries nothing. */
 static bool link_up(const struct sim_qp *qp, const struct sim_port *to)
 {
 	const struct sim_port *from = hca_port(qp->hca, qp->port);
 
-	if (from && !from->down && to && !to->down)
+	if (from && port_active(from) && to && port_active(to))
 		return true;
 	fault_count_drop();
 	return false;

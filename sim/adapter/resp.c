@@ -467,6 +467,8 @@ enum resp_status resp_deliver(struct sim_qp *src, struct sim_qp *dst,
 {
 	enum resp_status st;
 
+	port_count(hca_port(src->hca, src->port), hca_port(dst->hca, dst->port),
+		   msg->length, msg->npkts);
 	if (sim.opt.pcap)
 		pcap_request(src, dst, msg);
 	st = deliver(src, dst, msg);

@@ -47,6 +47,7 @@ static void usage(FILE *f)
 		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
 		"                [--model cx3|cx3pro] [--vlan ID]...\n"
 		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
+		"                [--sm builtin|external]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
 
@@ -110,6 +111,7 @@ static int parse_options(int argc, char **argv)
 		{ "no-strict", no_argument, NULL, 'n' },
 		{ "trace", required_argument, NULL, 't' },
 		{ "pcap", required_argument, NULL, 'P' },
+		{ "sm", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -135,6 +137,15 @@ static int parse_options(int argc, char **argv)
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;
 		case 'P': sim.opt.pcap = optarg; break;
+		case 's':
+			/* external: the ports wait in INIT for an SM's sweep. */
+			if (strcmp(optarg, "builtin") && strcmp(optarg, "external")) {
+				fprintf(stderr, "mlx4simd: --sm takes builtin or external: not '%s'\n",
+					optarg);
+				return -1;
+			}
+			sim.opt.external_sm = !strcmp(optarg, "external");
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -407,6 +418,7 @@ static int serve(int ep)
 		sim.work_done = false;
 		doorbells_scan();
 		req_run_waiting(now, &deadline);
+		umad_timers(now, &deadline);
 		if (now - last_flush > 1000000ULL) {
 			resp_flush_errors();
 			last_flush = now;

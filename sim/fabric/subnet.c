@@ -5,7 +5,8 @@
  * looks: every port is ACTIVE with a LID, GID 0 is the default subnet
  * prefix and the port GUID, and the P_Key table holds the default
  * partition.  LIDs and GUIDs are fixed by adapter and port number, so runs
- * are repeatable.  A port in Ethernet mode has no LID: ether.c gives it
+ * are repeatable.  With an external SM (--sm external) the ports wait in
+ * INIT with no LID until it sweeps them (adapter/mad.c, switch.c).  A port in Ethernet mode has no LID: ether.c gives it
  * its MAC, interface and GIDs.
  */
 #include <errno.h>
@@ -13,13 +14,13 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "mad.h"
 
 #define NODE_GUID_BASE	0x0002c90300a1b200ULL	/* Mellanox OUI 00:02:c9 */
 #define FIRST_LID	2
 #define FIRST_QPN	0x48
 
-static struct sim_port **port_of_lid;
-static uint16_t lid_count;
+static struct sim_port **port_of_lid;	/* by unicast LID */
 
 int subnet_init(void)
 {
@@ -27,8 +28,7 @@ int subnet_init(void)
 	uint16_t lid = FIRST_LID;
 
 	sim.hca = calloc(nhcas, sizeof(*sim.hca));
-	lid_count = FIRST_LID + nhcas * nports;
-	port_of_lid = calloc(lid_count, sizeof(*port_of_lid));
+	port_of_lid = calloc(SIM_LID_UNICAST_END, sizeof(*port_of_lid));
 	if (!sim.hca || !port_of_lid)
 		return -ENOMEM;
 
@@ -56,19 +56,49 @@ int subnet_init(void)
 			port->hca = hca;
 			port->num = p + 1;
 			port->guid = hca->node_guid + 1 + p;
+			port->state = PORT_STATE_ACTIVE;
 			ether_port_init(port);
 			if (port->link_layer == IBV_LINK_LAYER_ETHERNET)
 				continue;	/* no subnet manager, no LID */
+			if (sim.opt.external_sm) {
+				/* Up, waiting for an SM to sweep: no LID. */
+				port->state = PORT_STATE_INIT;
+				continue;
+			}
+			port->sm_lid = SIM_SM_LID;
 			port->lid = lid;
 			port_of_lid[lid++] = port;
 		}
 	}
+	switch_init();
 	return 0;
 }
 
 struct sim_port *port_by_lid(uint16_t lid)
 {
-	return lid < lid_count ? port_of_lid[lid] : NULL;
+	return lid < SIM_LID_UNICAST_END ? port_of_lid[lid] : NULL;
+}
+
+/*
+ * The LID an SM gave @port (PortInfo Set): 0 or a unicast LID, else
+ * -EINVAL.  Two ports the SM gave one LID: the last has it.
+ */
+int subnet_set_lid(struct sim_port *port, uint16_t lid)
+{
+	if (lid >= SIM_LID_UNICAST_END)
+		return -EINVAL;
+	if (port->lid && port_of_lid[port->lid] == port)
+		port_of_lid[port->lid] = NULL;
+	port->lid = lid;
+	if (lid)
+		port_of_lid[lid] = port;
+	return 0;
+}
+
+/* Whether @port carries packets: its link up, the SM made it ACTIVE. */
+bool port_active(const struct sim_port *port)
+{
+	return !port->down && port->state == PORT_STATE_ACTIVE;
 }
 
 struct sim_port *hca_port(struct sim_hca *hca, uint8_t num)
@@ -105,4 +135,26 @@ void port_gid(const struct sim_port *port, int index, uint8_t gid[16])
 bool lid_is_multicast(uint16_t lid)
 {
 	return lid >= 0xc000 && lid != 0xffff;
+}
+
+/*
+ * The PMA's counters (PortCounters, PortCountersExtended): a message's
+ * packets, and its data in 4-byte words with each packet's LRH, BTH,
+ * ICRC and VCRC (26 bytes), as the port's link carries them.
+ */
+void port_count(struct sim_port *from, struct sim_port *to, uint32_t len,
+		uint32_t npkts)
+{
+	uint64_t words;
+
+	npkts = npkts ? npkts : 1;
+	words = ((uint64_t)len + 26ULL * npkts + 3) / 4;
+	if (from) {
+		from->counters.xmit_pkts += npkts;
+		from->counters.xmit_data += words;
+	}
+	if (to) {
+		to->counters.rcv_pkts += npkts;
+		to->counters.rcv_data += words;
+	}
 }

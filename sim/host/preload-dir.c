@@ -18,35 +18,60 @@
 #define LISTING_MAX	(sizeof(run_dir) + 32)
 
 /*
- * The directory's entries are those of a real directory in the run
- * directory (@dir, LISTING_MAX bytes), which holds an empty file for each
- * uverbs device the host has; readdir() gives them the device files' type
- * and inode.
+ * An empty file in @dir for each device of sysfs's class @class whose
+ * name starts with one of @prefixes (NULL-ended).
  */
-static const char *listing_dir(char *dir)
+static void list_class(const char *dir, const char *class,
+		       const char *const *prefixes)
 {
 	char sysfs[PATH_MAX], file[LISTING_MAX + 256];
 	struct dirent *d;
-	DIR *verbs;
+	DIR *devices;
 	int fd;
 
-	snprintf(dir, LISTING_MAX, "%s/dev-infiniband", run_dir);
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return dir;
-	snprintf(sysfs, sizeof(sysfs), "%s/%s/class/infiniband_verbs", run_dir,
-		 MLX4SIM_SYSFS_NAME);
-	verbs = real.opendir(sysfs);
-	if (!verbs)
-		return dir;
-	while ((d = real.readdir(verbs))) {
-		if (strncmp(d->d_name, "uverbs", 6))
+	snprintf(sysfs, sizeof(sysfs), "%s/%s/class/%s", run_dir,
+		 MLX4SIM_SYSFS_NAME, class);
+	devices = real.opendir(sysfs);
+	if (!devices)
+		return;
+	while ((d = real.readdir(devices))) {
+		const char *const *p;
+
+		for (p = prefixes; *p && strncmp(d->d_name, *p, strlen(*p)); p++)
+			;
+		if (!*p)
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", dir, d->d_name);
 		fd = real.open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd >= 0)
 			real.close(fd);
 	}
-	real.closedir(verbs);
+	real.closedir(devices);
+}
+
+/* The umad and issm files, ib_umad's (the class infiniband_mad). */
+static void list_umad(const char *dir)
+{
+	static const char *const prefixes[] = { "umad", "issm", NULL };
+
+	list_class(dir, "infiniband_mad", prefixes);
+}
+
+/*
+ * The directory's entries are those of a real directory in the run
+ * directory (@dir, LISTING_MAX bytes), which holds an empty file for each
+ * device file the host has; readdir() gives them the device files' type
+ * and inode.
+ */
+static const char *listing_dir(char *dir)
+{
+	static const char *const uverbs[] = { "uverbs", NULL };
+
+	snprintf(dir, LISTING_MAX, "%s/dev-infiniband", run_dir);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return dir;
+	list_class(dir, "infiniband_verbs", uverbs);
+	list_umad(dir);
 	return dir;
 }
 
@@ -62,6 +87,8 @@ static void dev_dir_entry(struct dirent *d)
 		   !d->d_name[end]) {
 		d->d_ino = uverbs_ino(MLX4SIM_UVERBS_MINOR0 + index);
 		d->d_type = DT_CHR;
+	} else {
+		umad_entry(d);
 	}
 }
 

@@ -141,5 +141,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 		return event_read(fd, e, buf, count);
 	if (e && e->kind == FD_UVERBS)
 		return fail(-EINVAL);
+	if (e && e->kind == FD_UMAD)
+		return umad_read(fd, e, buf, count);
 	return real.read(fd, buf, count);
 }

@@ -52,7 +52,7 @@ int entry_set(int fd, enum fd_kind kind, struct conn *conn, uint32_t id)
 	page[fd % FD_PAGE] = (struct fd_entry){ kind, conn, id };
 	if (conn)
 		conn->refs++;
-	if (kind == FD_UVERBS)
+	if (is_device_kind(kind))
 		conn->files++;
 	return 0;
 }
@@ -144,14 +144,18 @@ void fd_forget(int fd)
 {
 	struct fd_entry *e = fd_lookup(fd);
 	int sock = -1;
+	bool umad;
 
 	if (!e || e->kind == FD_CONN)
 		return;
 	pthread_mutex_lock(&table_lock);
-	if (e->kind == FD_UVERBS && --e->conn->files == 0)
+	umad = e->kind == FD_UMAD;
+	if (is_device_kind(e->kind) && --e->conn->files == 0)
 		sock = conn_release(e->conn);
 	entry_clear(e);
 	pthread_mutex_unlock(&table_lock);
+	if (sock >= 0 && umad)
+		umad_close_wait(sock);
 	if (sock >= 0)
 		real.close(sock);
 }

@@ -4,9 +4,10 @@
  * concern /dev/infiniband is made absolute (from the working directory
  * or a directory descriptor) and spelled canonically, "." and ".." taken
  * lexically: no directory on the way there is a link on a host that has
- * one.  The directory holds the uverbs files sysfs lists and nothing
- * else, each a character device with sysfs's numbers, mode 0666, as
- * devtmpfs makes it; every other path is the real host's.
+ * one.  The directory holds the uverbs, umad and issm files sysfs lists
+ * and nothing else, each a character device with sysfs's numbers, as
+ * devtmpfs and rdma-core's udev rules make them: uverbs mode 0666, umad
+ * and issm root's alone (0600); every other path is the real host's.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -20,30 +21,20 @@
 
 #define UVERBS_PATH "/dev/infiniband/uverbs"
 
-/* Which uverbsN @path names, if the simulated host has it. */
-static int uverbs_index(const char *path, dev_t *rdev)
+/*
+ * The device numbers sysfs gives class/@class/@file (its "dev"), if the
+ * simulated host has that device: 0, or -1.
+ */
+int class_dev_number(const char *class, const char *file, dev_t *rdev)
 {
-	char file[PATH_MAX], text[32];
+	char path[PATH_MAX], text[32];
 	unsigned int major, minor;
-	const char *p;
-	char *end;
-	long index;
 	ssize_t n;
 	int fd;
 
-	init();
-	if (!active || !path || strncmp(path, UVERBS_PATH, strlen(UVERBS_PATH)))
-		return -1;
-	p = path + strlen(UVERBS_PATH);
-	/* The kernel's spelling only: no sign, space or leading zero. */
-	if (*p < '0' || *p > '9' || (*p == '0' && p[1]))
-		return -1;
-	index = strtol(p, &end, 10);
-	if (*end || index > 255)
-		return -1;
-	snprintf(file, sizeof(file), "%s/%s/class/infiniband_verbs/uverbs%ld/dev",
-		 run_dir, MLX4SIM_SYSFS_NAME, index);
-	fd = real.open(file, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/%s/class/%s/%s/dev", run_dir,
+		 MLX4SIM_SYSFS_NAME, class, file);
+	fd = real.open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	n = real.read(fd, text, sizeof(text) - 1);
@@ -55,7 +46,29 @@ static int uverbs_index(const char *path, dev_t *rdev)
 		return -1;
 	if (rdev)
 		*rdev = makedev(major, minor);
-	return index;
+	return 0;
+}
+
+/* Which uverbsN @path names, if the simulated host has it. */
+static int uverbs_index(const char *path, dev_t *rdev)
+{
+	char file[32];
+	const char *p;
+	char *end;
+	long index;
+
+	init();
+	if (!active || !path || strncmp(path, UVERBS_PATH, strlen(UVERBS_PATH)))
+		return -1;
+	p = path + strlen(UVERBS_PATH);
+	/* The kernel's spelling only: no sign, space or leading zero. */
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1]))
+		return -1;
+	index = strtol(p, &end, 10);
+	if (*end || index > 255)
+		return -1;
+	snprintf(file, sizeof(file), "uverbs%ld", index);
+	return class_dev_number("infiniband_verbs", file, rdev) ? -1 : index;
 }
 
 ino_t uverbs_ino(unsigned int minor)
@@ -68,7 +81,8 @@ void device_stat(dev_t rdev, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
 	st->st_ino = uverbs_ino(minor(rdev));
-	st->st_mode = S_IFCHR | 0666;
+	st->st_mode = S_IFCHR |
+		      (minor(rdev) < MLX4SIM_UVERBS_MINOR0 ? 0600 : 0666);
 	st->st_nlink = 1;
 	st->st_rdev = rdev;
 	st->st_blksize = 4096;
@@ -170,7 +184,12 @@ void name_of(int dirfd, const char *path, struct dev_name *name)
 	if (!strcmp(name->canon, DEV_DIR)) {
 		name->kind = NAME_DIR;
 	} else if (in_dev_dir(name->canon, strlen(name->canon))) {
+		name->file = DEV_UVERBS;
 		name->index = uverbs_index(name->canon, &name->rdev);
+		if (name->index < 0) {
+			name->file = DEV_UMAD;
+			name->index = umad_name(name->canon, &name->rdev);
+		}
 		if (name->index < 0)
 			name->kind = NAME_ABSENT;
 		else

@@ -118,46 +118,56 @@ static int conn_socket_aside(int sock)
 	return moved;
 }
 
-static int uverbs_open(int index, int flags)
+/* A new connection to the daemon, its socket set aside; NULL with *err. */
+struct conn *conn_open(int *err)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct mlx4sim_reply reply;
 	struct conn *conn;
-	int sock, err, file;
+	int sock;
 
-	if ((flags & O_ACCMODE) != O_RDWR)
-		return fail(-EINVAL);
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", run_dir,
 		 MLX4SIM_SOCKET_NAME);
 	sock = real.socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0)
-		return -1;
+	if (sock < 0) {
+		*err = -errno;
+		return NULL;
+	}
 	if (connect(sock, (void *)&addr, sizeof(addr))) {
 		real.close(sock);
-		return fail(-ENODEV);	/* the simulator is not running */
+		*err = -ENODEV;	/* the simulator is not running */
+		return NULL;
 	}
 	sock = conn_socket_aside(sock);
 	conn = calloc(1, sizeof(*conn));
 	if (!conn) {
 		real.close(sock);
-		return fail(-ENOMEM);
+		*err = -ENOMEM;
+		return NULL;
 	}
 	conn->sock = sock;
 	pthread_mutex_init(&conn->lock, NULL);
-	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
-		       &file);
-	if (!err)
-		err = reply.ret;
+	return conn;
+}
+
+/*
+ * The device file the daemon passed (@file) becomes the program's
+ * descriptor of kind @kind, with the connection's socket beside it.
+ * After an error (@err, or no file) both close and the connection is
+ * freed.  Returns the descriptor, or -1 with errno.
+ */
+int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
+		  uint32_t id)
+{
+	int sock = conn->sock;
+
 	if (!err && file < 0)
 		err = -EIO;
-	/* It came close-on-exec; the program's flags decide. */
-	if (!err && !(flags & O_CLOEXEC) && real.fcntl(file, F_SETFD, 0))
-		err = -errno;
+
 	pthread_mutex_lock(&table_lock);
 	if (!err)
-		err = entry_set(sock, FD_CONN, conn, index);
+		err = entry_set(sock, FD_CONN, conn, id);
 	if (!err) {
-		err = entry_set(file, FD_UVERBS, conn, index);
+		err = entry_set(file, kind, conn, id);
 		if (err)
 			entry_clear(fd_lookup(sock));	/* frees conn */
 	} else {
@@ -174,6 +184,28 @@ static int uverbs_open(int index, int flags)
 	return file;
 }
 
+static int uverbs_open(int index, int flags)
+{
+	struct mlx4sim_reply reply;
+	struct conn *conn;
+	int err, file;
+
+	if ((flags & O_ACCMODE) != O_RDWR)
+		return fail(-EINVAL);
+	conn = conn_open(&err);
+	if (!conn)
+		return fail(err);
+	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
+		       &file);
+	if (!err)
+		err = reply.ret;
+	/* It came close-on-exec; the program's flags decide. */
+	if (!err && file >= 0 && !(flags & O_CLOEXEC) &&
+	    real.fcntl(file, F_SETFD, 0))
+		err = -errno;
+	return conn_register(conn, file, err, FD_UVERBS, index);
+}
+
 static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct dev_name name;
@@ -181,6 +213,8 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 	name_of(dirfd, path, &name);
 	switch (name.kind) {
 	case NAME_UVERBS:
+		if (name.file == DEV_UMAD)
+			return umad_open(name.index, flags);
 		return uverbs_open(name.index, flags);
 	case NAME_DIR:
 		return dev_dir_open(flags);
@@ -349,6 +383,8 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_UVERBS)
 		return uverbs_write(e, buf, count);
+	if (e && e->kind == FD_UMAD)
+		return umad_write(e, buf, count);
 	return real.write(fd, buf, count);
 }
 
@@ -372,6 +408,8 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	e = fd_lookup(fd);
 	if (!e || e->kind == FD_DEV_DIR)
 		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
+	if (e->kind == FD_UMAD)
+		return umad_ioctl(e, request, (void *)(uintptr_t)arg);
 	if (e->kind != FD_UVERBS || request != RDMA_VERBS_IOCTL)
 		return fail(-ENOTTY);
 	err = transact(e->conn, MLX4SIM_OP_IOCTL, 0, &arg, sizeof(arg),

@@ -104,6 +104,7 @@ struct conn {
 	bool fatal_reported;	/* the daemon is gone and the app was told */
 	int refs;		/* table entries naming it */
 	int files;		/* of them, the program's device descriptors */
+	bool umad_pkey;		/* umad: the header with the P_Key index */
 	pthread_mutex_t lock;
 };
 
@@ -113,12 +114,19 @@ struct conn {
  * its close() and bulk closes pass it by, and a dup2() onto its number
  * moves it first.
  */
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN };
+enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN, FD_UMAD };
+
+/* The kinds that are a program's device file, each with its connection. */
+static inline bool is_device_kind(enum fd_kind kind)
+{
+	return kind == FD_UVERBS || kind == FD_UMAD;
+}
 
 struct fd_entry {
 	enum fd_kind kind;
 	struct conn *conn;
-	uint32_t id;			/* uverbsN, or the daemon's event file */
+	uint32_t id;			/* uverbsN, the daemon's event file,
+					 * or a umad file's minor */
 	bool async;			/* the context's async event file */
 };
 
@@ -145,15 +153,18 @@ bool is_dev_dir_fd(int fd);
 
 /*
  * What a path names on the simulated host.  /dev/infiniband is a
- * directory that holds the uverbs files the host has and nothing else
- * (no rdma_cm, umad or issm here); below a device file there is nothing
- * (ENOTDIR).  Every other path is the real host's.
+ * directory that holds the uverbs, umad and issm files the host has and
+ * nothing else (no rdma_cm here); below a device file there is nothing
+ * (ENOTDIR).  Every other path is the real host's.  NAME_UVERBS is any
+ * of the device files; which one, @file says.
  */
 enum name_kind { NAME_HOST, NAME_DIR, NAME_UVERBS, NAME_NOTDIR, NAME_ABSENT };
+enum dev_file { DEV_UVERBS, DEV_UMAD };
 
 struct dev_name {
 	enum name_kind kind;
-	int index;		/* NAME_UVERBS: N of uverbsN */
+	enum dev_file file;
+	int index;		/* N of uverbsN, the minor of umadN, issmN */
 	dev_t rdev;
 	const char *host;	/* NAME_HOST: the path for the real call */
 	char canon[PATH_MAX];	/* the absolute path without ".", "..", "//" */
@@ -164,6 +175,7 @@ struct dev_name {
 #define DEV_DIR_INO	999
 
 void name_of(int dirfd, const char *path, struct dev_name *name);
+int class_dev_number(const char *class, const char *file, dev_t *rdev);
 int name_error(const struct dev_name *name);
 int name_stat(const struct dev_name *name, struct stat *st);
 ino_t uverbs_ino(unsigned int minor);
@@ -184,5 +196,20 @@ int transact(struct conn *conn, uint32_t op, uint32_t arg,
 	     const void *payload, size_t len, struct mlx4sim_reply *reply,
 	     void *data, size_t cap, int *fd);
 int copy_checked(void *to, const void *from, size_t len);
+struct conn *conn_open(int *err);
+int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
+		  uint32_t id);
+
+/* ------------------------------------------------------------------ */
+/* The umad and issm files (preload-umad.c)                            */
+/* ------------------------------------------------------------------ */
+
+int umad_name(const char *path, dev_t *rdev);
+void umad_entry(struct dirent *d);
+int umad_open(int minor, int flags);
+ssize_t umad_read(int fd, struct fd_entry *e, void *buf, size_t count);
+ssize_t umad_write(struct fd_entry *e, const void *buf, size_t count);
+int umad_ioctl(struct fd_entry *e, unsigned long request, void *arg);
+void umad_close_wait(int sock);
 
 #endif /* MLX4SIM_PRELOAD_H */

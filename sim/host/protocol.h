@@ -62,6 +62,19 @@ enum mlx4sim_op {
 	 * the process's memory, and writes the outputs to.
 	 */
 	MLX4SIM_OP_IOCTL	= 6,
+	/*
+	 * The umad files (/dev/infiniband/umadN, issmN).  UMAD_OPEN is the
+	 * first request of its connection: arg is the minor (N, or 64 + N
+	 * for issmN); the reply passes the process's descriptor, a socket
+	 * on which each MAD the file receives is one datagram, as read(2)
+	 * returns it.  UMAD_WRITE: the payload is what write(2) was given;
+	 * the reply's ret is its return.  UMAD_IOCTL: arg is the ioctl's
+	 * request, the payload the structure its argument points to; the
+	 * reply's bytes, if any, are copied back there.
+	 */
+	MLX4SIM_OP_UMAD_OPEN	= 16,
+	MLX4SIM_OP_UMAD_WRITE	= 17,
+	MLX4SIM_OP_UMAD_IOCTL	= 18,
 };
 
 struct mlx4sim_request {

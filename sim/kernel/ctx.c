@@ -332,6 +332,15 @@ static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
 	return 0;
 }
 
+/* A reply of @ret, with @len bytes of @data and the descriptor @fd. */
+int ctx_reply(struct sim_ctx *ctx, int32_t ret, const void *data, size_t len,
+	      int fd)
+{
+	struct mlx4sim_reply reply = { .ret = ret, .fd_offset = -1 };
+
+	return send_reply(ctx, &reply, data, len, fd);
+}
+
 static int reply_errno(struct sim_ctx *ctx, int err)
 {
 	struct mlx4sim_reply reply = { .ret = err, .fd_offset = -1 };
@@ -513,6 +522,10 @@ int ctx_handle_request(struct sim_ctx *ctx)
 		return reply_errno(ctx, -EINVAL) ? -1 : 0;
 	len = n - sizeof(*req);
 	sim.work_done = true;
+	/* The umad and issm files have requests of their own (umad.c). */
+	if (ctx->umad || (req->op >= MLX4SIM_OP_UMAD_OPEN &&
+			  req->op <= MLX4SIM_OP_UMAD_IOCTL))
+		return umad_request(ctx, req->op, req->arg, payload, len) ? -1 : 0;
 	if (req->op == MLX4SIM_OP_FAULT)
 		return handle_fault(ctx, payload, len) ? -1 : 0;
 	/* A control connection is never a device's file. */
@@ -631,6 +644,7 @@ void ctx_close(struct sim_ctx *ctx)
 	struct sim_event_file *file, *tmp;
 
 	bf_watch_end(ctx);
+	umad_close(ctx);
 	if (ctx->hca)
 		TRACE(trace_close_file(ctx));
 	release_objects(ctx);

@@ -199,14 +199,15 @@ int cmd_query_port(struct sim_cmd *cmd)
 	port = hca_port(cmd->ctx->hca, req.port_num);
 	if (!port)
 		return -EINVAL;
-	resp.port_cap_flags = CX3_PORT_CAP_FLAGS;
+	resp.port_cap_flags = port_cap_mask(port);
 	resp.max_msg_sz = CX3_MAX_MSG_SZ;
 	resp.qkey_viol_cntr = port->qkey_violations;
 	resp.gid_tbl_len = CX3_GID_TBL_LEN;
 	resp.pkey_tbl_len = CX3_PKEY_TBL_LEN;
 	resp.lid = port->lid;
-	resp.sm_lid = SIM_SM_LID;
-	resp.state = port->down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+	resp.sm_lid = port->sm_lid;
+	resp.sm_sl = port->sm_sl;
+	resp.state = port->down ? IBV_PORT_DOWN : port->state;
 	resp.max_mtu = IBV_MTU_4096;
 	resp.active_mtu = IBV_MTU_4096;
 	resp.max_vl_num = 4;		/* VL0-7 */

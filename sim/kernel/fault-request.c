@@ -20,7 +20,7 @@
 #define MAX_DELAY_MS	60000	/* a minute: longer is a test that hangs */
 
 /* Every context of @hca hears of its port, as mlx4_ib's port events. */
-static void port_event(struct sim_port *port, uint32_t type)
+void port_event(struct sim_port *port, uint32_t type)
 {
 	struct sim_ctx *ctx;
 
@@ -29,13 +29,26 @@ static void port_event(struct sim_port *port, uint32_t type)
 			event_post_async(ctx, port->num, type, NULL, NULL);
 }
 
+/*
+ * A link down, or up again.  Up, a port is ACTIVE again at once under
+ * the built-in SM; an external SM finds it in INIT (the switch's trap
+ * tells it) and must bring it up, which raises PORT_ACTIVE then.
+ */
 static void set_port(struct sim_port *port, bool down)
 {
+	bool was_active = port_active(port);
+
 	if (port->down == down)
 		return;
 	port->down = down;
+	if (!down && sim.opt.external_sm &&
+	    port->link_layer == IBV_LINK_LAYER_INFINIBAND)
+		port->state = IBV_PORT_INIT;
 	sysfs_port_state(port);
-	port_event(port, down ? IBV_EVENT_PORT_ERR : IBV_EVENT_PORT_ACTIVE);
+	if (was_active != port_active(port))
+		port_event(port, down ? IBV_EVENT_PORT_ERR :
+					IBV_EVENT_PORT_ACTIVE);
+	mad_link_changed(port);
 	sim_log("fault: port %d of %s %s", port->num, port->hca->name,
 		down ? "down" : "up");
 }

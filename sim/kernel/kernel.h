@@ -22,6 +22,8 @@ struct sim_ctx *ctx_new(int sock, pid_t pid);
 void ctx_close(struct sim_ctx *ctx);
 void ctx_disassociate(struct sim_ctx *ctx);
 int ctx_handle_request(struct sim_ctx *ctx);
+int ctx_reply(struct sim_ctx *ctx, int32_t ret, const void *data, size_t len,
+	      int fd);
 int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
 void uobj_remove(struct sim_uobj *uobj);
 void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
@@ -30,6 +32,14 @@ int uobj_lookup_err(struct sim_ctx *ctx, uint32_t handle);
 void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
 		       enum sim_obj_type type, size_t busy_off, int *err);
 
+/* umad.c, ib-mad.c: the umad and issm files, their agents, their MADs */
+int umad_request(struct sim_ctx *ctx, uint32_t op, uint32_t arg,
+		 const void *payload, size_t len);
+void umad_close(struct sim_ctx *ctx);
+void umad_timers(uint64_t now, uint64_t *deadline);
+void mad_link_changed(struct sim_port *port);
+/* fault-request.c: a port's event to every context of its adapter */
+void port_event(struct sim_port *port, uint32_t type);
 /* event.c */
 struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async);
 void event_file_free(struct sim_event_file *file);

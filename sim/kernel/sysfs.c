@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rdma/ib_user_mad.h>
+
 #include "kernel.h"
 
 static char sysfs_root[PATH_MAX];	/* for the files that change */
@@ -391,11 +393,24 @@ static int ib_port_dir(const char *dir, struct sim_port *port)
 		return err;
 	put(dir, "lid", "0x%x\n", port->lid);
 	put(dir, "lid_mask_count", "0\n");
-	put(dir, "sm_lid", "0x%x\n", SIM_SM_LID);
-	put(dir, "sm_sl", "0\n");
+	put(dir, "sm_lid", "0x%x\n", port->sm_lid);
+	put(dir, "sm_sl", "%d\n", port->sm_sl);
 	put(dir, "rate", "56 Gb/sec (4X FDR)\n");
-	put(dir, "cap_mask", "0x%08x\n", CX3_PORT_CAP_FLAGS);
+	put(dir, "cap_mask", "0x%08x\n", port_cap_mask(port));
 	return put(dir, "link_layer", "InfiniBand\n");
+}
+
+/* The "state" file: the logical state, as ib_core's sysfs spells it. */
+static const char *state_text(const struct sim_port *port)
+{
+	static const char *const text[] = {
+		"0: NOP\n", "1: DOWN\n", "2: INIT\n", "3: ARMED\n",
+		"4: ACTIVE\n",
+	};
+
+	if (port->down || port->state >= ARRAY_SIZE(text))
+		return text[1];
+	return text[port->state];
 }
 
 static int port_dir(const char *ibdev, struct sim_port *port)
@@ -408,7 +423,7 @@ static int port_dir(const char *ibdev, struct sim_port *port)
 		err = gid_files(dir, port);
 	if (err)
 		return err;
-	put(dir, "state", "4: ACTIVE\n");
+	put(dir, "state", "%s", state_text(port));
 	put(dir, "phys_state", "5: LinkUp\n");
 	return port->link_layer == IBV_LINK_LAYER_ETHERNET ?
 	       ether_port_dir(dir, port) : ib_port_dir(dir, port);
@@ -483,9 +498,38 @@ static int uverbs_device(const char *root, struct sim_hca *hca)
 }
 
 /*
- * A port's state after `mlx4sim fault port-down` or port-up: a link that
- * went down polls for its peer.  Each file is replaced whole, so that a
- * reader sees the old text or the new.
+ * ib_umad's devices: umadN and issmN for each port, numbered across the
+ * host's ports in order, with their adapter and port (what libibumad
+ * reads to find a port's file) and the character devices' numbers.
+ */
+static int umad_devices(const char *root, struct sim_hca *hca, int *next)
+{
+	static const struct { const char *name; int minor0; } kinds[] = {
+		{ "umad", 0 }, { "issm", 64 },
+	};
+	char dir[PATH_MAX], name[16];
+	int err;
+
+	for (int p = 0; p < hca->nports; p++, (*next)++) {
+		for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+			snprintf(name, sizeof(name), "%s%d", kinds[k].name,
+				 *next);
+			err = class_device(root, hca, "infiniband_mad", name,
+					   dir);
+			if (err)
+				return err;
+			put(dir, "ibdev", "%s\n", hca->name);
+			put(dir, "port", "%d\n", p + 1);
+			put(dir, "dev", "231:%d\n", kinds[k].minor0 + *next);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A port's state after `mlx4sim fault port-down` or port-up (a link that
+ * went down polls for its peer), or after an SM's PortInfo Set.  Each
+ * file is replaced whole, so that a reader sees the old text or the new.
  */
 static void replace(const char *dir, const char *name, const char *text)
 {
@@ -500,19 +544,31 @@ static void replace(const char *dir, const char *name, const char *text)
 
 void sysfs_port_state(const struct sim_port *port)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], text[16];
 
 	if (pathf(dir, "%s/class/infiniband/%s/ports/%d", sysfs_root,
 		  port->hca->name, port->num))
 		return;
-	replace(dir, "state", port->down ? "1: DOWN\n" : "4: ACTIVE\n");
+	replace(dir, "state", state_text(port));
 	replace(dir, "phys_state", port->down ? "2: Polling\n" : "5: LinkUp\n");
+	/* ... its capabilities while an SM holds its issm file ... */
+	snprintf(text, sizeof(text), "0x%08x\n", port_cap_mask(port));
+	replace(dir, "cap_mask", text);
+	if (port->link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return;
+	/* ... and what an SM set in its PortInfo. */
+	snprintf(text, sizeof(text), "0x%x\n", port->lid);
+	replace(dir, "lid", text);
+	snprintf(text, sizeof(text), "0x%x\n", port->sm_lid);
+	replace(dir, "sm_lid", text);
+	snprintf(text, sizeof(text), "%d\n", port->sm_sl);
+	replace(dir, "sm_sl", text);
 }
 
 int sysfs_create(const char *root)
 {
 	char dir[PATH_MAX], pci_dir[PATH_MAX];
-	int err;
+	int err, umad_next = 0;
 
 	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root);
 
@@ -523,6 +579,12 @@ int sysfs_create(const char *root)
 		return err;
 	/* The uverbs ABI of the kernel's core; libibverbs wants 3 to 6. */
 	put(dir, "abi_version", "6\n");
+	err = pathf(dir, "%s/class/infiniband_mad", root);
+	if (!err)
+		err = mkdir_p(dir);
+	if (err)
+		return err;
+	put(dir, "abi_version", "%d\n", IB_USER_MAD_ABI_VERSION);
 	for (int h = 0; h < sim.opt.nhcas; h++) {
 		struct sim_hca *hca = &sim.hca[h];
 
@@ -533,6 +595,8 @@ int sysfs_create(const char *root)
 			err = ib_device(root, hca);
 		if (!err)
 			err = uverbs_device(root, hca);
+		if (!err)
+			err = umad_devices(root, hca, &umad_next);
 		if (err)
 			return err;
 	}

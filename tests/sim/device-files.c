@@ -142,6 +142,20 @@ static int char_devices(const struct dirent *d)
 	return d->d_type == DT_CHR;
 }
 
+/* A device file of this host: two adapters of two ports. */
+static bool expected_device(const char *name)
+{
+	static const char *const names[] = {
+		"uverbs0", "uverbs1", "umad0", "umad1", "umad2", "umad3",
+		"issm0", "issm1", "issm2", "issm3",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 /* readdir's entries for the devices: their names, type and inodes. */
 static void listing(DIR *dir, const char *how)
 {
@@ -152,7 +166,7 @@ static void listing(DIR *dir, const char *how)
 	while ((d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		if (strcmp(d->d_name, "uverbs0") && strcmp(d->d_name, "uverbs1")) {
+		if (!expected_device(d->d_name)) {
 			other++;
 			continue;
 		}
@@ -162,8 +176,8 @@ static void listing(DIR *dir, const char *how)
 		    !S_ISCHR(st.st_mode))
 			wrong++;
 	}
-	check(found == 2 && !other && !wrong,
-	      "%s: uverbs0 and uverbs1 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
+	check(found == 10 && !other && !wrong,
+	      "%s: uverbs0-1, umad0-3 and issm0-3 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
 	      how, found, other, wrong);
 }
 
@@ -210,12 +224,14 @@ static void directory(void)
 	FAILS(opendir(DEV0) == NULL, ENOTDIR, "opendir(uverbs0)");
 	FAILS(opendir(NO_DEV) == NULL, ENOENT, "opendir(uverbs2)");
 	n = scandir(DIR_PATH, &list, char_devices, alphasort);
-	check(n == 2 && !strcmp(list[0]->d_name, "uverbs0") &&
-	      !strcmp(list[1]->d_name, "uverbs1"),
-	      "scandir, character devices: uverbs0, uverbs1 (%d)", n);
+	check(n == 10 && !strcmp(list[0]->d_name, "issm0") &&
+	      !strcmp(list[4]->d_name, "umad0") &&
+	      !strcmp(list[8]->d_name, "uverbs0") &&
+	      !strcmp(list[9]->d_name, "uverbs1"),
+	      "scandir, character devices: issm0-3, umad0-3, uverbs0, uverbs1 (%d)", n);
 	free_list(list, n);
 	n = scandir64(DIR_PATH, (struct dirent64 ***)&list, NULL, NULL);
-	check(n == 4, "scandir64 finds ., .. and the two devices (%d)", n);
+	check(n == 12, "scandir64 finds ., .. and the ten devices (%d)", n);
 	free_list(list, n);
 }
 

@@ -83,3 +83,10 @@ AM_TESTS_ENVIRONMENT += \
 	export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES SAN_PRELOAD_SOURCES PABI;
 TESTS += tests/sim/sanitizers.tap
 EXTRA_DIST += tests/sim/sanitizers.tap tests/sim/msan-epoll.c
+
+# The umad files: agents, MADs and their answers, timeouts, issm, and a
+# client writing noise (tests/verbs/umad.sh runs the diagnostic tools).
+check_PROGRAMS += tests/sim/umad-abi
+tests_sim_umad_abi_SOURCES = tests/sim/umad-abi.c tests/tap.h
+TESTS += tests/sim/umad-abi.tap tests/sim/umad-sm.tap
+EXTRA_DIST += tests/sim/umad-abi.tap tests/sim/umad-sm.tap

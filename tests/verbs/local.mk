@@ -17,6 +17,18 @@ EXTRA_DIST += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
 	tests/verbs/perftest-system.tap tests/verbs/perftest-project.tap \
 	tests/verbs/devinfo.sh tests/verbs/pingpong.sh tests/verbs/perftest.sh
 
+# infiniband-diags over the umad files: ibstat, smpquery, perfquery with a
+# pingpong's counters, ibnetdiscover, iblinkinfo, ibping, a port down.
+TESTS += tests/verbs/umad-system.tap tests/verbs/umad-project.tap
+EXTRA_DIST += tests/verbs/umad-system.tap tests/verbs/umad-project.tap \
+	tests/verbs/umad.sh
+
+# OpenSM as the subnet manager (--sm opensm): the LIDs it gives, the
+# forwarding table it writes, pingpong and perftest on them, a trap.
+TESTS += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap
+EXTRA_DIST += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap \
+	tests/verbs/opensm.sh
+
 # Every opcode on every transport, data and completions checked at both
 # ends.
 check_PROGRAMS += tests/verbs/rdma-semantics
