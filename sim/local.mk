@@ -15,7 +15,7 @@ sim_mlx4simd_SOURCES = \
 	sim/adapter/req.c sim/adapter/resp.c sim/adapter/comp.c \
 	sim/adapter/raw.c sim/adapter/strict.c sim/adapter/eq.c \
 	sim/adapter/cq.c sim/adapter/qp.c sim/adapter/srq.c sim/adapter/mpt.c \
-	sim/adapter/rss.c sim/adapter/mad.c \
+	sim/adapter/rss.c sim/adapter/mad-agents.c \
 	sim/kernel/uverbs.h sim/kernel/ctx.c sim/kernel/ioctl.c \
 	sim/kernel/event.c sim/kernel/device.c sim/kernel/pd.c sim/kernel/mr.c \
 	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \

@@ -43,7 +43,7 @@ int mw_bind(struct sim_qp *qp, uint32_t new_rkey, uint32_t mr_lkey,
 	    uint64_t va, uint64_t len, uint32_t access);
 int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
 
-/* mad.c: the MADs the firmware answers (MAD_IFC): the SMA and the PMA */
+/* mad-agents.c: the MADs the firmware answers (MAD_IFC): the SMA and the PMA */
 enum mad_ifc {
 	MAD_IFC_PASS,		/* not the firmware's: to the kernel's agents */
 	MAD_IFC_REPLY,		/* answered */

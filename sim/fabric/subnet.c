@@ -6,7 +6,7 @@
  * prefix and the port GUID, and the P_Key table holds the default
  * partition.  LIDs and GUIDs are fixed by adapter and port number, so runs
  * are repeatable.  With an external SM (--sm external) the ports wait in
- * INIT with no LID until it sweeps them (adapter/mad.c, switch.c).  A port in Ethernet mode has no LID: ether.c gives it
+ * INIT with no LID until it sweeps them (adapter/mad-agents.c, switch.c).  A port in Ethernet mode has no LID: ether.c gives it
  * its MAC, interface and GIDs.
  */
 #include <errno.h>

@@ -5,7 +5,7 @@
  *
  * A request leaves its port by its route (fabric/switch.c: directed or
  * by LID); where it arrives, the switch's SMA, the adapter's firmware
- * (adapter/mad.c: its SMA and PMA) or the agent registered for its
+ * (adapter/mad-agents.c: its SMA and PMA) or the agent registered for its
  * class, version and method takes it.  A Get or Set nobody takes is
  * answered "unsupported" (generate_unmatched_resp).  A response goes to
  * the agent whose TID it carries, and only while that agent still waits
