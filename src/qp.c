@@ -167,8 +167,8 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 		unsigned int data = sizeof(struct mlx4_wqe_ctrl_seg) +
 				    o->hdr_size;
 
-		/* A READ scatters into at most max_sge_rd entries. */
-		if (op == IBV_WR_RDMA_READ && qp->ctx->max_sge_rd &&
+		/* A response scatters into at most max_sge_rd entries. */
+		if (o->payload == PAYLOAD_IN && qp->ctx->max_sge_rd &&
 		    limit > qp->ctx->max_sge_rd)
 			limit = qp->ctx->max_sge_rd;
 
@@ -191,7 +191,7 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 				 (data + sizeof(struct mlx4_wqe_inline_seg)) %
 				 MLX4_INLINE_ALIGN;
 		/* The lone inline path fills two blocks at most. */
-		if (o->inline_ok)
+		if (payload_may_go_inline(o))
 			qp->inline_limit[op] = min_int(max_inline,
 						       f->inline_room +
 						       INLINE_BLOCK_ROOM);
@@ -343,7 +343,7 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 static inline int wr_is_inline(const struct ibv_send_wr *wr)
 {
 	return (wr->send_flags & IBV_SEND_INLINE) &&
-	       send_ops[wr->opcode].inline_ok;
+	       payload_may_go_inline(&send_ops[wr->opcode]);
 }
 
 /*

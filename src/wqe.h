@@ -42,52 +42,74 @@ enum {
 	IMM_INVAL_RKEY,		/* wr->invalidate_rkey */
 };
 
+/* What the gather list of a request is for. */
+enum {
+	PAYLOAD_NONE,		/* nothing: it is not looked at */
+	PAYLOAD_OUT,		/* the bytes sent, which may go inline */
+	PAYLOAD_IN,		/* where the response lands: max_sge_rd */
+};
+
 #define QPT_CONNECTED	(MLX4_QPT_BIT_RC | MLX4_QPT_BIT_XRC)
 #define QPT_WRITABLE	(QPT_CONNECTED | MLX4_QPT_BIT_UC)
 #define QPT_ALL		(QPT_WRITABLE | MLX4_QPT_BIT_UD)
 #define QPT_DATAGRAM	(MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW)
 #define RAW_DMAC_LEN	6	/* a raw frame starts with its destination */
 
+/*
+ * Each verbs opcode, once: what its WQE holds and which QPs take it.
+ * The per-QP tables (qp->sge_limit[], qp->inline_limit[], qp->fast_op[]:
+ * mlx4_set_sq_limits()) and the opcodes ibv_create_qp_ex() may ask for
+ * (check_send_ops()) are made from it.  A new opcode is a row here (its
+ * IBV_QP_EX_WITH_* flag goes by the same name), its ibv_wr_* call in
+ * wr.c, and the device's side in sim/opcode.c.
+ */
 static const struct mlx4_send_op {
 	uint32_t opcode_be;	/* owner_opcode without the owner bit */
 	uint8_t qpt_mask;	/* QP types that may post it */
 	uint8_t segs;		/* SEG_*: what follows the control segment */
 	uint8_t hdr_size;	/* bytes of it, before any payload */
 	uint8_t imm;		/* IMM_*: what goes into ctrl->imm */
-	uint8_t inline_ok;	/* carries a payload that may go inline */
+	uint8_t payload;	/* PAYLOAD_*: what the gather list is */
 	uint8_t max_sge;	/* below the QP's own limit, if any */
+	uint16_t qp_ex_flag;	/* IBV_QP_EX_WITH_*: ibv_wr_* may build it */
 } send_ops[MLX4_WR_OPCODES] = {
-#define OP(wr, hw, types, seg, size, imm_kind, inl, sge)		\
+#define OP(wr, hw, types, seg, size, imm_kind, data, sge)		\
 	[IBV_WR_##wr] = { MLX4_BE32(MLX4_OPCODE_##hw), types, seg, size,	\
-			  imm_kind, inl, sge }
+			  imm_kind, data, sge, IBV_QP_EX_WITH_##wr }
 	OP(RDMA_WRITE,		RDMA_WRITE,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_NONE, 1, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_OUT, 0xff),
 	OP(RDMA_WRITE_WITH_IMM,	RDMA_WRITE_IMM,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_DATA, 1, 0xff),
+	   SEG_RADDR, 16, IMM_DATA, PAYLOAD_OUT, 0xff),
 	OP(SEND,		SEND,		QPT_ALL | MLX4_QPT_BIT_RAW,
-	   SEG_NONE, 0, IMM_NONE, 1, 0xff),
+	   SEG_NONE, 0, IMM_NONE, PAYLOAD_OUT, 0xff),
 	OP(SEND_WITH_IMM,	SEND_IMM,	QPT_ALL,
-	   SEG_NONE, 0, IMM_DATA, 1, 0xff),
+	   SEG_NONE, 0, IMM_DATA, PAYLOAD_OUT, 0xff),
 	OP(RDMA_READ,		RDMA_READ,	QPT_CONNECTED,
-	   SEG_RADDR, 16, IMM_NONE, 0, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_IN, 0xff),
 	/* An atomic returns 8 bytes into one local buffer. */
 	OP(ATOMIC_CMP_AND_SWP,	ATOMIC_CS,	QPT_CONNECTED,
-	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
+	   SEG_ATOMIC, 32, IMM_NONE, PAYLOAD_IN, 1),
 	OP(ATOMIC_FETCH_AND_ADD, ATOMIC_FA,	QPT_CONNECTED,
-	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
+	   SEG_ATOMIC, 32, IMM_NONE, PAYLOAD_IN, 1),
 	/*
-	 * No payload: the gather list is not looked at.  UC takes the key
-	 * operations and SEND with invalidate as RC does (the kernel's
-	 * _mlx4_ib_post_send, rdma-core's mlx4_post_send).
+	 * No payload.  UC takes the key operations and SEND with invalidate
+	 * as RC does (the kernel's _mlx4_ib_post_send, rdma-core's
+	 * mlx4_post_send).
 	 */
 	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_WRITABLE,
-	   SEG_LOCAL_INV, 32, IMM_NONE, 0, 0xff),
+	   SEG_LOCAL_INV, 32, IMM_NONE, PAYLOAD_NONE, 0xff),
 	OP(BIND_MW,		BIND_MW,	QPT_WRITABLE,
-	   SEG_BIND_MW, 32, IMM_NONE, 0, 0xff),
+	   SEG_BIND_MW, 32, IMM_NONE, PAYLOAD_NONE, 0xff),
 	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_WRITABLE,
-	   SEG_NONE, 0, IMM_INVAL_RKEY, 1, 0xff),
+	   SEG_NONE, 0, IMM_INVAL_RKEY, PAYLOAD_OUT, 0xff),
 #undef OP
 };
+
+/* Whether the opcode's payload may go inline (IBV_SEND_INLINE). */
+static inline int payload_may_go_inline(const struct mlx4_send_op *op)
+{
+	return op->payload == PAYLOAD_OUT;
+}
 
 /*
  * qp->ctrl_of_flags[] is indexed by IBV_SEND_FENCE, IBV_SEND_SIGNALED,

@@ -524,7 +524,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (!b->sge_limit)
 		return;	/* no payload, or refused (b->err is set) */
-	if (!send_ops[b->opcode].inline_ok) {
+	if (!payload_may_go_inline(&send_ops[b->opcode])) {
 		wr_set_err(b, EINVAL);
 		return;
 	}
@@ -858,23 +858,6 @@ static int wr_complete_stamped(struct ibv_qp_ex *qpx)
 	return wr_complete_stamping(qpx, WR_STAMP_ALWAYS);
 }
 
-/* Which verbs opcode each IBV_QP_EX_WITH_* flag asks for. */
-static const struct {
-	uint64_t flag;
-	enum ibv_wr_opcode opcode;
-} wr_ops_of_flags[] = {
-	{ IBV_QP_EX_WITH_RDMA_WRITE, IBV_WR_RDMA_WRITE },
-	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM },
-	{ IBV_QP_EX_WITH_SEND, IBV_WR_SEND },
-	{ IBV_QP_EX_WITH_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM },
-	{ IBV_QP_EX_WITH_RDMA_READ, IBV_WR_RDMA_READ },
-	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP },
-	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
-	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
-	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
-	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
-};
-
 /*
  * Creation time: may this QP (its transport set in qp->sge_limit[])
  * take every opcode in @flags?  EOPNOTSUPP for a flag this device has
@@ -884,17 +867,14 @@ static const struct {
 static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
 {
 	uint64_t known = 0;
-	size_t i;
+	unsigned int op;
 
-	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
-	     i++)
-		known |= wr_ops_of_flags[i].flag;
+	for (op = 0; op < MLX4_WR_OPCODES; op++)
+		known |= send_ops[op].qp_ex_flag;
 	if (flags & ~known)
 		return EOPNOTSUPP;
-	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
-	     i++)
-		if ((flags & wr_ops_of_flags[i].flag) &&
-		    !qp->sge_limit[wr_ops_of_flags[i].opcode])
+	for (op = 0; op < MLX4_WR_OPCODES; op++)
+		if ((flags & send_ops[op].qp_ex_flag) && !qp->sge_limit[op])
 			return EINVAL;
 	return 0;
 }
