@@ -58,8 +58,9 @@ enum {
 /*
  * Each verbs opcode, once: what its WQE holds and which QPs take it.
  * The per-QP tables (qp->sge_limit[], qp->inline_limit[], qp->fast_op[]:
- * mlx4_set_sq_limits()) and the opcodes ibv_create_qp_ex() may ask for
- * (check_send_ops()) are made from it.  A new opcode is a row here (its
+ * mlx4_set_sq_limits()), the opcodes ibv_create_qp_ex() may ask for
+ * (check_send_ops()) and the ibv_wr_* calls a QP refuses
+ * (wr_refuse_untaken()) are made from it.  A new opcode is a row here (its
  * IBV_QP_EX_WITH_* flag goes by the same name), its ibv_wr_* call in
  * wr.c, and the device's side in sim/opcode.c.
  */

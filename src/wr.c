@@ -206,8 +206,8 @@ wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 /*
  * Does every QP that has this copy of an opcode call take @opcode, so
  * that the copy need not look at qp->sge_limit[]?  @qpt: see wr_begin();
- * the copies for 0 are RC, UC and XRC QPs' (UD and raw QPs have the
- * *_refused() calls for the opcodes of those that they lack).
+ * the copies for 0 are RC, UC and XRC QPs' (a UD or raw QP has the
+ * *_refused() call of each such opcode it lacks: wr_refuse_untaken()).
  */
 static inline int wr_op_taken_by_all(enum ibv_wr_opcode opcode,
 				     unsigned int qpt)
@@ -293,7 +293,11 @@ static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
 }
 
-/* Raw QPs take no SEND with immediate: the unlikely case refuses it. */
+/*
+ * The *_refused() calls: an opcode call of a QP that does not take the
+ * opcode, though RC, UC and XRC QPs all do (wr_refuse_untaken()).  The
+ * unlikely case refuses it.
+ */
 static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
 	wr_begin_slow(qpx, IBV_WR_SEND_WITH_IMM, imm_data);
@@ -302,6 +306,12 @@ static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
+}
+
+static void wr_send_inv_refused(struct ibv_qp_ex *qpx,
+				uint32_t invalidate_rkey)
+{
+	wr_begin_slow(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey));
 }
 
 /* An RDMA opcode call: the remote address segment. */
@@ -327,7 +337,6 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 		      remote_addr);
 }
 
-/* UD and raw QPs take no RDMA write: the unlikely case refuses it. */
 static void wr_rdma_write_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
 				  uint64_t remote_addr)
 {
@@ -398,9 +407,22 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	set_bind_seg(seg, mw, rkey, info);
 }
 
+static void wr_bind_mw_refused(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			       uint32_t rkey,
+			       const struct ibv_mw_bind_info *info)
+{
+	wr_begin_slow(qpx, IBV_WR_BIND_MW, 0);
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
+}
+
+static void wr_local_inv_refused(struct ibv_qp_ex *qpx,
+				 uint32_t invalidate_rkey)
+{
+	wr_begin_slow(qpx, IBV_WR_LOCAL_INV, 0);
 }
 
 /* The request's WQE ends at @end: its size. */
@@ -880,8 +902,31 @@ static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
 }
 
 /*
+ * The opcode calls of RC, UC and XRC QPs build the opcodes all three
+ * take without a test (wr_op_taken_by_all()): a QP that does not take
+ * one of those (qp->sge_limit[], from send_ops[]) gets the call that
+ * refuses it.
+ */
+static void wr_refuse_untaken(struct mlx4_qp *qp, struct ibv_qp_ex *qpx)
+{
+	if (!qp->sge_limit[IBV_WR_SEND_WITH_IMM])
+		qpx->wr_send_imm = wr_send_imm_refused;
+	if (!qp->sge_limit[IBV_WR_SEND_WITH_INV])
+		qpx->wr_send_inv = wr_send_inv_refused;
+	if (!qp->sge_limit[IBV_WR_RDMA_WRITE])
+		qpx->wr_rdma_write = wr_rdma_write_refused;
+	if (!qp->sge_limit[IBV_WR_RDMA_WRITE_WITH_IMM])
+		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
+	if (!qp->sge_limit[IBV_WR_BIND_MW])
+		qpx->wr_bind_mw = wr_bind_mw_refused;
+	if (!qp->sge_limit[IBV_WR_LOCAL_INV])
+		qpx->wr_local_inv = wr_local_inv_refused;
+}
+
+/*
  * Give the QP its ibv_qp_ex calls, once its queues are known: those of
- * its type (UD and raw QPs need their own setters, others ignore them).
+ * its type (UD and raw QPs need their own setters, others ignore them),
+ * and for the opcodes it does not take, those that refuse them.
  */
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 {
@@ -938,8 +983,6 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	case MLX4_QPT_BIT_UD:
 		qpx->wr_send = wr_send_ud;
 		qpx->wr_send_imm = wr_send_imm_ud;
-		qpx->wr_rdma_write = wr_rdma_write_refused;
-		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
 		if (sq_stamp_at_start(qp))
 			qpx->wr_complete = wr_complete_stamped;
@@ -951,15 +994,13 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		break;
 	case MLX4_QPT_BIT_RAW:
 		qpx->wr_send = wr_send_raw;
-		qpx->wr_send_imm = wr_send_imm_refused;
-		qpx->wr_rdma_write = wr_rdma_write_refused;
-		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_sge = wr_set_sge_raw;
 		qpx->wr_set_sge_list = wr_set_sge_list_raw;
 		qpx->wr_set_inline_data = wr_set_inline_data_raw;
 		qpx->wr_set_inline_data_list = wr_set_inline_data_list_raw;
 		break;
 	}
+	wr_refuse_untaken(qp, qpx);
 	qp->verbs_qp.comp_mask |= VERBS_QP_EX;
 	return 0;
 }
