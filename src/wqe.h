@@ -54,15 +54,17 @@ enum {
 #define QPT_ALL		(QPT_WRITABLE | MLX4_QPT_BIT_UD)
 #define QPT_DATAGRAM	(MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW)
 #define RAW_DMAC_LEN	6	/* a raw frame starts with its destination */
+#define SGE_QP_MAX	0xff	/* max_sge: as many as the QP takes */
 
 /*
  * Each verbs opcode, once: what its WQE holds and which QPs take it.
- * The per-QP tables (qp->sge_limit[], qp->inline_limit[], qp->fast_op[]:
+ * The send queue's stride (sq_header_size()), the per-QP tables
+ * (qp->sge_limit[], qp->inline_limit[], qp->fast_op[]:
  * mlx4_set_sq_limits()), the opcodes ibv_create_qp_ex() may ask for
  * (check_send_ops()) and the ibv_wr_* calls a QP refuses
- * (wr_refuse_untaken()) are made from it.  A new opcode is a row here (its
- * IBV_QP_EX_WITH_* flag goes by the same name), its ibv_wr_* call in
- * wr.c, and the device's side in sim/opcode.c.
+ * (wr_refuse_untaken()) are made from it.  A new opcode is a row here
+ * (its IBV_QP_EX_WITH_* flag goes by the same name), its ibv_wr_* call
+ * in wr.c, and the device's side in sim/opcode.c.
  */
 static const struct mlx4_send_op {
 	uint32_t opcode_be;	/* owner_opcode without the owner bit */
@@ -78,15 +80,15 @@ static const struct mlx4_send_op {
 	[IBV_WR_##wr] = { MLX4_BE32(MLX4_OPCODE_##hw), types, seg, size,	\
 			  imm_kind, data, sge, IBV_QP_EX_WITH_##wr }
 	OP(RDMA_WRITE,		RDMA_WRITE,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_OUT, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(RDMA_WRITE_WITH_IMM,	RDMA_WRITE_IMM,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_DATA, PAYLOAD_OUT, 0xff),
+	   SEG_RADDR, 16, IMM_DATA, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(SEND,		SEND,		QPT_ALL | MLX4_QPT_BIT_RAW,
-	   SEG_NONE, 0, IMM_NONE, PAYLOAD_OUT, 0xff),
+	   SEG_NONE, 0, IMM_NONE, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(SEND_WITH_IMM,	SEND_IMM,	QPT_ALL,
-	   SEG_NONE, 0, IMM_DATA, PAYLOAD_OUT, 0xff),
+	   SEG_NONE, 0, IMM_DATA, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(RDMA_READ,		RDMA_READ,	QPT_CONNECTED,
-	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_IN, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_IN, SGE_QP_MAX),
 	/* An atomic returns 8 bytes into one local buffer. */
 	OP(ATOMIC_CMP_AND_SWP,	ATOMIC_CS,	QPT_CONNECTED,
 	   SEG_ATOMIC, 32, IMM_NONE, PAYLOAD_IN, 1),
@@ -98,11 +100,11 @@ static const struct mlx4_send_op {
 	 * mlx4_post_send).
 	 */
 	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_WRITABLE,
-	   SEG_LOCAL_INV, 32, IMM_NONE, PAYLOAD_NONE, 0xff),
+	   SEG_LOCAL_INV, 32, IMM_NONE, PAYLOAD_NONE, SGE_QP_MAX),
 	OP(BIND_MW,		BIND_MW,	QPT_WRITABLE,
-	   SEG_BIND_MW, 32, IMM_NONE, PAYLOAD_NONE, 0xff),
+	   SEG_BIND_MW, 32, IMM_NONE, PAYLOAD_NONE, SGE_QP_MAX),
 	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_WRITABLE,
-	   SEG_NONE, 0, IMM_INVAL_RKEY, PAYLOAD_OUT, 0xff),
+	   SEG_NONE, 0, IMM_INVAL_RKEY, PAYLOAD_OUT, SGE_QP_MAX),
 #undef OP
 };
 
