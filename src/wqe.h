@@ -5,9 +5,8 @@
  * queue's slots and stamps, the segments, inline data, the control
  * segment and the doorbells.  Private to the provider, and all static:
  * each path compiles the pieces into its own calls.  Most are inline;
- * stamp_later_blocks(), set_bind_seg() and set_local_inv_seg() are left
- * to the compiler, as they were when both paths were one file (marked
- * inline, they moved bench/run.sh's wr_send_inline).
+ * stamp_later_blocks(), set_bind_seg() and set_local_inv_seg(), off the
+ * fast paths, are left to the compiler.
  *
  * A send WQE is a control segment, the segments its transport and opcode
  * need, then data segments or inline data, in a power-of-two stride of
