@@ -786,9 +786,11 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 /*
  * wr_complete() for a lone request with inline data that fits: by
  * BlueFlame, as post_send's goes (its first word with the owner bit
- * flipped, and the WQE counter).
+ * flipped, and the WQE counter).  Out of line, as the copy takes
+ * registers.
  */
-static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
+static int __attribute__((noinline))
+wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
 
@@ -806,10 +808,9 @@ static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 }
 
 /*
- * wr_complete() but for a lone request without BlueFlame: a failed
- * batch (rolled back), a lone request by BlueFlame, an empty batch, or
- * several requests.  Out of line, so that the doorbell path saves no
- * registers.
+ * wr_complete() but for a lone request: a failed batch (rolled back),
+ * an empty batch, or several requests.  Out of line, so that the
+ * doorbell path saves no registers.
  */
 static int __attribute__((noinline))
 wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
@@ -821,8 +822,6 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		mlx4_unlock(&qp->sq.lock);
 		return err ? err : EINVAL;	/* else a setter lacked */
 	}
-	if (qp->sq.head - b->head == 1 && b->bf_blocks)
-		return wr_complete_bf(qp, b);
 	if (qp->sq.head != b->head) {
 		wr_hand_over_batch(qp, b);
 		ring_uar_doorbell(qp);
@@ -848,6 +847,27 @@ enum wr_stamping {
 	WR_STAMP_ALWAYS,
 };
 
+/* b->pending with b->bf_blocks only, whatever the byte order. */
+static inline uint32_t wr_pending_bf(void)
+{
+	struct mlx4_wr_state s = { .bf_blocks = 0xff };
+
+	return s.pending;
+}
+
+/*
+ * wr_complete() when its one test fails: a lone request by BlueFlame
+ * (inline data, no error), or wr_complete_slow()'s cases.  Tail calls
+ * only, so that neither way pays for the other's registers.
+ */
+static int __attribute__((noinline))
+wr_complete_other(struct mlx4_qp *qp, struct mlx4_wr_state *b)
+{
+	if (!((qp->sq.head - b->head - 1) | (b->pending & ~wr_pending_bf())))
+		return wr_complete_bf(qp, b);
+	return wr_complete_slow(qp, b);
+}
+
 /* Hand the batch over and ring once. */
 static inline __attribute__((always_inline))
 int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
@@ -858,7 +878,7 @@ int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 
 	/* One test: a lone request, and nothing pending. */
 	if (unlikely((qp->sq.head - b->head - 1) | b->pending))
-		return wr_complete_slow(qp, b);
+		return wr_complete_other(qp, b);
 	ctrl = b->ctrl;	/* read once: after a barrier, it would be again */
 	udma_to_device_barrier();
 	wr_hand_over(ctrl);
