@@ -309,8 +309,13 @@ struct mlx4_wr_state {
 	 * adding the payload's big-endian never carries out of them.
 	 */
 	uint32_t		size_be;
-	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */
-	uint8_t			opcode;
+	union {
+		struct {
+			uint8_t	sge_limit;	/* qp->sge_limit[], 0: none */
+			uint8_t	opcode;
+		};
+		uint32_t	sge_limit_opcode;	/* both, for one store */
+	};
 
 	/*
 	 * The batch: its requests are WQEs [head, qp->sq.head).  What

@@ -696,13 +696,23 @@ wr_start_contended(struct mlx4_qp *qp)
 	wr_start_batch(qp);
 }
 
+/*
+ * wr_start() of a QP whose send queue's lock is taken: the lock's mode,
+ * chosen when the QP is made, chooses the function (wr_start_single()
+ * for a thread domain's), with no test of the mode on the way.
+ */
 static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 
-	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
+	if (unlikely(mlx4_lock_taken(&qp->sq.lock)))
 		return wr_start_contended(qp);
 	wr_start_batch(qp);
+}
+
+static void wr_start_single(struct ibv_qp_ex *qpx)
+{
+	wr_start_batch(qpx_to_mqp(qpx));
 }
 
 /*
@@ -713,9 +723,11 @@ static void wr_start(struct ibv_qp_ex *qpx)
  */
 static inline void wr_idle(struct mlx4_wr_state *b)
 {
+	struct mlx4_wr_state idle = { .sge_limit = 0, .opcode = IBV_WR_BIND_MW };
+
 	b->place = b->idle;
-	b->sge_limit = 0;
-	b->opcode = IBV_WR_BIND_MW;
+	/* One store: two, the compiler would load them as a vector. */
+	b->sge_limit_opcode = idle.sge_limit_opcode;
 }
 
 /*
@@ -979,7 +991,8 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qp->wr.idle.data = b->scratch + 1;
 	wr_idle(&qp->wr);	/* no batch yet */
 
-	qpx->wr_start = wr_start;
+	qpx->wr_start = qp->sq.lock.single_threaded ? wr_start_single :
+						      wr_start;
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;
 	qpx->wr_send = wr_send;
