@@ -376,9 +376,12 @@ struct mlx4_qp {
 	 * wqe.h): control segment words, sq_sig_all and the checksum offload
 	 * folded in.
 	 */
-	struct mlx4_ctrl_of_flags {
-		__be32		srcrb_flags;
-		__be32		fence;		/* bf_qpn's fence bit */
+	union mlx4_ctrl_of_flags {
+		struct {
+			__be32	bf_qpn;		/* its fence bit */
+			__be32	srcrb_flags;
+		};
+		uint64_t	words;	/* both, as in the segment: one store */
 	}			ctrl_of_flags[MLX4_CTRL_OF_FLAGS];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;

@@ -234,14 +234,14 @@ void mlx4_qp_update_csum(struct mlx4_qp *qp)
 		   (qp->qpt_bit == MLX4_QPT_BIT_RAW && qp->ctx->raw_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_ETHERNET);
 	for (i = 0; i < MLX4_CTRL_OF_FLAGS; i++) {
-		struct mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
+		union mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
 
 		c->srcrb_flags = qp->sq_signal_bits |
 				 srcrb_of_flags[(i & (IBV_SEND_SIGNALED |
 						      IBV_SEND_SOLICITED)) >> 1];
 		if ((i & IBV_SEND_IP_CSUM) && qp->csum)
 			c->srcrb_flags |= bits;
-		c->fence = i & IBV_SEND_FENCE ?
+		c->bf_qpn = i & IBV_SEND_FENCE ?
 			   MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
 	}
 }

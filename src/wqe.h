@@ -425,7 +425,7 @@ static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 
 static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)
 {
-	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].fence;
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].bf_qpn;
 }
 
 /*
@@ -440,10 +440,10 @@ void mlx4_set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 		       uint32_t srcrb);
 
 /*
- * The control segment but its first 8 bytes (struct wqe_head below),
- * for post_send and the wr_* opcode calls alike: @srcrb is
- * qp->ctrl_of_flags[] for the request's flags (srcrb_of()), with the
- * strong-order bit or an XRC request's remote SRQN ORed in.
+ * post_send's control segment but its first 8 bytes (struct wqe_head
+ * below): @srcrb is qp->ctrl_of_flags[] for the request's flags
+ * (srcrb_of()), with the strong-order bit or an XRC request's remote
+ * SRQN ORed in.
  */
 static inline uint32_t srcrb_of(struct mlx4_qp *qp, unsigned int send_flags)
 {
@@ -456,6 +456,47 @@ static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
 	ctrl->srcrb_flags = srcrb;
 	ctrl->imm = imm;
 }
+
+/*
+ * The wr_* opcode calls' control segment: bf_qpn and srcrb_flags, bytes
+ * 4 to 11, as one word, read from qp->ctrl_of_flags[] at once for the
+ * request's flags (ctrl_words_of()), with the WQE's size and the
+ * strong-order bit ORed in (ctrl_words()), and written by one store
+ * (set_ctrl_words()), where each half took a load and a store of its
+ * own.  (post_send writes bf_qpn last, when it hands the WQE over.)
+ */
+static inline uint64_t ctrl_words(uint32_t bf_qpn, uint32_t srcrb)
+{
+	union mlx4_ctrl_of_flags w = { .bf_qpn = bf_qpn, .srcrb_flags = srcrb };
+
+	return w.words;
+}
+
+static inline uint64_t ctrl_words_of(struct mlx4_qp *qp,
+				     unsigned int send_flags)
+{
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].words;
+}
+
+/* The bf_qpn half of @words. */
+static inline uint32_t bf_qpn_of(uint64_t words)
+{
+	union mlx4_ctrl_of_flags w = { .words = words };
+
+	return w.bf_qpn;
+}
+
+static inline void set_ctrl_words(struct mlx4_wqe_ctrl_seg *ctrl,
+				  uint64_t words, uint32_t imm)
+{
+	memcpy((char *)ctrl + offsetof(struct mlx4_wqe_ctrl_seg, bf_qpn),
+	       &words, sizeof(words));
+	ctrl->imm = imm;
+}
+
+_Static_assert(offsetof(struct mlx4_wqe_ctrl_seg, srcrb_flags) ==
+	       offsetof(struct mlx4_wqe_ctrl_seg, bf_qpn) + 4,
+	       "bf_qpn and srcrb_flags side by side, as in ctrl_of_flags[]");
 
 /*
  * The device may start a later WQE before an earlier one is done; a

@@ -141,12 +141,14 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	unsigned int flags = qpx->wr_flags;
 	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
 	uint32_t size_be;
+	uint64_t words;
 
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
-	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
-	ctrl->bf_qpn = size_be;
+	words = ctrl_words_of(qp, flags) |
+		ctrl_words(htobe32(hdr / 16), strong_order_bit(op));
+	set_ctrl_words(ctrl, words, imm);
+	size_be = bf_qpn_of(words);
 	if (qpt != MLX4_QPT_BIT_UD)	/* (wr_set_sge_ud() needs none) */
 		b->size_be = size_be;
 	b->ctrl = ctrl;
