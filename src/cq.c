@@ -72,7 +72,7 @@ void mlx4_cq_init_buf(void *buf, uint32_t nent, int cqe_size, uint32_t first)
  */
 
 /* A successful send's ibv_wc, but wr_id and qp_num; @kind its CQE's. */
-static inline void fill_send_wc(struct mlx4_cqe *cqe, uint8_t kind,
+static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned long kind,
 				struct ibv_wc *wc)
 {
 	wc->status = IBV_WC_SUCCESS;
@@ -209,7 +209,7 @@ poll_one_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, struct ibv_wc *wc)
  * any other CQE.
  */
 static inline int poll_send_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-				   uint8_t kind, struct ibv_wc *wc)
+				   unsigned long kind, struct ibv_wc *wc)
 {
 	struct mlx4_qp *qp;
 
@@ -465,7 +465,7 @@ poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  */
 static int __attribute__((noinline))
 poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-		   struct mlx4_cqe *cqe, unsigned int kind)
+		   struct mlx4_cqe *cqe, unsigned long kind)
 {
 	if (ne > 1 && next_cqe_is_sw(cq, cqe))
 		return poll_cq_recvs(cq, ne, wc, cqe, kind);
@@ -483,11 +483,12 @@ poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  * loop, which has calls and thus a stack frame, takes the others.  A
  * receive's decoding takes more registers than the caller-saved ones:
  * in a function of its own, it does not give a send's a frame either
- * (see bench/README).
+ * (see bench/README).  @kind is a word here, as for poll_cq_first_recv(),
+ * poll_send_common() and fill_send_wc(): it indexes cqe_wc[] as it comes.
  */
 static int __attribute__((noinline))
 poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-	       struct mlx4_cqe *cqe, unsigned int kind)
+	       struct mlx4_cqe *cqe, unsigned long kind)
 {
 	if (unlikely(ne <= 0)) {
 		mlx4_unlock(&cq->lock);
