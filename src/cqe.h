@@ -203,10 +203,8 @@ static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
  */
 static inline uint64_t retire_send(struct mlx4_wq *wq, unsigned int wqe_index)
 {
-	uint32_t tail = wq->tail + (uint16_t)(wqe_index - wq->tail);
-
-	wq->tail = tail + 1;
-	return wq->wrid[tail & wq->mask];
+	wq->tail = wqe_index + 1;
+	return wq->wrid[wqe_index & wq->mask];
 }
 
 /*

@@ -43,6 +43,8 @@ enum {
 	MLX4_MIN_SQ_STRIDE	= 6,
 	MLX4_MAX_SQ_STRIDE	= 10,
 	MLX4_MAX_SQ_WQES	= 16384,
+	/* The device's, as the kernel checks it (max_qp_wr is below). */
+	MLX4_MAX_RQ_WQES	= 16384,
 	MLX4_SRQ_MIN_STRIDE	= 5,
 	/* Receive CQEs of XRC target QPs carry this bit in their QPN. */
 	MLX4_XRC_QPN_BIT	= 1 << 23,
@@ -247,14 +249,23 @@ struct mlx4_wq {
 	void		       *buf;		/* WQE 0 */
 	struct mlx4_lock	lock;
 	unsigned int		head;		/* producer counter */
-	unsigned int		tail;		/* consumer counter */
-	unsigned int		max_post;
+	/*
+	 * The consumer counter; its low 16 bits only are compared with the
+	 * head's (wq_looks_full()), as a queue holds fewer WQEs: a send
+	 * CQE, which names the WQE it completes by those 16 bits, retires
+	 * it in one store.
+	 */
+	unsigned int		tail;
+	uint16_t		max_post;	/* WQEs it may hold */
 	unsigned int		mask;		/* wqe_cnt - 1 */
 	unsigned int		max_gs;
 	int			wqe_shift;
 	unsigned int		wqe_cnt;
 	int			offset;		/* of buf in the QP buffer */
 };
+
+_Static_assert(MLX4_MAX_SQ_WQES < 1 << 16 && MLX4_MAX_RQ_WQES < 1 << 16,
+	       "a work queue's head and tail modulo 2^16 tell full from empty");
 
 /* QP types as bits, for the per-opcode "allowed on" masks. */
 enum {
@@ -333,10 +344,11 @@ struct mlx4_wr_state {
 	};
 	unsigned int		head;		/* qp->sq.head at wr_start() */
 	/*
-	 * qp->sq.head at which the queue looks full, from its tail at
-	 * wr_start(): the one test of the opcode calls' likely case.
+	 * qp->sq.head at which the queue looks full, modulo 2^16 as the
+	 * tail it comes from, read at wr_start(): the one test of the
+	 * opcode calls' likely case.
 	 */
-	unsigned int		stop;
+	uint16_t		stop;
 	/* The scratch WQE's place: the setters' between batches. */
 	struct mlx4_wr_place	idle;
 };

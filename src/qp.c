@@ -308,7 +308,7 @@ int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind)
 	unsigned int used;
 
 	mlx4_lock(&wq->cq->lock);
-	used = ind - wq->tail;
+	used = (uint16_t)(ind - wq->tail);
 	mlx4_unlock(&wq->cq->lock);
 	return used >= wq->max_post;
 }

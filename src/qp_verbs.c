@@ -145,6 +145,7 @@ static int check_qp_caps(struct mlx4_context *ctx, struct ibv_qp_cap *cap,
 	    cap->max_send_sge > (uint32_t)ctx->max_sge)
 		return EINVAL;
 	if (has_rq && (cap->max_recv_wr > (uint32_t)ctx->max_qp_wr ||
+		       cap->max_recv_wr > MLX4_MAX_RQ_WQES ||
 		       cap->max_recv_sge > (uint32_t)ctx->max_sge))
 		return EINVAL;
 	if (cap->max_inline_data > MLX4_MAX_WQE_SIZE)

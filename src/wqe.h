@@ -420,7 +420,8 @@ static inline void *inline_end(struct inline_writer *w)
 /* The unlocked first look: wrong only in saying "full" too early. */
 static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
-	return ind - *(volatile unsigned int *)&wq->tail >= wq->max_post;
+	return (uint16_t)(ind - *(volatile unsigned int *)&wq->tail) >=
+	       wq->max_post;
 }
 
 static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)

@@ -79,8 +79,11 @@ static inline void wr_set_err(struct mlx4_wr_state *b, int err)
 		b->err = err;
 }
 
-/* The head at which @wq looks full: its unlocked tail + max_post. */
-static inline unsigned int wq_stop(struct mlx4_wq *wq)
+/*
+ * The head at which @wq looks full, modulo 2^16 as its tail: its
+ * unlocked tail + max_post.
+ */
+static inline uint16_t wq_stop(struct mlx4_wq *wq)
 {
 	return *(volatile unsigned int *)&wq->tail + wq->max_post;
 }
@@ -233,7 +236,7 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
 
-	return qp->sq.head == b->stop ||
+	return (uint16_t)qp->sq.head == b->stop ||
 	       (!wr_op_taken_by_all(opcode, qpt) && !qp->sge_limit[opcode]) ||
 	       (qpt == MLX4_QPT_BIT_RAW && b->need) ||
 	       ((qpt & QPT_DATAGRAM) && (qpx->wr_flags & IBV_SEND_IP_CSUM));
