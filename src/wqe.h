@@ -417,11 +417,17 @@ static inline void *inline_end(struct inline_writer *w)
 	return w->dst;
 }
 
-/* The unlocked first look: wrong only in saying "full" too early. */
+/*
+ * The unlocked first look: wrong only in saying "full" too early.  The
+ * tail, which the CQ's poller moves under its lock, is read plainly (an
+ * aligned word, read whole): whatever value the compiler reads, then or
+ * earlier, is one the poller wrote, at or behind the true tail.  (Read
+ * as volatile or atomic, it took a load of its own before the
+ * subtraction.)
+ */
 static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
-	return (uint16_t)(ind - *(volatile unsigned int *)&wq->tail) >=
-	       wq->max_post;
+	return (uint16_t)(ind - wq->tail) >= wq->max_post;
 }
 
 static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)

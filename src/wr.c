@@ -81,11 +81,11 @@ static inline void wr_set_err(struct mlx4_wr_state *b, int err)
 
 /*
  * The head at which @wq looks full, modulo 2^16 as its tail: its
- * unlocked tail + max_post.
+ * unlocked tail (read as wq_looks_full() reads it) + max_post.
  */
 static inline uint16_t wq_stop(struct mlx4_wq *wq)
 {
-	return *(volatile unsigned int *)&wq->tail + wq->max_post;
+	return wq->tail + wq->max_post;
 }
 
 /*
