@@ -63,6 +63,18 @@ poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, int starting)
 }
 
 /*
+ * ibv_start_poll found nothing: unlock.  Out of line, as the empty
+ * case's jump can go straight here: inline, the unlock had GCC keep the
+ * lock's address in a register, which took start_poll an instruction.
+ */
+static int __attribute__((noinline))
+start_poll_empty(struct mlx4_cq *cq)
+{
+	mlx4_unlock(&cq->lock);
+	return ENOENT;
+}
+
+/*
  * Consume the next CQE: wr_id and status in the ibv_cq_ex, the CQE in
  * cq->cur_cqe and its QP in cq->last_qp (NULL for an XRC SRQ's) for the
  * getters.  The QP stays cached across polls: mlx4_cq_clean() drops it.
@@ -80,7 +92,7 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 	cqe = ci_cqe_sw(cq, &kind);
 	if (!cqe) {
 		if (starting)
-			mlx4_unlock(&cq->lock);
+			return start_poll_empty(cq);
 		return ENOENT;
 	}
 	cqe_body_ready(cqe);
