@@ -99,17 +99,21 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 	step_ci(cq);
 	cq->cur_cqe = cqe;
 
-	if (kind & MLX4_CQE_IS_SEND_MASK) {
-		if (unlikely(kind > LAST_SEND_KIND ||
+	/*
+	 * A successful receive by one compare, a send by two more: as
+	 * many as a test of the direction, then of the range, took each.
+	 */
+	if (kind <= LAST_RECV_KIND) {
+		if (unlikely(cqe_qpn_be(cqe) != cq->recv_qpn))
+			return poll_one_ex_rare(cq, cqe, starting);
+		ibcq->wr_id = retire_recv(&cq->last_qp->rq);
+	} else {
+		if (unlikely((uint8_t)(kind - MLX4_CQE_IS_SEND_MASK) >
+			     LAST_SEND_KIND - MLX4_CQE_IS_SEND_MASK ||
 			     cqe_qpn_be(cqe) != cq->send_qpn))
 			return poll_one_ex_rare(cq, cqe, starting);
 		ibcq->wr_id = retire_send(&cq->last_qp->sq,
 					  be16toh(cqe->wqe_index));
-	} else {
-		if (unlikely(kind > LAST_RECV_KIND ||
-			     cqe_qpn_be(cqe) != cq->recv_qpn))
-			return poll_one_ex_rare(cq, cqe, starting);
-		ibcq->wr_id = retire_recv(&cq->last_qp->rq);
 	}
 	/* ibcq->status is IBV_WC_SUCCESS already: cache_qp(). */
 	return 0;
