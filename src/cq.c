@@ -484,7 +484,8 @@ poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  * receive's decoding takes more registers than the caller-saved ones:
  * in a function of its own, it does not give a send's a frame either
  * (see bench/README).  @kind is a word here, as for poll_cq_first_recv(),
- * poll_send_common() and fill_send_wc(): it indexes cqe_wc[] as it comes.
+ * poll_send_common() and fill_send_wc(): it indexes cqe_wc[] as it comes,
+ * with no widening.
  */
 static int __attribute__((noinline))
 poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,

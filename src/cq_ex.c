@@ -64,8 +64,9 @@ poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, int starting)
 
 /*
  * ibv_start_poll found nothing: unlock.  Out of line, as the empty
- * case's jump can go straight here: inline, the unlock had GCC keep the
- * lock's address in a register, which took start_poll an instruction.
+ * case's jump can go straight here: inline, the unlock had GCC compute
+ * the lock's address into a register ahead of the lock (see
+ * bench/README).
  */
 static int __attribute__((noinline))
 start_poll_empty(struct mlx4_cq *cq)
@@ -100,8 +101,9 @@ int poll_one_ex(struct mlx4_cq *cq, int starting)
 	cq->cur_cqe = cqe;
 
 	/*
-	 * A successful receive by one compare, a send by two more: as
-	 * many as a test of the direction, then of the range, took each.
+	 * A successful receive by one compare, a send by a range compare
+	 * after it, rather than a test of the direction and then of each
+	 * range (see bench/README).
 	 */
 	if (kind <= LAST_RECV_KIND) {
 		if (unlikely(cqe_qpn_be(cqe) != cq->recv_qpn))

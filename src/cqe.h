@@ -199,7 +199,8 @@ static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
 /*
  * Retiring the WQE a CQE completes, which gives its wr_id.  A send's
  * wqe_index counts WQEs modulo 2^16: the unsignalled ones before it
- * retire with it.
+ * retire with it, the tail, counted modulo 2^16 too (struct mlx4_wq),
+ * taking it as it comes (see bench/README).
  */
 static inline uint64_t retire_send(struct mlx4_wq *wq, unsigned int wqe_index)
 {

@@ -423,7 +423,7 @@ static inline void *inline_end(struct inline_writer *w)
  * aligned word, read whole): whatever value the compiler reads, then or
  * earlier, is one the poller wrote, at or behind the true tail.  (Read
  * as volatile or atomic, it took a load of its own before the
- * subtraction.)
+ * subtraction: see bench/README.)
  */
 static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
@@ -470,7 +470,8 @@ static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
  * request's flags (ctrl_words_of()), with the WQE's size and the
  * strong-order bit ORed in (ctrl_words()), and written by one store
  * (set_ctrl_words()), where each half took a load and a store of its
- * own.  (post_send writes bf_qpn last, when it hands the WQE over.)
+ * own (see bench/README).  (post_send writes bf_qpn last, when it hands
+ * the WQE over.)
  */
 static inline uint64_t ctrl_words(uint32_t bf_qpn, uint32_t srcrb)
 {

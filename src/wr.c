@@ -704,7 +704,8 @@ wr_start_contended(struct mlx4_qp *qp)
 /*
  * wr_start() of a QP whose send queue's lock is taken: the lock's mode,
  * chosen when the QP is made, chooses the function (wr_start_single()
- * for a thread domain's), with no test of the mode on the way.
+ * for a thread domain's), with no test of the mode on the way (see
+ * bench/README).
  */
 static void wr_start(struct ibv_qp_ex *qpx)
 {
