@@ -947,18 +947,18 @@ static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
  */
 static void wr_refuse_untaken(struct mlx4_qp *qp, struct ibv_qp_ex *qpx)
 {
-	if (!qp->sge_limit[IBV_WR_SEND_WITH_IMM])
-		qpx->wr_send_imm = wr_send_imm_refused;
-	if (!qp->sge_limit[IBV_WR_SEND_WITH_INV])
-		qpx->wr_send_inv = wr_send_inv_refused;
-	if (!qp->sge_limit[IBV_WR_RDMA_WRITE])
-		qpx->wr_rdma_write = wr_rdma_write_refused;
-	if (!qp->sge_limit[IBV_WR_RDMA_WRITE_WITH_IMM])
-		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
-	if (!qp->sge_limit[IBV_WR_BIND_MW])
-		qpx->wr_bind_mw = wr_bind_mw_refused;
-	if (!qp->sge_limit[IBV_WR_LOCAL_INV])
-		qpx->wr_local_inv = wr_local_inv_refused;
+#define REFUSE_UNTAKEN(call, opcode)					\
+	do {								\
+		if (!qp->sge_limit[opcode])				\
+			qpx->call = call##_refused;			\
+	} while (0)
+	REFUSE_UNTAKEN(wr_send_imm, IBV_WR_SEND_WITH_IMM);
+	REFUSE_UNTAKEN(wr_send_inv, IBV_WR_SEND_WITH_INV);
+	REFUSE_UNTAKEN(wr_rdma_write, IBV_WR_RDMA_WRITE);
+	REFUSE_UNTAKEN(wr_rdma_write_imm, IBV_WR_RDMA_WRITE_WITH_IMM);
+	REFUSE_UNTAKEN(wr_bind_mw, IBV_WR_BIND_MW);
+	REFUSE_UNTAKEN(wr_local_inv, IBV_WR_LOCAL_INV);
+#undef REFUSE_UNTAKEN
 }
 
 /*
@@ -997,8 +997,6 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qp->wr.idle.data = b->scratch + 1;
 	wr_idle(&qp->wr);	/* no batch yet */
 
-	qpx->wr_start = qp->sq.lock.single_threaded ? wr_start_single :
-						      wr_start;
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;
 	qpx->wr_send = wr_send;
@@ -1017,6 +1015,8 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = wr_ignore_ud_addr;
 	qpx->wr_set_xrc_srqn = wr_ignore_xrc_srqn;
+	qpx->wr_start = qp->sq.lock.single_threaded ? wr_start_single :
+						      wr_start;
 
 	switch (qp->qpt_bit) {
 	case MLX4_QPT_BIT_UD:
