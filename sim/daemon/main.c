@@ -268,8 +268,10 @@ static void write_stats(void)
 	if (!f)
 		return;
 	fprintf(f, "contexts %llu\npds %llu\nmrs %llu\ncqs %llu\nqps %llu\n"
-		"srqs %llu\nxrcds %llu\nmcast %llu\nbreaches %llu\n",
+		"srqs %llu\nxrcds %llu\nmcast %llu\npinned %llu\n"
+		"breaches %llu\n",
 		ctxs, pds, mrs, cqs, qps, srqs, xrcds, mcast,
+		(unsigned long long)dma_windows(),
 		(unsigned long long)sim.breaches);
 	fclose(f);
 	/* Readers see the old file or the new one, never half of one. */

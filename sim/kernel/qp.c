@@ -253,7 +253,7 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	struct sim_ctx *ctx = cmd->ctx;
 	struct mlx4_ib_create_qp drv;
 	struct sim_qp *qp;
-	uint64_t size;
+	uint64_t size = 0;
 	int err;
 
 	switch (p->qp_type) {
@@ -313,6 +313,11 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	if (err)
 		goto fail;
 	qp->sq_sig_all = p->sq_sig_all;
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		umem_pin(ctx, &qp->buf_pins, qp->buf, size, true);
+		if (qp->rq.wqe_cnt)
+			umem_pin(ctx, &qp->db_pins, qp->db, 4, true);
+	}
 
 	resp->qp_handle = qp->uobj.handle;
 	resp->qpn = qp->qpn;
@@ -1157,6 +1162,8 @@ void qp_release(struct sim_qp *qp)
 	if (qp->xrcd_handle)
 		qp->xrcd_handle->users--;
 	qp->xrcd_handle = NULL;
+	umem_unpin(qp->ctx, &qp->buf_pins);
+	umem_unpin(qp->ctx, &qp->db_pins);
 	uobj_remove(&qp->uobj);
 	if (!qp->opens)
 		qp_free(qp);
