@@ -52,6 +52,18 @@ EXTRA_DIST += tests/sim/device-boundary.sh \
 	tests/sim/device-boundary-project.tap \
 	tests/sim/device-boundary-system.tap
 
+# Pinned pages: shared with the daemon, as a host pins them (fork, munmap,
+# madvise, mremap), and a client's bad descriptors refused.
+check_PROGRAMS += tests/sim/pinned-memory
+tests_sim_pinned_memory_SOURCES = tests/sim/pinned-memory.c tests/tap.h \
+	tests/cases.h tests/device.h tests/qp-connect.h tests/wait.h
+tests_sim_pinned_memory_LDADD = -libverbs
+TESTS += tests/sim/pinned-memory-project.tap \
+	tests/sim/pinned-memory-system.tap
+EXTRA_DIST += tests/sim/pinned-memory.sh \
+	tests/sim/pinned-memory-project.tap \
+	tests/sim/pinned-memory-system.tap
+
 # An ASan-built program finds the device: the preload library is called
 # before the C library has set up the environment.  Built by the script
 # (skipped where $(CC) cannot build with ASan).

@@ -684,6 +684,15 @@ static void odd_request(struct conn *c)
 		memcpy(payload, &e, sizeof(e));
 		len = sizeof(e);
 	}
+	/* A SHARE no command asked for, or after one (pinned pages). */
+	if (chance(10)) {
+		struct mlx4sim_share share = { some_addr(4096),
+					       chance(50) ? 4096 : nasty32() };
+
+		op = MLX4SIM_OP_SHARE;
+		memcpy(payload, &share, sizeof(share));
+		len = chance(90) ? sizeof(share) : rnd(sizeof(payload) + 1);
+	}
 	/* An OPEN on an open connection, a FAULT from a device connection. */
 	if (chance(5))
 		op = chance(50) ? MLX4SIM_OP_OPEN : MLX4SIM_OP_FAULT;
