@@ -189,7 +189,6 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
-	bool sq_backlog;		/* a send queue stopped at its share */
 	/*
 	 * The pages the last command pinned that the library is asked to
 	 * share, in order, and whose pins take them (kernel/umem.c).
@@ -408,6 +407,10 @@ struct sim_qp {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint8_t en_sqd_async_notify;
 
+	/* requester: WQEs handed over that a pass has yet to run */
+	struct list_node busy_link;	/* in sim.busy_sqs */
+	bool busy;
+
 	/* requester: a WQE waiting for an RNR or ack-timeout retry */
 	struct list_node wait_link;	/* in sim.waiting */
 	bool waiting;
@@ -584,6 +587,7 @@ struct sim {
 	struct list_node mcast;
 	struct list_node flows;		/* struct sim_flow, oldest first */
 	struct list_node waiting;	/* QPs with a retry timer */
+	struct list_node busy_sqs;	/* send queues with work left */
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
 	struct list_node failing_qps;	/* see qp_fail_later() */
 	uint64_t breaches;

@@ -177,6 +177,20 @@ int sq_ready(struct sim_qp *qp)
 	return handed_over(qp, (const uint8_t *)owner, sizeof(owner[0]), max);
 }
 
+/*
+ * Whether the driver has handed over the WQE at the head, by its owner
+ * word alone; an unreadable queue says no here (its run says why).
+ */
+bool sq_ready_one(struct sim_qp *qp)
+{
+	uint32_t owner;
+	struct dma_piece p = { wqe_addr(qp, qp->sq.head), &owner,
+			       sizeof(owner) };
+
+	return !dma_read_queue(qp->ctx->pid, &p, 1) &&
+	       owner_handed(qp, qp->sq.head, owner);
+}
+
 /* The scatter list of a receive WQE, checked against the keys. */
 static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
 			  uint32_t max, struct sim_recv *r)

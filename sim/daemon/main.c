@@ -497,6 +497,7 @@ int main(int argc, char **argv)
 	list_init(&sim.mcast);
 	list_init(&sim.flows);
 	list_init(&sim.waiting);
+	list_init(&sim.busy_sqs);
 	list_init(&sim.error_qps);
 	list_init(&sim.failing_qps);
 	sim.start_ns = now_ns();

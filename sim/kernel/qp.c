@@ -224,6 +224,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 	qp->mtu = IBV_MTU_4096;
 	list_add_tail(&ctx->qps, &qp->ctx_link);
 	list_init(&qp->wait_link);
+	list_init(&qp->busy_link);
 	list_init(&qp->fail_link);
 	qp_hold_objects(qp);
 	return 0;
@@ -824,12 +825,13 @@ static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 }
 
 /*
- * Take @qp off the daemon's lists of QPs with work pending (a retry, a
- * flush, a failure to come) and drop its receive WQEs read ahead: what
+ * Take @qp off the daemon's lists of QPs with work pending (WQEs to
+ * run, a retry, a flush, a failure to come) and drop its receive WQEs read ahead: what
  * a reset or the end of the QP ends.
  */
 static void qp_drop_pending(struct sim_qp *qp)
 {
+	sq_idle(qp);
 	req_stop_waiting(qp);
 	if (qp->state == IBV_QPS_ERR)
 		list_del(&qp->wait_link);

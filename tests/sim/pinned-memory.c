@@ -27,19 +27,16 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "../../sim/host/protocol.h"
 #include "../cases.h"
-#include "../device.h"
-#include "../qp-connect.h"
-#include "../tap.h"
 #include "../wait.h"
+#include "loopback.h"
 
 #define PAGE		4096
 #define SRC_SIZE	(16 * PAGE)
 #define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
 
-static struct ibv_context *ctx;
+static struct loopback lb;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp_a, *qp_b;	/* a writes into memory b's side */
@@ -50,45 +47,14 @@ static struct ibv_mr *src_mr;
 /* The device, and the writes it makes                                 */
 /* ------------------------------------------------------------------ */
 
-static struct ibv_qp *new_qp(void)
-{
-	struct ibv_qp_init_attr init = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &init);
-
-	if (!qp)
-		bail("ibv_create_qp");
-	return qp;
-}
-
-static void connect_to(struct ibv_qp *qp, uint32_t peer, uint16_t lid)
-{
-	struct qp_path path = {
-		.remote_qpn = peer, .dlid = lid, .access = ACCESS,
-		.rd_atomic = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-	};
-	const char *step;
-
-	if (qp_connect(qp, &path, &step))
-		bail(step);
-}
-
 static void set_up(void)
 {
-	struct ibv_port_attr port;
-
-	ctx = open_first_device("pinned-memory");
-	pd = ibv_alloc_pd(ctx);
-	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
-	if (!cq || ibv_query_port(ctx, 1, &port))
-		bail("set-up");
-	qp_a = new_qp();
-	qp_b = new_qp();
-	connect_to(qp_a, qp_b->qp_num, port.lid);
-	connect_to(qp_b, qp_a->qp_num, port.lid);
+	loopback_open(&lb, "pinned-memory", 64);
+	pd = lb.pd;
+	cq = lb.cq;
+	qp_a = loopback_qp(&lb, 16);
+	qp_b = loopback_qp(&lb, 16);
+	loopback_connect(&lb, qp_a, qp_b);
 	src = aligned_alloc(PAGE, SRC_SIZE);
 	if (!src)
 		bail("aligned_alloc");
@@ -103,9 +69,7 @@ static void tear_down(void)
 	free(src);
 	ibv_destroy_qp(qp_a);
 	ibv_destroy_qp(qp_b);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
+	loopback_close(&lb);
 }
 
 /* An RDMA operation of a on @len bytes at @addr (@rkey): its status. */
@@ -161,28 +125,21 @@ static void *map_pages(size_t pages)
 	return p;
 }
 
+/* @pages of @byte, mapped on their own and registered: their MR in *@mr. */
+static uint8_t *registered_pages(size_t pages, int byte, struct ibv_mr **mr)
+{
+	uint8_t *p = map_pages(pages);
+
+	memset(p, byte, pages * PAGE);
+	*mr = ibv_reg_mr(pd, p, pages * PAGE, ACCESS);
+	if (!*mr)
+		bail("ibv_reg_mr");
+	return p;
+}
+
 /* ------------------------------------------------------------------ */
 /* What maps what                                                      */
 /* ------------------------------------------------------------------ */
-
-static pid_t daemon_pid(void)
-{
-	char path[4096];
-	const char *dir = getenv(MLX4SIM_ENV_DIR);
-	FILE *f;
-	int pid = 0;
-
-	if (!dir)
-		return 0;
-	snprintf(path, sizeof(path), "%s/pid", dir);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return pid;
-}
 
 /*
  * The inode of the file mapped at @addr in process @pid ("self" for
@@ -219,7 +176,7 @@ static int daemon_maps(long long ino)
 	int n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)daemon_pid());
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)sim_daemon_pid());
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -254,13 +211,11 @@ static bool is_mapped(const void *addr, size_t len)
 
 static void test_shared(void)
 {
-	uint8_t *buf = map_pages(4);
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4 * PAGE, ACCESS);
+	struct ibv_mr *mr;
+	uint8_t *buf = registered_pages(4, 0, &mr);
 	long long ino = inode_at("self", buf);
 	int maps;
 
-	if (!mr)
-		bail("ibv_reg_mr");
 	CHECK(ino > 0 && inode_at("self", buf + 3 * PAGE) == ino,
 	      "a registered range's pages live on one file (inode %lld)", ino);
 	CHECK(daemon_maps(ino) == 1, "which the daemon maps once (%d)",
@@ -418,12 +373,9 @@ static int run_fork_init(void)
 
 static void test_munmap(void)
 {
-	uint8_t *buf = map_pages(2), *again;
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * PAGE, ACCESS);
+	struct ibv_mr *mr;
+	uint8_t *buf = registered_pages(2, 0x44, &mr), *again;
 
-	if (!mr)
-		bail("ibv_reg_mr");
-	memset(buf, 0x44, 2 * PAGE);
 	munmap(buf, 2 * PAGE);
 	again = mmap(buf, 2 * PAGE, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -442,12 +394,9 @@ static void test_munmap(void)
 
 static void test_dontneed(void)
 {
-	uint8_t *buf = map_pages(2);
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * PAGE, ACCESS);
+	struct ibv_mr *mr;
+	uint8_t *buf = registered_pages(2, 0x66, &mr);
 
-	if (!mr)
-		bail("ibv_reg_mr");
-	memset(buf, 0x66, 2 * PAGE);
 	CHECK(madvise(buf, 2 * PAGE, MADV_DONTNEED) == 0 &&
 	      all_bytes(buf, 0, 2 * PAGE),
 	      "MADV_DONTNEED on registered pages: the program reads zeros");
@@ -465,12 +414,9 @@ static void test_dontneed(void)
 
 static void test_mremap(void)
 {
-	uint8_t *buf = map_pages(4), *moved;
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4 * PAGE, ACCESS);
+	struct ibv_mr *mr;
+	uint8_t *buf = registered_pages(4, 0x12, &mr), *moved;
 
-	if (!mr)
-		bail("ibv_reg_mr");
-	memset(buf, 0x12, 4 * PAGE);
 	moved = mremap(buf, 4 * PAGE, 8 * PAGE, MREMAP_MAYMOVE);
 	CHECK(moved != MAP_FAILED && all_bytes(moved, 0x12, 4 * PAGE) &&
 	      all_bytes(moved + 4 * PAGE, 0, 4 * PAGE),
@@ -761,7 +707,7 @@ int main(int argc, char **argv)
 	ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
 	if (ret >= 0)
 		return ret;
-	if (!daemon_pid())
+	if (!sim_daemon_pid())
 		bail("no simulator (MLX4SIM_DIR/pid)");
 	set_up();
 	cases_run(cases, CASES_N(cases));

@@ -43,6 +43,7 @@
 #include "../../sim/host/protocol.h"
 #include "../../sim/host/uverbs-cmds.h"
 #include "../wait.h"
+#include "loopback.h"
 
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -83,22 +84,6 @@ static uint32_t nasty32(void)
 	};
 
 	return chance(70) ? v[rnd(sizeof(v) / sizeof(v[0]))] : (uint32_t)rnd64();
-}
-
-static pid_t daemon_pid(void)
-{
-	char path[4096];
-	FILE *f;
-	int pid = 0;
-
-	snprintf(path, sizeof(path), "%s/pid", getenv(MLX4SIM_ENV_DIR));
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return pid;
 }
 
 static pid_t simd;
@@ -1272,7 +1257,7 @@ static int fuzz(int seconds)
 	int ret = 0;
 
 	seed_from_env("sim-fuzz");
-	simd = daemon_pid();
+	simd = sim_daemon_pid();
 	/*
 	 * Inaccessible pages on both sides: a ring that runs past the arena
 	 * must not reach memory of ours that is mapped, as a device would
@@ -1345,7 +1330,7 @@ static int victim(int seconds)
 	struct ibv_qp *qp[2];
 
 	seed_from_env("sim-fuzz victim");
-	simd = daemon_pid();
+	simd = sim_daemon_pid();
 	list = ibv_get_device_list(NULL);
 	if (!list || !list[0] || !(dev.ctx = ibv_open_device(list[0]))) {
 		fprintf(stderr, "sim-fuzz victim: no device\n");
