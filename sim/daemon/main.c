@@ -37,6 +37,12 @@
 #define SPIN_MIN_NS	(5 * 1000ULL)
 #define SPIN_MAX_NS	(50 * 1000ULL)
 #define MAX_EVENTS	32
+/*
+ * While it looks again at once, the daemon asks the kernel about its
+ * sockets (a system call) at most this often: a pass moves its data with
+ * loads and stores (pinned memory), and a command may wait this long.
+ */
+#define SOCKETS_EVERY_NS	(10 * 1000ULL)
 
 static int listen_fd, signal_fd;
 static char socket_path[PATH_MAX];
@@ -398,6 +404,7 @@ static int serve(int ep)
 {
 	struct epoll_event events[MAX_EVENTS];
 	uint64_t idle_since = now_ns(), last_flush = 0, spin = SPIN_MIN_NS;
+	uint64_t last_sockets = 0;
 	bool napped = false;		/* since the last work */
 
 	for (;;) {
@@ -427,6 +434,9 @@ static int serve(int ep)
 
 		nap = sleep_ns(now, idle_since, spin, deadline);
 		napped |= nap > 0;
+		if (!nap && now - last_sockets < SOCKETS_EVERY_NS)
+			continue;
+		last_sockets = now;
 		ts.tv_sec = nap / 1000000000;
 		ts.tv_nsec = nap % 1000000000;
 		n = epoll_pwait2(ep, events, MAX_EVENTS, &ts, NULL);
