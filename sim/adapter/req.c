@@ -1118,7 +1118,11 @@ static bool prefetch_add(int k, int last, const struct sim_wqe *w,
 	return true;
 }
 
-/* Read ahead the payloads of the @n WQEs fetched into @raw. */
+/*
+ * Read ahead the payloads of the @n WQEs fetched into @raw.  Not for a
+ * process whose pinned pages the daemon maps (its send queue is): there
+ * each payload is a copy, which reading ahead would only make twice.
+ */
 static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 {
 	static struct sim_wqe w;
@@ -1128,7 +1132,8 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 	int pieces = 0, last = -1, k;
 
 	prefetch.qp = NULL;
-	if (qp->type == IBV_QPT_RAW_PACKET)
+	if (qp->type == IBV_QPT_RAW_PACKET ||
+	    dma_in_window(qp->ctx->pid, qp->buf + qp->sq.offset, stride))
 		return;
 	sim.speculating = true;
 	for (k = 0; k < n; k++) {

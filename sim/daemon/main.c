@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +401,28 @@ static bool orphaned(uint64_t now)
 	return access(socket_path, F_OK) != 0;
 }
 
+/*
+ * epoll_pwait2(), which sleeps to the nanosecond; where the kernel (before
+ * 5.11) or valgrind has it not, ppoll() on the epoll descriptor, then its
+ * events without waiting.
+ */
+static int wait_events(int ep, struct epoll_event *events, int max,
+		       const struct timespec *ts)
+{
+	static bool no_pwait2;
+	struct pollfd p = { .fd = ep, .events = POLLIN };
+	int n;
+
+	if (!no_pwait2) {
+		n = epoll_pwait2(ep, events, max, ts, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		no_pwait2 = true;
+	}
+	n = ppoll(&p, 1, ts, NULL);
+	return n <= 0 ? n : epoll_wait(ep, events, max, 0);
+}
+
 static int serve(int ep)
 {
 	struct epoll_event events[MAX_EVENTS];
@@ -439,7 +462,7 @@ static int serve(int ep)
 		last_sockets = now;
 		ts.tv_sec = nap / 1000000000;
 		ts.tv_nsec = nap % 1000000000;
-		n = epoll_pwait2(ep, events, MAX_EVENTS, &ts, NULL);
+		n = wait_events(ep, events, MAX_EVENTS, &ts);
 		if (n < 0 && errno != EINTR) {
 			perror("mlx4simd: epoll_pwait2");
 			return -1;

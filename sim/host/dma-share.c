@@ -60,12 +60,19 @@ struct dma_window {
 	struct dma_space *space;
 };
 
+/*
+ * The windows a lookup found last: a message touches a few (the send
+ * queue, the two regions, the receive queue, the CQ), in turn.
+ */
+#define RECENT	4
+
 /* One process's windows, sorted by address, never overlapping. */
 struct dma_space {
 	pid_t pid;
 	uint32_t n, cap;
 	struct dma_window **win;
-	struct dma_window *last;	/* the last one a lookup found */
+	struct dma_window *recent[RECENT];
+	uint32_t next_recent;
 	uint64_t bytes;
 };
 
@@ -143,7 +150,7 @@ static int window_below(const struct dma_space *s, uint64_t addr)
 
 static bool window_holds(const struct dma_window *w, uint64_t addr)
 {
-	return w && addr >= w->addr && addr - w->addr < w->len;
+	return w && addr - w->addr < w->len;	/* below it wraps */
 }
 
 /*
@@ -154,14 +161,18 @@ static bool window_holds(const struct dma_window *w, uint64_t addr)
 uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run)
 {
 	struct dma_space *s = space_of(pid);
-	struct dma_window *w;
+	struct dma_window *w = NULL;
 	int i;
 
 	*run = UINT64_MAX - addr;
 	if (!s)
 		return NULL;
-	w = s->last;
-	if (!window_holds(w, addr)) {
+	for (i = 0; i < RECENT; i++)
+		if (window_holds(s->recent[i], addr)) {
+			w = s->recent[i];
+			break;
+		}
+	if (!w) {
 		i = window_below(s, addr);
 		w = i >= 0 ? s->win[i] : NULL;
 		if (!window_holds(w, addr)) {
@@ -169,10 +180,18 @@ uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run)
 				*run = s->win[i + 1]->addr - addr;
 			return NULL;
 		}
-		s->last = w;
+		s->recent[s->next_recent++ % RECENT] = w;
 	}
 	*run = w->len - (addr - w->addr);
 	return w->base + (addr - w->addr);
+}
+
+/* Whether [@addr, @addr + @len) of @pid is in one window. */
+bool dma_in_window(pid_t pid, uint64_t addr, uint64_t len)
+{
+	uint64_t run;
+
+	return dma_window_find(pid, addr, &run) && run >= len;
 }
 
 /* Windows the daemon has mapped, for its stats. */
@@ -202,8 +221,9 @@ static void window_unmap(struct dma_window *w)
 	memmove(&s->win[i], &s->win[i + 1], (s->n - i - 1) * sizeof(*s->win));
 	s->n--;
 	s->bytes -= w->len;
-	if (s->last == w)
-		s->last = NULL;
+	for (int k = 0; k < RECENT; k++)
+		if (s->recent[k] == w)
+			s->recent[k] = NULL;
 	shared.windows--;
 	shared.bytes -= w->len;
 	munmap(w->base, w->len);

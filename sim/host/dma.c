@@ -133,9 +133,13 @@ static int xfer_piece(struct xfer *x, uint64_t addr, uint8_t *buf, size_t len)
 static int pieces(pid_t pid, bool write, bool after_batch,
 		  const struct dma_piece *p, int n)
 {
-	struct xfer x = { .pid = pid, .write = write };
+	struct xfer x;		/* its arrays filled as needed: 2 KiB */
 	int err = 0;
 
+	x.pid = pid;
+	x.write = write;
+	x.n = 0;
+	x.len = 0;
 	if (n > DMA_PIECES_MAX)
 		return -EINVAL;
 	if (!after_batch && before_transfer)
