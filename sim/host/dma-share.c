@@ -186,6 +186,22 @@ uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run)
 	return w->base + (addr - w->addr);
 }
 
+/*
+ * Where [@addr, @addr + @len) is in a window @pins holds, or NULL: an
+ * object's own pages, found without a search.
+ */
+uint8_t *dma_pins_find(const struct sim_pins *pins, uint64_t addr,
+		       uint64_t len)
+{
+	for (uint32_t i = 0; i < pins->n; i++) {
+		const struct dma_window *w = pins->win[i];
+
+		if (window_holds(w, addr) && w->len - (addr - w->addr) >= len)
+			return w->base + (addr - w->addr);
+	}
+	return NULL;
+}
+
 /* Whether [@addr, @addr + @len) of @pid is in one window. */
 bool dma_in_window(pid_t pid, uint64_t addr, uint64_t len)
 {

@@ -48,6 +48,8 @@ int dma_window_add(pid_t pid, int fd, uint64_t addr, uint64_t len,
 		   struct sim_pins *pins);
 uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run);
 bool dma_in_window(pid_t pid, uint64_t addr, uint64_t len);
+uint8_t *dma_pins_find(const struct sim_pins *pins, uint64_t addr,
+		       uint64_t len);
 uint32_t dma_windows(void);
 
 /* userns.c: the daemon's user namespace, when it is not root. */
