@@ -288,35 +288,47 @@ static void mark_again(uint64_t lo, uint64_t hi)
 				     MAX(dontfork.s[i].lo, lo), MADV_DONTFORK);
 }
 
-/* Map the file over the mappings @v; -1 when one could not be. */
-static int map_over(int fd, uint64_t lo, const struct vma *v, int n,
-		    const uint8_t *copy)
+/* All of [@buf, @buf + @len) written to @fd at @off, or -1. */
+static int write_all(int fd, const uint8_t *buf, size_t len, off_t off)
 {
-	for (int i = 0; i < n; i++) {
-		void *at = (void *)(uintptr_t)v[i].lo;
-		size_t len = v[i].hi - v[i].lo;
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, off);
 
-		if (real.mmap(at, len, v[i].prot, MAP_SHARED | MAP_FIXED, fd,
-			      v[i].lo - lo) != MAP_FAILED)
-			continue;
-		/* A failed MAP_FIXED may leave nothing: private pages again. */
-		if (real.mmap(at, len, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-			      0) != MAP_FAILED) {
-			memcpy(at, copy + (v[i].lo - lo), len);
-			mprotect(at, len, v[i].prot);
-		}
-		return -1;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= n;
+		off += n;
 	}
 	return 0;
 }
+
+/*
+ * Copy the chunk [@at, @at + @len) into the file at @off, then map the
+ * file over it: a chunk at a time, so that the old pages go as the new
+ * ones come, and a move costs a chunk of memory more, not its size.
+ */
+static int move_chunk(int fd, uint8_t *at, size_t len, off_t off, int prot)
+{
+	if (write_all(fd, at, len, off))
+		return -1;
+	if (real.mmap(at, len, prot, MAP_SHARED | MAP_FIXED, fd, off) != MAP_FAILED)
+		return 0;
+	/* A failed MAP_FIXED may leave nothing: private pages again. */
+	if (real.mmap(at, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED &&
+	    pread(fd, at, len, off) == (ssize_t)len)
+		mprotect(at, len, prot);
+	return -1;
+}
+
+#define MOVE_CHUNK	(16u << 20)
 
 static int move_locked(uint64_t lo, uint64_t len)
 {
 	static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
 	struct vma v[MAX_VMAS];
-	uint8_t *copy;
-	int n, fd;
+	int n, fd, err = 0;
 
 	n = vmas_of(lo, lo + len, v, MAX_VMAS);
 	if (n <= 0)
@@ -330,19 +342,18 @@ static int move_locked(uint64_t lo, uint64_t len)
 	if (ftruncate(fd, len) ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto fail;
-	copy = real.mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (copy == MAP_FAILED)
-		goto fail;
 	pthread_once(&forks_watched, watch_forks);
-	memcpy(copy, (void *)(uintptr_t)lo, len);
-	if (map_over(fd, lo, v, n, copy)) {
-		real.munmap(copy, len);
-		goto fail;
-	}
-	real.munmap(copy, len);
+	for (int i = 0; i < n && err >= 0; i++)
+		for (uint64_t at = v[i].lo; at < v[i].hi && err >= 0;
+		     at += MOVE_CHUNK)
+			err = move_chunk(fd, (uint8_t *)(uintptr_t)at,
+					 MIN(v[i].hi - at, MOVE_CHUNK), at - lo,
+					 v[i].prot);
+	/* What moved before a failure is ours too, unshared. */
 	mark_again(lo, lo + len);
 	set_add(&moved, lo, lo + len);
-	return fd;
+	if (!err)
+		return fd;
 fail:
 	real.close(fd);
 	return -1;
