@@ -112,22 +112,20 @@ idle() {
 	"$1/sim/mlx4sim" stop
 }
 
+# row LABEL FORMAT FIGURE TAG: one line, both providers' medians.
+row() {
+	printf "%-34s $2\n" "$1" "$(median <"$out/$3.$4.project")" \
+		"$(median <"$out/$3.$4.system")"
+}
+
 # print TAG NAME: the figures of one tree.
 print() {
 	echo "$2"
 	printf '%-34s %14s %14s\n' "" "libmlx4" "Debian mlx4"
-	printf '%-34s %11s us %11s us\n' "ib_send_lat 2 B, median latency" \
-		"$(median <"$out/lat.$1.project")" \
-		"$(median <"$out/lat.$1.system")"
-	printf '%-34s %7s kmsg/s %7s kmsg/s\n' "ib_send_bw 64 B, message rate" \
-		"$(median <"$out/rate.$1.project")" \
-		"$(median <"$out/rate.$1.system")"
-	printf '%-34s %8s us/msg %7s us/msg\n' "  daemon CPU a message" \
-		"$(median <"$out/cpu.$1.project")" \
-		"$(median <"$out/cpu.$1.system")"
-	printf '%-34s %9s MB/s %9s MB/s\n' "ib_write_bw 64 KiB, bandwidth" \
-		"$(median <"$out/bw.$1.project")" \
-		"$(median <"$out/bw.$1.system")"
+	row "ib_send_lat 2 B, median latency" "%11s us %11s us" lat "$1"
+	row "ib_send_bw 64 B, message rate" "%7s kmsg/s %7s kmsg/s" rate "$1"
+	row "  daemon CPU a message" "%8s us/msg %7s us/msg" cpu "$1"
+	row "ib_write_bw 64 KiB, bandwidth" "%9s MB/s %9s MB/s" bw "$1"
 	printf '%-34s %14s\n' "daemon CPU, idle, no process" "$(cat "$out/idle.$1")"
 	printf '%-34s %14s\n' "daemon CPU, idle, a device open" \
 		"$(cat "$out/idle-open.$1")"
