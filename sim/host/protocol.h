@@ -18,6 +18,8 @@
 #define MLX4SIM_PROTOCOL_H
 
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 /* Environment of a process that sees a simulator. */
 #define MLX4SIM_ENV_DIR		"MLX4SIM_DIR"	/* run directory */
@@ -63,6 +65,18 @@ enum mlx4sim_op {
 	 */
 	MLX4SIM_OP_IOCTL	= 6,
 	/*
+	 * Not a system call: the kernel's pinning of pages, shared.  A
+	 * WRITE reply may ask for ranges of the process's memory to be
+	 * shared with the device (shares, below): the library moves each
+	 * onto a memfd mapped at the same addresses and sends one SHARE
+	 * per range, in order, before the write() returns, with the
+	 * payload a struct mlx4sim_share and the memfd (SCM_RIGHTS), or no
+	 * descriptor when it could not move the range.  The reply's ret is
+	 * 0 or -errno; the device reaches the range through process_vm_*
+	 * when it is not shared.  See sim/README, "Pinned memory".
+	 */
+	MLX4SIM_OP_SHARE	= 7,
+	/*
 	 * The umad files (/dev/infiniband/umadN, issmN).  UMAD_OPEN is the
 	 * first request of its connection: arg is the minor (N, or 64 + N
 	 * for issmN); the reply passes the process's descriptor, a socket
@@ -76,6 +90,18 @@ enum mlx4sim_op {
 	MLX4SIM_OP_UMAD_WRITE	= 17,
 	MLX4SIM_OP_UMAD_IOCTL	= 18,
 };
+
+/* A range of pages a WRITE reply asks to share (after the response). */
+struct mlx4sim_share {
+	uint64_t addr;		/* page-aligned */
+	uint64_t len;		/* whole pages */
+};
+
+/* At most this many in one reply; what else a command pins is not shared. */
+#define MLX4SIM_MAX_SHARES	8
+
+/* The name of the files the library moves pinned pages onto. */
+#define MLX4SIM_SHARE_NAME	"mlx4sim-pinned"
 
 struct mlx4sim_request {
 	uint32_t op;		/* enum mlx4sim_op */
@@ -162,7 +188,31 @@ struct mlx4sim_reply {
 	 */
 	int32_t fd_offset;
 	uint32_t event_file;
-	/* followed by resp_len bytes */
+	/* WRITE: struct mlx4sim_share that follow the response */
+	uint32_t shares;
+	uint32_t reserved;
+	/* followed by resp_len bytes, then the shares */
 };
+
+/*
+ * Pass @fd with @msg (SCM_RIGHTS), its control data in @control, of
+ * MLX4SIM_FD_CONTROL bytes: the daemon's replies and the library's
+ * SHARE requests carry descriptors so.
+ */
+#define MLX4SIM_FD_CONTROL	CMSG_SPACE(sizeof(int))
+
+static inline void mlx4sim_pass_fd(struct msghdr *msg, void *control, int fd)
+{
+	struct cmsghdr *cm;
+
+	memset(control, 0, MLX4SIM_FD_CONTROL);
+	msg->msg_control = control;
+	msg->msg_controllen = MLX4SIM_FD_CONTROL;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+}
 
 #endif
