@@ -21,8 +21,7 @@ sim_mlx4simd_SOURCES = \
 	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \
 	sim/kernel/rss.c sim/kernel/sysfs.c sim/kernel/fault-request.c \
 	sim/kernel/trace-cmd.c sim/kernel/umad.h sim/kernel/umad.c \
-	sim/kernel/ib-mad.c \
-	sim/kernel/trace-cmd.c sim/kernel/umem.c \
+	sim/kernel/ib-mad.c sim/kernel/umem.c \
 	sim/daemon/main.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
@@ -32,8 +31,8 @@ pkglib_LTLIBRARIES += sim/libmlx4sim.la
 sim_libmlx4sim_la_SOURCES = sim/host/preload.h sim/host/protocol.h \
 	sim/host/preload.c sim/host/preload-fd.c sim/host/preload-name.c \
 	sim/host/preload-stat.c sim/host/preload-dir.c sim/host/preload-event.c \
-	sim/host/preload-uverbs.c sim/host/preload-umad.c
-	sim/host/preload-uverbs.c sim/host/preload-mem.c
+	sim/host/preload-uverbs.c sim/host/preload-umad.c \
+	sim/host/preload-mem.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread
