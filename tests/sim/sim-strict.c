@@ -107,6 +107,28 @@ static void fill(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
 }
 
 /*
+ * Ring for the WQEs filled (fill), and poll their two completions into
+ * @wc for a second at the most: how many came.
+ */
+static int ring_for_two(struct ibv_wc wc[2])
+{
+	int n = 0;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
+	for (int i = 0; i < 1000 && n < 2; i++) {
+		int got = ibv_poll_cq(cq, 2 - n, wc + n);
+
+		if (got < 0)
+			die("poll_cq");
+		n += got;
+		if (n < 2)
+			usleep(1000);
+	}
+	return n;
+}
+
+/*
  * An RDMA READ that carries an inline segment where its scatter list
  * should be: the device has nowhere to put the data, and must complete it
  * in error without writing anywhere.  A proper READ into @victim runs just
@@ -126,7 +148,7 @@ static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
 	uint32_t *inl;
 	struct ibv_mr *src_mr, *victim_mr;
 	struct ibv_wc wc[2];
-	int n = 0;
+	int n;
 
 	src_mr = ibv_reg_mr(pd, source, sizeof(source), IBV_ACCESS_LOCAL_WRITE |
 			    IBV_ACCESS_REMOTE_READ);
@@ -148,18 +170,7 @@ static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
 	inl[0] = htobe32(MLX4_INLINE_SEG | 8);
 	memset(inl + 1, 0xab, 8);
 	fill(next, MLX4_OPCODE_RDMA_READ, 3);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
-
-	for (int i = 0; i < 1000 && n < 2; i++) {
-		int got = ibv_poll_cq(cq, 2 - n, wc + n);
-
-		if (got < 0)
-			die("poll_cq");
-		n += got;
-		if (n < 2)
-			usleep(1000);
-	}
+	n = ring_for_two(wc);
 	if (n != 2) {
 		fprintf(stderr, "sim-strict: %d completions of 2\n", n);
 		return 1;
@@ -302,7 +313,7 @@ static int multi_block_wqe(struct mlx4_wqe_ctrl_seg *ctrl)
 	struct mlx4_wqe_data_seg *d = (void *)(raddr + 1);
 	struct ibv_mr *mr, *dst_mr;
 	struct ibv_wc wc[2];
-	int n = 0;
+	int n;
 
 	if (size > 1008 || nseg > 32) {
 		printf("a stride of %zu bytes: no WQE spans two\n", stride);
@@ -324,17 +335,7 @@ static int multi_block_wqe(struct mlx4_wqe_ctrl_seg *ctrl)
 	}
 	fill(ctrl, MLX4_OPCODE_RDMA_WRITE, size / 16);
 	fill(nop, MLX4_OPCODE_NOP, 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
-	for (int i = 0; i < 1000 && n < 2; i++) {
-		int got = ibv_poll_cq(cq, 2 - n, wc + n);
-
-		if (got < 0)
-			die("poll_cq");
-		n += got;
-		if (n < 2)
-			usleep(1000);
-	}
+	n = ring_for_two(wc);
 	printf("a WRITE of %zu bytes in %d blocks of %zu: %s, wqe_index %u; the NOP: %s, wqe_index %u\n",
 	       size, blocks, stride, n > 0 ? ibv_wc_status_str(wc[0].status) : "-",
 	       be16toh(cqe_at(0)->wqe_index),

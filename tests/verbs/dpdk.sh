@@ -44,14 +44,23 @@ mbufs=--total-num-mbufs=8192
 # the commands of SCRIPT, one a line; "sleep N" waits N seconds once the
 # commands before it are done, "maps" records which libmlx4 the running
 # program has mapped (LOG.maps), "send ARGS" runs tcp-source ARGS once
-# the commands before it are done (its output and status to LOG.send).
-# Ended after 60 s at the most.
+# the commands before it are done (its output and status to LOG.send),
+# "until-rx PORT N" waits (10 s at the most) until PORT has received N
+# packets: under load the simulator may take more than a second for what
+# a burst sent.  "until-shown N" waits so until testpmd has shown N
+# packets (verbose), without a command: testpmd writes its prompt a few
+# bytes at a time, which a packet's lines then split, and the prompts
+# cannot be counted.  Ended after 60 s at the most.  Its output is
+# line-buffered, so that the packets' lines are whole.
 testpmd() {
 	_log=$1 _script=$2 _sent=0
 	shift 2
+	# A testpmd gone early (its timeout) fails the checks, with its
+	# log: the commands still to write must not end the script.
+	trap '' PIPE
 	rm -f "$work/in"
 	mkfifo "$work/in"
-	timeout 60 dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
+	timeout 60 stdbuf -oL dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
 	_pid=$!
 	exec 3>"$work/in"
 	prompted 0
@@ -60,6 +69,23 @@ testpmd() {
 		sleep\ *)
 			prompted $_sent
 			sleep "${_line#sleep }" ;;
+		until-rx\ *)
+			_tries=0
+			while [ $_tries -lt 100 ] && kill -0 $_pid 2>/dev/null; do
+				echo "show port stats all" >&3
+				_sent=$((_sent + 1))
+				prompted $_sent
+				received_at_least "$_log" ${_line#until-rx } && break
+				sleep 0.1
+				_tries=$((_tries + 1))
+			done ;;
+		until-shown\ *)
+			_tries=0
+			while [ $_tries -lt 100 ] && kill -0 $_pid 2>/dev/null &&
+			      [ $(grep -c ' RSS hash=' "$_log") -lt ${_line#until-shown } ]; do
+				sleep 0.1
+				_tries=$((_tries + 1))
+			done ;;
 		send\ *)
 			prompted $_sent
 			"$TESTS_BIN/verbs/tcp-source" ${_line#send } >>"$_log.send" 2>&1
@@ -74,6 +100,7 @@ testpmd() {
 		esac
 	done <"$_script"
 	exec 3>&-
+	trap - PIPE
 	wait $_pid
 }
 
@@ -89,6 +116,16 @@ prompted() {
 	done
 }
 
+# received_at_least LOG PORT N: the last "show port stats" in LOG says
+# PORT received N packets or more.
+received_at_least() {
+	awk -v port=$2 -v n=$3 '
+		/NIC statistics for port/ { p = $6 }
+		/Forward statistics|Accumulated/ { p = "" }
+		p == port && /RX-packets:/ { rx = $2 }
+		END { exit !(rx >= n) }' "$1"
+}
+
 # fwd_stat LOG PORT FIELD: FIELD (RX-packets, TX-dropped, ...) of PORT in
 # testpmd's forward statistics at "stop".
 fwd_stat() {
@@ -100,6 +137,17 @@ fwd_stat() {
 nic_stat() {
 	sed -n "/NIC statistics for port $2 /,/####\$/p" "$1" |
 		sed -n "s/.*$3: *\([0-9]*\).*/\1/p" | head -n 1
+}
+
+# ran LOG STATUS PATTERN...: testpmd exited 0 (its STATUS) and LOG holds
+# each PATTERN; else LOG shows.
+ran() {
+	_ran_log=$1 _ran_status=$2
+	shift 2
+	[ "$_ran_status" -eq 0 ] || { cat "$_ran_log"; return 1; }
+	for _p; do
+		grep -q "$_p" "$_ran_log" || { cat "$_ran_log"; return 1; }
+	done
 }
 
 # provider_mapped LOG: testpmd ran the libmlx4 this run asks for.
@@ -162,10 +210,9 @@ forwarding() {
 	EOF
 	testpmd "$log" "$work/$mode.cmds" -a $pci -- -i $mbufs
 	status=$?
-	check "$mode forwarding: testpmd probes both ports of mlx4_0 and exits 0" sh -c "
-		test $status -eq 0 &&
-		grep -q 'Port 0: 00:02:C9:A1:B2:01' '$log' &&
-		grep -q 'Port 1: 00:02:C9:A1:B2:02' '$log' || { cat '$log'; false; }"
+	check "$mode forwarding: testpmd probes both ports of mlx4_0 and exits 0" \
+		ran "$log" $status 'Port 0: 00:02:C9:A1:B2:01' \
+		'Port 1: 00:02:C9:A1:B2:02'
 	check "$mode forwarding: the PMD runs the $provider libmlx4.so.1" \
 		provider_mapped "$log"
 	for p in 0 1; do
@@ -211,7 +258,7 @@ queues="--rxq=4 --txq=4 --rxd=256 --txd=256 --txonly-multi-flow
 # received LOG: "PORT QUEUE HASH LOW-BITS" for each packet testpmd showed
 # (verbose), the hash in hex as the adapter computed it.
 received() {
-	sed -n -e 's/^port \([01]\)\/queue [0-9]*: received .*/P \1/p' \
+	sed -n -e 's/.*port \([01]\)\/queue [0-9]*: received .*/P \1/p' \
 		-e 's/.* RSS hash=0x\([0-9a-f]*\) - RSS queue=0x\([0-9a-f]*\).*/\2 \1/p' "$1" |
 		while read -r a b; do
 			if [ "$a" = P ]; then
@@ -228,10 +275,11 @@ received() {
 
 # rxonly NAME COMMANDS: receive only, showing each packet, after each
 # port sent two bursts from each of its 4 queues, the frames' source
-# addresses all different (198.18.N.3 to 198.18.0.2, UDP port 9).
+# addresses all different (198.18.N.3 to 198.18.0.2, UDP port 9): 256
+# frames a port.
 rxonly() {
-	printf '%s\nset fwd rxonly\nset verbose 1\nstart tx_first 2\nsleep 1\nstop\nquit\n' \
-		"$2" >"$work/$1.cmds"
+	printf '%s\n' "$2" "set fwd rxonly" "set verbose 1" "start tx_first 2" \
+		"until-shown 512" "stop" "quit" >"$work/$1.cmds"
 	testpmd "$work/$1.log" "$work/$1.cmds" -a $pci -- -i $mbufs $queues
 	status=$?
 	received "$work/$1.log" >"$work/$1.got"
@@ -347,22 +395,22 @@ fi
 # phase is its own connection (source port 40001, 40002).
 tcp_mss=600
 tcp_sizes="1 100 599 600 601 1200 1400 1460"
+n=$(echo $tcp_sizes | wc -w)
 session tcp
 printf '%s\n' "set promisc all off" "set fwd csum" "port stop all" \
 	"csum set ip hw 1" "csum set tcp hw 1" "port start all" "start" \
-	"send 2 00:02:C9:A1:B2:01 40001 $tcp_sizes" "sleep 1" "stop" \
-	"port stop 1" "tso set $tcp_mss 1" "port start 1" "start" \
-	"send 2 00:02:C9:A1:B2:01 40002 $tcp_sizes" "sleep 1" "stop" "quit" \
+	"send 2 00:02:C9:A1:B2:01 40001 $tcp_sizes" "until-rx 0 $n" "sleep 1" \
+	"stop" "port stop 1" "tso set $tcp_mss 1" "port start 1" "start" \
+	"send 2 00:02:C9:A1:B2:01 40002 $tcp_sizes" "until-rx 0 $((2 * n))" \
+	"sleep 1" "stop" "quit" \
 	>"$work/tcp.cmds"
 testpmd "$work/tcp.log" "$work/tcp.cmds" -a $pci -- -i $mbufs
 status=$?
-check "tcp: testpmd exits 0, with IP and TCP checksums offloaded, then TSO" sh -c "
-	test $status -eq 0 &&
-	grep -q 'TCP checksum offload is hw' '$work/tcp.log' &&
-	grep -q 'TSO segment size for non-tunneled packets is $tcp_mss' '$work/tcp.log' || { cat '$work/tcp.log'; false; }"
+check "tcp: testpmd exits 0, with IP and TCP checksums offloaded, then TSO" \
+	ran "$work/tcp.log" $status 'TCP checksum offload is hw' \
+	"TSO segment size for non-tunneled packets is $tcp_mss"
 check "tcp: tcp-source sent its segments, twice" sh -c "
 	test \$(grep -c '^status 0\$' '$work/tcp.log.send') -eq 2 || { cat '$work/tcp.log.send'; false; }"
-n=$(echo $tcp_sizes | wc -w)
 rx=$(fwd_stat "$work/tcp.log" 0 RX-packets) tx=$(fwd_stat "$work/tcp.log" 1 TX-packets)
 check "tcp: port 0 received the $n segments, port 1 forwarded them (rx ${rx:-?}, tx ${tx:-?})" \
 	test "${rx:-0}" -eq $n -a "${tx:-0}" -eq $n

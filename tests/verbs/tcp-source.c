@@ -84,20 +84,21 @@ static struct ibv_qp *raw_qp(struct ibv_pd *pd, struct ibv_cq *cq, int port)
 		.cap = { .max_send_wr = 1, .max_send_sge = 1,
 			 .max_recv_wr = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT,
-				    .port_num = port };
+	static const enum ibv_qp_state up[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+	};
+	struct ibv_qp_attr attr = { .port_num = port };
 	struct ibv_qp *qp = ibv_create_qp(pd, &init);
 
 	if (!qp)
 		die("a raw packet QP");
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
-		die("the raw QP to INIT");
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("the raw QP to RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("the raw QP to RTS");
+	/* The port is named on the way to INIT only. */
+	for (int i = 0; i < 3; i++) {
+		attr.qp_state = up[i];
+		if (ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+				  (up[i] == IBV_QPS_INIT ? IBV_QP_PORT : 0)))
+			die("the raw QP's way to RTS");
+	}
 	return qp;
 }
 
