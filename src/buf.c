@@ -31,10 +31,15 @@ int mlx4_alloc_buf(struct mlx4_buf *buf, size_t size, int page_size)
 	buf->buf = mem;
 	buf->length = length;
 	buf->domain = NULL;
+	buf->extern_free = NULL;
 	return 0;
 }
 
-/* Memory of ours, or of a parent domain's allocator: back where it came from. */
+/*
+ * Memory of ours, of a parent domain's allocator or of the mlx4dv
+ * allocators: back where it came from, also when the context has been
+ * given other allocators since.
+ */
 void mlx4_free_buf(struct mlx4_buf *buf)
 {
 	struct mlx4_pd *domain = buf->domain;
@@ -42,7 +47,9 @@ void mlx4_free_buf(struct mlx4_buf *buf)
 	if (!buf->buf)
 		return;
 	ibv_dofork_range(buf->buf, buf->length);
-	if (domain)
+	if (buf->extern_free)
+		buf->extern_free(buf->buf, buf->extern_data);
+	else if (domain)
 		domain->free(&domain->ibv_pd, domain->pd_context, buf->buf,
 			     buf->resource_type);
 	else
@@ -50,6 +57,7 @@ void mlx4_free_buf(struct mlx4_buf *buf)
 	buf->buf = NULL;
 	buf->length = 0;
 	buf->domain = NULL;
+	buf->extern_free = NULL;
 }
 
 /*
@@ -86,12 +94,17 @@ int mlx4_alloc_domain_mem(struct mlx4_pd *domain, struct mlx4_buf *buf,
 	buf->length = length;
 	buf->domain = domain;
 	buf->resource_type = resource_type;
+	buf->extern_free = NULL;
 	return 0;
 }
 
-/* A queue buffer: from @domain's allocator if it gives one, else ours. */
-int mlx4_alloc_queue_buf(struct mlx4_pd *domain, struct mlx4_buf *buf,
-			 size_t size, int page_size, uint64_t resource_type)
+/*
+ * A queue buffer: from @domain's allocator if it gives one, else from the
+ * context's (mlx4_alloc_ctx_buf).
+ */
+int mlx4_alloc_queue_buf(struct mlx4_context *ctx, struct mlx4_pd *domain,
+			 struct mlx4_buf *buf, size_t size, int page_size,
+			 uint64_t resource_type)
 {
 	int ret;
 
@@ -99,7 +112,7 @@ int mlx4_alloc_queue_buf(struct mlx4_pd *domain, struct mlx4_buf *buf,
 				    page_size, resource_type);
 	if (ret || buf->buf)
 		return ret;
-	return mlx4_alloc_buf(buf, size, page_size);
+	return mlx4_alloc_ctx_buf(ctx, buf, size, page_size);
 }
 
 /*
@@ -122,15 +135,29 @@ int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
 	buf->buf = mem;
 	buf->length = size;
 	buf->domain = NULL;
+	buf->extern_free = ctx->extern_alloc.free;
+	buf->extern_data = ctx->extern_alloc.data;
 	return 0;
 }
 
 void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf)
 {
-	if (!buf->buf)
-		return;
-	ibv_dofork_range(buf->buf, buf->length);
-	ctx->extern_alloc.free(buf->buf, ctx->extern_alloc.data);
-	buf->buf = NULL;
-	buf->length = 0;
+	(void)ctx;	/* the buffer keeps the allocators that gave it */
+	mlx4_free_buf(buf);
+}
+
+/*
+ * The memory of a CQ, an SRQ or a page of doorbell records: from the
+ * mlx4dv allocators when the application gave them, as rdma-core's mlx4
+ * takes every queue's (DPDK's PMD gives them so that its secondary
+ * processes reach the queues in the memory they share), else ours.
+ * Whole pages either way.
+ */
+int mlx4_alloc_ctx_buf(struct mlx4_context *ctx, struct mlx4_buf *buf,
+		       size_t size, int page_size)
+{
+	if (ctx->extern_alloc.alloc && ctx->extern_alloc.free)
+		return mlx4_alloc_buf_extern(ctx, buf,
+					     mlx4_page_align(size, page_size));
+	return mlx4_alloc_buf(buf, size, page_size);
 }

@@ -666,7 +666,7 @@ static int create_cq_cmd(struct mlx4_cq *cq, struct ibv_context *context,
 static int alloc_cq_buf(struct mlx4_cq *cq, struct mlx4_buf *buf,
 			uint32_t nent)
 {
-	return mlx4_alloc_queue_buf(cq->domain, buf,
+	return mlx4_alloc_queue_buf(cq->ctx, cq->domain, buf,
 				    (size_t)nent * cq->cqe_size,
 				    mlx4_page_size(&cq->ctx->ibv_ctx.context),
 				    MLX4DV_RES_TYPE_CQ);

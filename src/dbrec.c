@@ -41,7 +41,7 @@ static struct mlx4_db_page *add_page(struct mlx4_context *ctx)
 	if (!page)
 		return NULL;
 
-	if (mlx4_alloc_buf(&page->buf, page_size, page_size)) {
+	if (mlx4_alloc_ctx_buf(ctx, &page->buf, page_size, page_size)) {
 		free(page);
 		return NULL;
 	}

@@ -177,6 +177,9 @@ struct mlx4_buf {
 	/* The parent domain whose allocator gave it, or NULL: ours. */
 	struct mlx4_pd	       *domain;
 	uint64_t		resource_type;	/* MLX4DV_RES_TYPE_* */
+	/* The free of the mlx4dv allocators that gave it, or NULL. */
+	void		      (*extern_free)(void *ptr, void *data);
+	void		       *extern_data;
 };
 
 /* ---------------------------------------------------------------------
@@ -530,8 +533,11 @@ void mlx4_free_buf(struct mlx4_buf *buf);
 int mlx4_alloc_domain_mem(struct mlx4_pd *domain, struct mlx4_buf *buf,
 			  size_t length, size_t alignment,
 			  uint64_t resource_type);
-int mlx4_alloc_queue_buf(struct mlx4_pd *domain, struct mlx4_buf *buf,
-			 size_t size, int page_size, uint64_t resource_type);
+int mlx4_alloc_queue_buf(struct mlx4_context *ctx, struct mlx4_pd *domain,
+			 struct mlx4_buf *buf, size_t size, int page_size,
+			 uint64_t resource_type);
+int mlx4_alloc_ctx_buf(struct mlx4_context *ctx, struct mlx4_buf *buf,
+		       size_t size, int page_size);
 int mlx4_alloc_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf,
 			  size_t size);
 void mlx4_free_buf_extern(struct mlx4_context *ctx, struct mlx4_buf *buf);

@@ -60,7 +60,7 @@ static int alloc_default_qp_buf(struct mlx4_qp *qp, size_t size, int page_size)
 	struct mlx4_context *ctx = qp->ctx;
 	int ret;
 
-	if (!ctx->extern_alloc.alloc)
+	if (!ctx->extern_alloc.alloc || !ctx->extern_alloc.free)
 		return mlx4_alloc_buf(&qp->buf, size, page_size);
 	ret = mlx4_alloc_buf_extern(ctx, &qp->buf, size);
 	if (!ret)

@@ -94,8 +94,9 @@ int mlx4_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
  * scatter entry starts with the invalid lkey, as rdma-core's do: a WQE
  * the device reads is cut short there even before its first post.
  */
-static int srq_init_buf(struct mlx4_srq *srq, int page_size)
+static int srq_init_buf(struct mlx4_srq *srq, struct mlx4_context *ctx)
 {
+	int page_size = mlx4_page_size(&ctx->ibv_ctx.context);
 	size_t size = (size_t)srq->max << srq->wqe_shift;
 	unsigned int entries = ((1U << srq->wqe_shift) -
 				sizeof(struct mlx4_wqe_srq_next_seg)) /
@@ -107,7 +108,7 @@ static int srq_init_buf(struct mlx4_srq *srq, int page_size)
 	if (!srq->wrid)
 		return ENOMEM;
 
-	ret = mlx4_alloc_queue_buf(srq->domain, &srq->buf, size, page_size,
+	ret = mlx4_alloc_queue_buf(ctx, srq->domain, &srq->buf, size, page_size,
 				   MLX4DV_RES_TYPE_SRQ);
 	if (ret) {
 		free(srq->wrid);
@@ -171,7 +172,7 @@ int mlx4_srq_alloc_queue(struct mlx4_srq *srq, struct mlx4_context *ctx,
 	if (ret)
 		return ret;
 
-	ret = srq_init_buf(srq, mlx4_page_size(&ctx->ibv_ctx.context));
+	ret = srq_init_buf(srq, ctx);
 	if (ret)
 		return ret;
 

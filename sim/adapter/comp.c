@@ -126,15 +126,16 @@ void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 /* Every WQE the driver handed over and the device did not finish. */
 void comp_flush_sq(struct sim_qp *qp)
 {
+	uint8_t blocks[SQ_READY_MAX];
 	int n;
 
 	if (!qp->sq.wqe_cnt)
 		return;
-	while ((n = sq_ready(qp)) > 0) {
+	while ((n = sq_ready(qp, blocks)) > 0) {
 		for (int i = 0; i < n; i++) {
 			comp_send_error(qp, qp->sq.head & 0xffff,
 					MLX4_CQE_SYNDROME_WR_FLUSH_ERR);
-			qp->sq.head++;
+			qp->sq.head += blocks[i];
 		}
 	}
 }

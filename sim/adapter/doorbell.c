@@ -211,7 +211,8 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
  * Each doorbell announces at least one WQE.  A QP that rang more often
  * than it handed WQEs over has owner bits out of step with its ring (the
  * device cannot see its WQEs), or rang for nothing.  Judged when the
- * device has run what was handed over: not while the QP is busy.
+ * device has run what was handed over: not while the QP is busy.  (The
+ * head counts blocks: a WQE of several counts for as many.)
  */
 static void check_doorbells(struct sim_qp *qp)
 {
@@ -219,7 +220,7 @@ static void check_doorbells(struct sim_qp *qp)
 
 	if (qp->busy || qp->doorbells <= handed)
 		return;
-	handed += sq_ready(qp);
+	handed += sq_ready(qp, NULL);
 	if (qp->doorbells <= handed)
 		return;
 	breach(qp->ctx, "QP 0x%x: %u doorbells, %u WQEs handed over: owner bits out of step with the ring?",

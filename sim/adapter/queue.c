@@ -9,6 +9,15 @@
  * first and the WQEs after: what the first shows handed over, the second
  * reads complete.
  *
+ * The ring is in basic blocks of the QP's stride, and a WQE takes as many
+ * as its size (the control segment's DS count) needs: the head and the
+ * indexes count blocks, and the next WQE starts after the last block of
+ * this one.  libibverbs providers choose a stride that holds their
+ * largest WQE; mlx4_en and DPDK's PMD write on a 64-byte stride, a WQE
+ * of several blocks for an LSO or a gather list (mlx4_en counts its ring
+ * in TXBBs, the CQE's wqe_index naming a WQE's first).  Only the first
+ * block's first dword is an owner word: the others' hold the WQE's bytes.
+ *
  * Receive queues and SRQs: the driver writes the WQE, then the counter in
  * the doorbell record, so the device reads the record first and the WQE
  * after, unless the record read last time already counts that WQE.
@@ -56,21 +65,51 @@ static bool owner_handed(const struct sim_qp *qp, uint32_t index,
 }
 
 /*
- * How many of the @max WQEs from the head their owner words, read into
- * @words one every @step bytes, hand over.
+ * The blocks of the WQE whose control segment is at @ctrl: 1 for a size
+ * the device refuses (parse_wqe says why), so that what follows is not
+ * skipped.
  */
-static int handed_over(const struct sim_qp *qp, const uint8_t *words,
-		       size_t step, int max)
+unsigned int sq_wqe_blocks(const struct sim_qp *qp, const uint8_t *ctrl)
 {
-	int n;
+	size_t size = (size_t)(ctrl[7] & 0x3f) * 16;
+	size_t stride = 1u << qp->sq.wqe_shift;
+	unsigned int blocks = (size + stride - 1) / stride;
 
-	for (n = 0; n < max; n++) {
+	if (!blocks || size > CX3_MAX_SQ_DESC || blocks > qp->sq.wqe_cnt)
+		return 1;
+	return blocks;
+}
+
+/*
+ * How many WQEs from the head are handed over, their owner words read
+ * into @owners and their control segments into @bodies, a block every
+ * @step bytes, @slots blocks in all; each one's blocks into @blocks
+ * (unless NULL).  *@full is set when the look ended at its last block,
+ * not at a WQE still the driver's: more may follow.
+ */
+static int handed_over(const struct sim_qp *qp, const uint8_t *owners,
+		       const uint8_t *bodies, size_t step, int slots,
+		       uint8_t *blocks, bool *full)
+{
+	int n = 0, s = 0;
+
+	*full = false;
+	while (s < slots) {
 		uint32_t owner;
+		unsigned int b;
 
-		memcpy(&owner, words + n * step, sizeof(owner));
-		if (!owner_handed(qp, qp->sq.head + n, owner))
-			break;
+		memcpy(&owner, owners + s * step, sizeof(owner));
+		if (!owner_handed(qp, qp->sq.head + s, owner))
+			return n;
+		b = sq_wqe_blocks(qp, bodies + s * step);
+		if (s + (int)b > slots)
+			break;		/* not all read: the next look's */
+		if (blocks)
+			blocks[n] = b;
+		n++;
+		s += b;
 	}
+	*full = true;
 	return n;
 }
 
@@ -85,9 +124,9 @@ static int sq_read(struct sim_qp *qp, const struct dma_piece *p, int pieces)
 }
 
 /*
- * Read the WQEs from the head into @raw, one after another at the queue's
- * stride, and return how many are handed over (their owner bits say so);
- * *@more is set when all that were looked at are, so that more may follow.
+ * Read the ring from the head into @raw, block after block, and return
+ * how many WQEs are handed over (their owner bits say so); *@more is set
+ * when all that were looked at are, so that more may follow.
  *
  * The driver writes a WQE, then its owner word; the device reads owner
  * words first and bodies after, so that a WQE shown handed over is read
@@ -103,7 +142,7 @@ int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more)
 	static uint8_t owners[SQ_FETCH_BYTES];
 	struct dma_piece p[5];
 	size_t stride = 1u << qp->sq.wqe_shift;
-	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), pieces, n;
+	int max = MIN(SQ_BATCH, (int)qp->sq.wqe_cnt), pieces;
 	struct sim_cq *cq = qp->send_cq;
 	bool with_ci;
 	uint32_t ci;
@@ -131,9 +170,7 @@ int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more)
 		return 0;
 	if (with_ci)
 		cq_note_ci(cq, be32toh(ci) & NUM24_MASK);
-	n = handed_over(qp, owners, stride, max);
-	*more = n == max;
-	return n;
+	return handed_over(qp, owners, raw, stride, max, NULL, more);
 }
 
 /*
@@ -156,25 +193,28 @@ int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len)
 }
 
 /*
- * How many WQEs from the head the driver has handed over (up to 16), by
- * their owner words alone: a piece for each, since a window of big WQEs
+ * How many WQEs from the head the driver has handed over (in the next 16
+ * blocks), by their owner words and sizes alone, each one's blocks into
+ * @blocks unless NULL: a piece for each block, since a window of big WQEs
  * would be many bytes for 16 words (a rare look: a doorbell check, a
- * flush).
+ * flush).  The size shares the owner word's 8 bytes, written before it.
  */
-int sq_ready(struct sim_qp *qp)
+int sq_ready(struct sim_qp *qp, uint8_t *blocks)
 {
 	struct dma_piece p[SQ_READY_MAX];
-	uint32_t owner[SQ_READY_MAX];
+	uint64_t ctrl[SQ_READY_MAX];
 	int max = MIN(SQ_READY_MAX, (int)qp->sq.wqe_cnt);
+	bool full;
 
 	if (max <= 0)
 		return 0;
 	for (int i = 0; i < max; i++)
 		p[i] = (struct dma_piece){ wqe_addr(qp, qp->sq.head + i),
-					   &owner[i], sizeof(owner[i]) };
+					   &ctrl[i], sizeof(ctrl[i]) };
 	if (sq_read(qp, p, max))
 		return 0;
-	return handed_over(qp, (const uint8_t *)owner, sizeof(owner[0]), max);
+	return handed_over(qp, (const uint8_t *)ctrl, (const uint8_t *)ctrl,
+			   sizeof(ctrl[0]), max, blocks, &full);
 }
 
 /*

@@ -31,8 +31,9 @@ struct sim_recv {
 };
 
 int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
-int sq_ready(struct sim_qp *qp);
+int sq_ready(struct sim_qp *qp, uint8_t *blocks);
 bool sq_ready_one(struct sim_qp *qp);
+unsigned int sq_wqe_blocks(const struct sim_qp *qp, const uint8_t *ctrl);
 int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
 
 int rq_take(struct sim_qp *qp, struct sim_recv *r);

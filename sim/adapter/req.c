@@ -23,6 +23,7 @@
 /* A send WQE, parsed. */
 struct sim_wqe {
 	uint32_t index;
+	unsigned int blocks;		/* of the ring it takes (queue.c) */
 	uint8_t opcode;
 	const struct sim_opcode *op;
 	bool signaled, solicited;
@@ -191,6 +192,7 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	unsigned int segs;
 	size_t middle;
 
+	w->blocks = sq_wqe_blocks(qp, raw);
 	w->opcode = be32toh(ctrl->owner_opcode) & WQE_OPCODE_MASK;
 	w->op = opcode_get(w->opcode);
 	w->imm = ctrl->imm;
@@ -214,9 +216,12 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 	w->length = 0;
 	w->is_inline = false;
 
-	if (size < 16 || size > (1u << qp->sq.wqe_shift)) {
-		breach(qp->ctx, "QP 0x%x WQE 0x%x: size %zu bytes, stride %u",
-		       qp->qpn, w->index, size, 1u << qp->sq.wqe_shift);
+	/* A WQE larger than the stride takes several blocks (queue.c). */
+	if (size < 16 || size > CX3_MAX_SQ_DESC ||
+	    size > ((size_t)qp->sq.wqe_cnt << qp->sq.wqe_shift)) {
+		breach(qp->ctx, "QP 0x%x WQE 0x%x: size %zu bytes, not 16 to %u, in a ring of %u blocks of %u",
+		       qp->qpn, w->index, size, CX3_MAX_SQ_DESC,
+		       qp->sq.wqe_cnt, 1u << qp->sq.wqe_shift);
 		return -EINVAL;
 	}
 	if ((flags & MLX4_WQE_CTRL_CQ_UPDATE) &&
@@ -314,7 +319,7 @@ static enum exec_result fail(struct sim_qp *qp, const struct sim_wqe *w,
 			     uint8_t syndrome)
 {
 	comp_send_error(qp, w->index & 0xffff, syndrome);
-	qp->sq.head++;
+	qp->sq.head += w->blocks;
 	qp->retry_armed = false;
 	qp->ack_lost = false;
 	qp->late.valid = false;
@@ -330,7 +335,7 @@ static enum exec_result done(struct sim_qp *qp, const struct sim_wqe *w,
 {
 	if (w->signaled)
 		comp_send(qp, w->index & 0xffff, w->op->cqe_opcode, byte_len);
-	qp->sq.head++;
+	qp->sq.head += w->blocks;
 	qp->retry_armed = false;
 	qp->ack_lost = false;
 	qp->late.valid = false;
@@ -1062,7 +1067,7 @@ struct prefetch_entry {
 
 static struct prefetch {
 	const struct sim_qp *qp;	/* NULL: nothing read ahead */
-	uint32_t first;			/* the WQE counter of entry[0] */
+	uint32_t first;		/* the head; entry[k]: the WQE k blocks on */
 	int n;
 	struct prefetch_entry entry[SQ_BATCH];
 	uint8_t data[SQ_BATCH * PREFETCH_MAX_MSG];
@@ -1139,14 +1144,15 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 	struct dma_piece piece[DMA_PIECES_MAX];
 	size_t stride = 1u << qp->sq.wqe_shift;
 	uint32_t used = 0;
-	int pieces = 0, last = -1, k;
+	int pieces = 0, last = -1, i, k;
 
 	prefetch.qp = NULL;
 	if (qp->type == IBV_QPT_RAW_PACKET ||
 	    dma_in_window(qp->ctx->pid, qp->buf + qp->sq.offset, stride))
 		return;
 	sim.speculating = true;
-	for (k = 0; k < n; k++) {
+	/* An entry for each WQE, at its first block's offset from the head. */
+	for (i = 0, k = 0; i < n; i++, k += w.blocks) {
 		struct prefetch_entry *e = &prefetch.entry[k];
 
 		w.index = qp->sq.head + k;
@@ -1184,15 +1190,17 @@ static enum run_end run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
 {
 	static struct sim_wqe w;
 	size_t stride = 1u << qp->sq.wqe_shift;
+	const uint8_t *wqe = raw;
 	uint64_t bytes = 0;
 
 	in_flight.n = 0;
-	for (int i = 0; i < n && qp_can_send(qp); i++) {
+	for (int i = 0; i < n && qp_can_send(qp); i++, wqe += w.blocks * stride) {
 		if (bytes >= SQ_PASS_BYTES)
 			return RUN_SHARE;
 		w.index = qp->sq.head;
-		TRACE(trace_send_wqe(qp, w.index, raw + i * stride));
-		if (parse_wqe(qp, raw + i * stride, &w)) {
+		TRACE(trace_send_wqe(qp, w.index, wqe,
+				     sq_wqe_blocks(qp, wqe) * stride));
+		if (parse_wqe(qp, wqe, &w)) {
 			fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 			return RUN_STOPPED;
 		}

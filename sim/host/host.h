@@ -79,7 +79,7 @@ void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
 		     const char *verdict, enum ibv_qp_type type,
 		     const uint8_t *wqe, size_t size);
 void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe);
+		    const uint8_t *wqe, size_t room);
 void trace_recv_wqe(const struct sim_qp *qp, uint32_t index,
 		    const uint8_t *wqe, size_t size);
 void trace_srq_wqe(const struct sim_srq *srq, uint32_t index,

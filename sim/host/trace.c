@@ -209,11 +209,11 @@ static void send_wqe_segments(enum ibv_qp_type type, const uint8_t *wqe,
 	data_segments(wqe, off, size, &first);
 }
 
+/* A send WQE, in the @room bytes of the ring's blocks it takes. */
 void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe)
+		    const uint8_t *wqe, size_t room)
 {
-	size_t stride = 1u << qp->sq.wqe_shift;
-	size_t size = MIN((size_t)(wqe[7] & 0x3f) * 16, stride);
+	size_t size = MIN((size_t)(wqe[7] & 0x3f) * 16, room);
 
 	fprintf(sim_trace, "p%d sq qp=0x%x i=%u wqe=", (int)qp->ctx->pid,
 		qp->qpn, index);

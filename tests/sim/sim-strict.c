@@ -108,6 +108,28 @@ static void fill(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
 }
 
 /*
+ * Ring for the WQEs filled (fill), and poll their two completions into
+ * @wc for a second at the most: how many came.
+ */
+static int ring_for_two(struct ibv_wc wc[2])
+{
+	int n = 0;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
+	for (int i = 0; i < 1000 && n < 2; i++) {
+		int got = ibv_poll_cq(cq, 2 - n, wc + n);
+
+		if (got < 0)
+			die("poll_cq");
+		n += got;
+		if (n < 2)
+			usleep(1000);
+	}
+	return n;
+}
+
+/*
  * An RDMA READ that carries an inline segment where its scatter list
  * should be: the device has nowhere to put the data, and must complete it
  * in error without writing anywhere.  A proper READ into @victim runs just
@@ -128,7 +150,7 @@ static int inline_read(void)
 	uint32_t *inl;
 	struct ibv_mr *src_mr, *victim_mr;
 	struct ibv_wc wc[2];
-	int n = 0;
+	int n;
 
 	src_mr = ibv_reg_mr(pd, source, sizeof(source), IBV_ACCESS_LOCAL_WRITE |
 			    IBV_ACCESS_REMOTE_READ);
@@ -150,18 +172,7 @@ static int inline_read(void)
 	inl[0] = htobe32(MLX4_INLINE_SEG | 8);
 	memset(inl + 1, 0xab, 8);
 	fill(next, MLX4_OPCODE_RDMA_READ, 3);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)dvqp.sdb = dvqp.doorbell_qpn;
-
-	for (int i = 0; i < 1000 && n < 2; i++) {
-		int got = ibv_poll_cq(cq, 2 - n, wc + n);
-
-		if (got < 0)
-			die("poll_cq");
-		n += got;
-		if (n < 2)
-			usleep(1000);
-	}
+	n = ring_for_two(wc);
 	if (n != 2) {
 		fprintf(stderr, "sim-strict: %d completions of 2\n", n);
 		return 1;
@@ -275,6 +286,74 @@ static int read_then_write(int fence)
 	return memcmp(buf + 48, "fresh bytes, 16.", 16) ? 1 : 0;
 }
 
+/* Completion @i of the CQ, as the device wrote it. */
+static const struct mlx4_cqe *cqe_at(int i)
+{
+	char *cqe = (char *)dvcq.buf.buf + i * dvcq.cqe_size;
+
+	/* A 64-byte CQE keeps its fields in its second half. */
+	return (const void *)(cqe + (dvcq.cqe_size == 64 ? 32 : 0));
+}
+
+/*
+ * A WQE larger than the stride takes several of the ring's blocks, as
+ * mlx4_en's and DPDK's do on a 64-byte stride: an RDMA WRITE gathering
+ * 4 bytes from each of one more data segment than its first block holds,
+ * then a NOP in the block after its last.  Both run (the WRITE's bytes
+ * land in order), and their CQEs name their first blocks: 0, then the
+ * WRITE's count of blocks.  No breach.
+ */
+static int multi_block_wqe(struct mlx4_wqe_ctrl_seg *ctrl)
+{
+	static uint8_t src[4 * 32], dst[4 * 32];
+	size_t stride = 1u << dvqp.sq.wqe_shift;
+	int nseg = (stride - 32) / 16 + 1;
+	size_t size = 32 + 16 * nseg;
+	int blocks = (size + stride - 1) / stride;
+	struct mlx4_wqe_ctrl_seg *nop = (void *)((char *)ctrl + blocks * stride);
+	struct mlx4_wqe_raddr_seg *raddr = (void *)(ctrl + 1);
+	struct mlx4_wqe_data_seg *d = (void *)(raddr + 1);
+	struct ibv_mr *mr, *dst_mr;
+	struct ibv_wc wc[2];
+	int n;
+
+	if (size > 1008 || nseg > 32) {
+		printf("a stride of %zu bytes: no WQE spans two\n", stride);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = i * 7 + 1;
+	mr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	dst_mr = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE);
+	if (!mr || !dst_mr)
+		die("reg_mr");
+	raddr->rkey = htobe32(dst_mr->rkey);
+	raddr->raddr = htobe64((uintptr_t)dst);
+	for (int i = 0; i < nseg; i++) {
+		d[i].addr = htobe64((uintptr_t)&src[4 * (nseg - 1 - i)]);
+		d[i].lkey = htobe32(mr->lkey);
+		d[i].byte_count = htobe32(4);
+	}
+	fill(ctrl, MLX4_OPCODE_RDMA_WRITE, size / 16);
+	fill(nop, MLX4_OPCODE_NOP, 1);
+	n = ring_for_two(wc);
+	printf("a WRITE of %zu bytes in %d blocks of %zu: %s, wqe_index %u; the NOP: %s, wqe_index %u\n",
+	       size, blocks, stride, n > 0 ? ibv_wc_status_str(wc[0].status) : "-",
+	       be16toh(cqe_at(0)->wqe_index),
+	       n > 1 ? ibv_wc_status_str(wc[1].status) : "-",
+	       be16toh(cqe_at(1)->wqe_index));
+	if (n != 2 || wc[0].status || wc[1].status ||
+	    be16toh(cqe_at(0)->wqe_index) != 0 ||
+	    be16toh(cqe_at(1)->wqe_index) != blocks)
+		return 1;
+	for (int i = 0; i < nseg; i++)
+		if (memcmp(dst + 4 * i, src + 4 * (nseg - 1 - i), 4))
+			return 1;
+	return 0;
+}
+
+
 static int read_then_write_unfenced(void)
 {
 	return read_then_write(0);
@@ -306,10 +385,15 @@ static int foreign_doorbell(void)
 	return looked_at();
 }
 
-static int oversized_wqe(void)
+static int sizeless_wqe(void)
 {
-	ring(first_wqe(), MLX4_OPCODE_SEND, 63);
+	ring(first_wqe(), MLX4_OPCODE_SEND, 0);
 	return looked_at();
+}
+
+static int multi_block(void)
+{
+	return multi_block_wqe(first_wqe());
 }
 
 /* 60 bytes inline right after the control segment. */
@@ -391,7 +475,9 @@ static const struct {
 	{ "none", none, "a NOP, properly made: no breach" },
 	{ "foreign-doorbell", foreign_doorbell,
 	  "the send doorbell rung for a QP of no one's" },
-	{ "oversized-wqe", oversized_wqe, "a WQE of 63 16-byte units" },
+	{ "sizeless-wqe", sizeless_wqe, "a WQE of size 0" },
+	{ "multi-block-wqe", multi_block,
+	  "a WRITE across two blocks of the stride, then a NOP: no breach" },
 	{ "inline-across-64", inline_across_64,
 	  "an inline segment across a 64-byte boundary" },
 	{ "stamp-inside-wqe", stamp_inside_wqe,

@@ -5,7 +5,8 @@
 # hugepages (--no-huge): io and mac forwarding started with --tx-first,
 # both ports counting what they receive and send, with no error, and the
 # capture of the wire clean under tshark; RSS over 4 queues, a flow rule
-# steering one flow, csum forwarding with checksum offload.
+# steering one flow, csum forwarding with checksum offload, of UDP from
+# testpmd's generator and of TCP from tcp-source, the latter with TSO too.
 #
 # The PMD is linked to libmlx4.so.1 itself (no glue library), so the
 # provider it runs is the libmlx4.so.1 the dynamic linker finds: with
@@ -41,17 +42,26 @@ mbufs=--total-num-mbufs=8192
 
 # testpmd LOG SCRIPT ARGS...: dpdk-testpmd ARGS in interactive mode, fed
 # the commands of SCRIPT, one a line; "sleep N" waits N seconds once the
-# commands before it are done, "until N" until testpmd has shown N
-# packets received (30 s at the most: a busy machine may take its time,
-# and "stop" printed amid the packets' lines would cut one), "maps" records which libmlx4 the running
-# program has mapped (LOG.maps).  Ended after 120 s at the most (a busy
-# machine slows the EAL's start and the ports' closing).
+# commands before it are done, "maps" records which libmlx4 the running
+# program has mapped (LOG.maps), "send ARGS" runs tcp-source ARGS once
+# the commands before it are done (its output and status to LOG.send),
+# "until-rx PORT N" waits (10 s at the most) until PORT has received N
+# packets: under load the simulator may take more than a second for what
+# a burst sent.  "until-shown N" waits so until testpmd has shown N
+# packets (verbose), without a command: testpmd writes its prompt a few
+# bytes at a time, which a packet's lines then split, and the prompts
+# cannot be counted.  Ended after 120 s at the most (a busy machine
+# slows the EAL's start and the ports' closing).  Its output is
+# line-buffered, so that the packets' lines are whole.
 testpmd() {
 	_log=$1 _script=$2 _sent=0
 	shift 2
+	# A testpmd gone early (its timeout) fails the checks, with its
+	# log: the commands still to write must not end the script.
+	trap '' PIPE
 	rm -f "$work/in"
 	mkfifo "$work/in"
-	timeout 120 dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
+	timeout 120 stdbuf -oL dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
 	_pid=$!
 	exec 3>"$work/in"
 	prompted 0
@@ -60,9 +70,27 @@ testpmd() {
 		sleep\ *)
 			prompted $_sent
 			sleep "${_line#sleep }" ;;
-		until\ *)
+		until-rx\ *)
+			_tries=0
+			while [ $_tries -lt 100 ] && kill -0 $_pid 2>/dev/null; do
+				echo "show port stats all" >&3
+				_sent=$((_sent + 1))
+				prompted $_sent
+				received_at_least "$_log" ${_line#until-rx } && break
+				sleep 0.1
+				_tries=$((_tries + 1))
+			done ;;
+		until-shown\ *)
+			_tries=0
+			while [ $_tries -lt 100 ] && kill -0 $_pid 2>/dev/null &&
+			      [ $(grep -c ' RSS hash=' "$_log") -lt ${_line#until-shown } ]; do
+				sleep 0.1
+				_tries=$((_tries + 1))
+			done ;;
+		send\ *)
 			prompted $_sent
-			shown "${_line#until }" ;;
+			"$TESTS_BIN/verbs/tcp-source" ${_line#send } >>"$_log.send" 2>&1
+			echo "status $?" >>"$_log.send" ;;
 		maps)
 			for _c in $(cat /proc/$_pid/task/*/children 2>/dev/null); do
 				grep -o '/[^ ]*/libmlx4\.so[^ ]*' /proc/$_c/maps
@@ -73,6 +101,7 @@ testpmd() {
 		esac
 	done <"$_script"
 	exec 3>&-
+	trap - PIPE
 	wait $_pid
 }
 
@@ -88,14 +117,14 @@ prompted() {
 	done
 }
 
-# shown N: wait (30 s at the most) until testpmd has shown N packets.
-shown() {
-	_wait=0
-	while [ "$(grep -c 'Receive queue=' "$_log")" -lt "$1" ] &&
-	      kill -0 $_pid 2>/dev/null && [ $_wait -lt 300 ]; do
-		sleep 0.1
-		_wait=$((_wait + 1))
-	done
+# received_at_least LOG PORT N: the last "show port stats" in LOG says
+# PORT received N packets or more.
+received_at_least() {
+	awk -v port=$2 -v n=$3 '
+		/NIC statistics for port/ { p = $6 }
+		/Forward statistics|Accumulated/ { p = "" }
+		p == port && /RX-packets:/ { rx = $2 }
+		END { exit !(rx >= n) }' "$1"
 }
 
 # fwd_stat LOG PORT FIELD: FIELD (RX-packets, TX-dropped, ...) of PORT in
@@ -109,6 +138,17 @@ fwd_stat() {
 nic_stat() {
 	sed -n "/NIC statistics for port $2 /,/####\$/p" "$1" |
 		sed -n "s/.*$3: *\([0-9]*\).*/\1/p" | head -n 1
+}
+
+# ran LOG STATUS PATTERN...: testpmd exited 0 (its STATUS) and LOG holds
+# each PATTERN; else LOG shows.
+ran() {
+	_ran_log=$1 _ran_status=$2
+	shift 2
+	[ "$_ran_status" -eq 0 ] || { cat "$_ran_log"; return 1; }
+	for _p; do
+		grep -q "$_p" "$_ran_log" || { cat "$_ran_log"; return 1; }
+	done
 }
 
 # provider_mapped LOG: testpmd ran the libmlx4 this run asks for.
@@ -133,8 +173,9 @@ if [ $? -ne 0 ] || ! grep -q '^Bye' "$work/probe.log"; then
 fi
 
 # session NAME: a simulator for the runs that follow, the wire captured
-# in $work/NAME.pcap; end_session checks it stopped with no breach and
-# the capture, whole once it stopped, is clean under tshark.
+# in $work/NAME.pcap; end_session NAME [TSHARK-OPTIONS] checks it stopped
+# with no breach and the capture, whole once it stopped, is clean under
+# tshark.
 session() {
 	capture=$work/$1.pcap
 	sim_start --provider="$provider" --link-layer=eth --pcap="$capture"
@@ -143,7 +184,7 @@ session() {
 end_session() {
 	check "$1: no strict-mode breach" sim_stop
 	have_tshark || return 0
-	tshark -r "$capture" -q -z expert >"$work/expert" 2>&1
+	tshark -r "$capture" $2 -q -z expert >"$work/expert" 2>&1
 	check "$1: tshark reads the capture, no malformed frame, no bad checksum, no warning" sh -c "
 		tshark -r '$capture' -c 1 >/dev/null 2>&1 &&
 		! grep -q 'Errors\|Warns\|Malformed' '$work/expert' || { cat '$work/expert'; false; }"
@@ -170,10 +211,9 @@ forwarding() {
 	EOF
 	testpmd "$log" "$work/$mode.cmds" -a $pci -- -i $mbufs
 	status=$?
-	check "$mode forwarding: testpmd probes both ports of mlx4_0 and exits 0" sh -c "
-		test $status -eq 0 &&
-		grep -q 'Port 0: 00:02:C9:A1:B2:01' '$log' &&
-		grep -q 'Port 1: 00:02:C9:A1:B2:02' '$log' || { cat '$log'; false; }"
+	check "$mode forwarding: testpmd probes both ports of mlx4_0 and exits 0" \
+		ran "$log" $status 'Port 0: 00:02:C9:A1:B2:01' \
+		'Port 1: 00:02:C9:A1:B2:02'
 	check "$mode forwarding: the PMD runs the $provider libmlx4.so.1" \
 		provider_mapped "$log"
 	for p in 0 1; do
@@ -219,7 +259,7 @@ queues="--rxq=4 --txq=4 --rxd=256 --txd=256 --txonly-multi-flow
 # received LOG: "PORT QUEUE HASH LOW-BITS" for each packet testpmd showed
 # (verbose), the hash in hex as the adapter computed it.
 received() {
-	sed -n -e 's/^port \([01]\)\/queue [0-9]*: received .*/P \1/p' \
+	sed -n -e 's/.*port \([01]\)\/queue [0-9]*: received .*/P \1/p' \
 		-e 's/.* RSS hash=0x\([0-9a-f]*\) - RSS queue=0x\([0-9a-f]*\).*/\2 \1/p' "$1" |
 		while read -r a b; do
 			if [ "$a" = P ]; then
@@ -235,17 +275,17 @@ received() {
 }
 
 # rxonly NAME COMMANDS: receive only, showing each packet, after each
-# port sent two bursts of 32 from each of its 4 queues (512 in all), the
-# frames' source addresses all different (198.18.N.3 to 198.18.0.2, UDP
-# port 9).
+# port sent two bursts from each of its 4 queues, the frames' source
+# addresses all different (198.18.N.3 to 198.18.0.2, UDP port 9): 256
+# frames a port.
 rxonly() {
-	printf '%s\nset fwd rxonly\nset verbose 1\nstart tx_first 2\nuntil 512\nstop\nquit\n' \
-		"$2" >"$work/$1.cmds"
+	printf '%s\n' "$2" "set fwd rxonly" "set verbose 1" "start tx_first 2" \
+		"until-shown 512" "stop" "quit" >"$work/$1.cmds"
 	testpmd "$work/$1.log" "$work/$1.cmds" -a $pci -- -i $mbufs $queues
 	status=$?
 	received "$work/$1.log" >"$work/$1.got"
 	check "$1: testpmd exits 0 and shows what it received" sh -c "
-		test $status -eq 0 && test -s '$work/$1.got' || { echo 'exit status '$status; cat '$work/$1.log'; false; }"
+		test $status -eq 0 && test -s '$work/$1.got' || { cat '$work/$1.log'; false; }"
 }
 
 session rss
@@ -344,6 +384,99 @@ if have_tshark; then
 	check "csum: every forwarded frame's IPv4 and UDP checksums are good ($(tr -s ' \t\n' ' ' <"$work/csum.status"))" \
 		awk '$2 != 1 || $3 != 1 { bad++ } $2 == 1 && $3 == 1 { good += $1 }
 		     END { exit bad > 0 || good <= 32 }' "$work/csum.status"
+fi
+# TCP checksum offload and TSO.  testpmd's generators make UDP only:
+# tcp-source sends TCP segments of a connection from port 2 (testpmd's
+# port 1) to port 0's MAC, both checksums zero; testpmd, not promiscuous
+# (or port 0 would take back what port 1 sends), forwards them out of
+# port 1 with the IPv4 and TCP checksums offloaded, then, its TSO set to
+# an MSS of 600, again with TSO.  The csum engine asks for TSO only for a
+# payload longer than the MSS (process_inner_cksums), and the PMD makes
+# each such one an LSO WQE over several of its 64-byte blocks.  Each
+# phase is its own connection (source port 40001, 40002).
+tcp_mss=600
+tcp_sizes="1 100 599 600 601 1200 1400 1460"
+n=$(echo $tcp_sizes | wc -w)
+session tcp
+printf '%s\n' "set promisc all off" "set fwd csum" "port stop all" \
+	"csum set ip hw 1" "csum set tcp hw 1" "port start all" "start" \
+	"send 2 00:02:C9:A1:B2:01 40001 $tcp_sizes" "until-rx 0 $n" "sleep 1" \
+	"stop" "port stop 1" "tso set $tcp_mss 1" "port start 1" "start" \
+	"send 2 00:02:C9:A1:B2:01 40002 $tcp_sizes" "until-rx 0 $((2 * n))" \
+	"sleep 1" "stop" "quit" \
+	>"$work/tcp.cmds"
+testpmd "$work/tcp.log" "$work/tcp.cmds" -a $pci -- -i $mbufs
+status=$?
+check "tcp: testpmd exits 0, with IP and TCP checksums offloaded, then TSO" \
+	ran "$work/tcp.log" $status 'TCP checksum offload is hw' \
+	"TSO segment size for non-tunneled packets is $tcp_mss"
+check "tcp: tcp-source sent its segments, twice" sh -c "
+	test \$(grep -c '^status 0\$' '$work/tcp.log.send') -eq 2 || { cat '$work/tcp.log.send'; false; }"
+rx=$(fwd_stat "$work/tcp.log" 0 RX-packets) tx=$(fwd_stat "$work/tcp.log" 1 TX-packets)
+check "tcp: port 0 received the $n segments, port 1 forwarded them (rx ${rx:-?}, tx ${tx:-?})" \
+	test "${rx:-0}" -eq $n -a "${tx:-0}" -eq $n
+end_session tcp "-o tcp.analyze_sequence_numbers:FALSE"
+
+# tcp_frames PORT: the frames of connection PORT in the capture, one a
+# line: who sent it (source: tcp-source, port1: testpmd's port 1), the
+# IPv4 ID, total length and checksum status, the TCP sequence number,
+# payload length, flags, checksum status and payload.
+tcp_frames() {
+	tshark -r "$capture" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
+		-o tcp.analyze_sequence_numbers:FALSE -Y "tcp.srcport == $1" \
+		-T fields -e eth.src -e ip.id -e ip.len -e ip.checksum.status \
+		-e tcp.seq_raw -e tcp.len -e tcp.flags -e tcp.checksum.status \
+		-e tcp.payload 2>/dev/null |
+		sed -e 's/^02:00:00:00:00:20/source/' -e 's/^00:02:c9:a1:b2:02/port1/'
+}
+
+# tcp_expected MSS: from tcp_frames' lines, what port 1 should send for
+# the source's segments, as "ID LENGTH SEQ PAYLOAD-LENGTH FLAGS PAYLOAD":
+# with MSS 0, each segment as it came; else each segment whose payload
+# is longer than MSS cut into MSS-sized ones, the last shorter, the
+# sequence number moved on by the bytes before, the IPv4 ID by one a
+# segment, FIN and PSH on the last only (raw_lso_segment).
+tcp_expected() {
+	awk -v mss=$1 '
+	function hex(s,	v, i) {
+		v = 0
+		for (i = 3; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+		return v
+	}
+	$1 == "source" {
+		id = hex($2); seq = $5; len = $6; flags = hex($7); p = $9
+		if (mss == 0 || len <= mss) {
+			printf "0x%04x %d %d %d 0x%04x %s\n", id, len + 40, seq, len, flags, p
+			next
+		}
+		for (off = 0; off < len; off += mss) {
+			n = len - off < mss ? len - off : mss
+			f = off + n < len ? flags - (int(flags / 8) % 2) * 8 - flags % 2 : flags
+			printf "0x%04x %d %d %d 0x%04x %s\n", (id + off / mss) % 65536,
+				n + 40, seq + off, n, f, substr(p, 2 * off + 1, 2 * n)
+		}
+	}'
+}
+
+if have_tshark; then
+	for phase in "40001 0 checksums" "40002 $tcp_mss TSO"; do
+		set -- $phase
+		tcp_frames $1 >"$work/tcp.$1"
+		tcp_expected $2 <"$work/tcp.$1" >"$work/tcp.$1.want"
+		awk '$1 == "port1" { print $2, $3, $5, $6, $7, $9 }' "$work/tcp.$1" \
+			>"$work/tcp.$1.have"
+		sent=$(grep -c '^source' "$work/tcp.$1") want=$(wc -l <"$work/tcp.$1.want")
+		check "tcp ($3): the $n segments went out as $want frames, each ID, length, sequence number, flags and payload as the adapter sets them (have $(wc -l <"$work/tcp.$1.have"))" sh -c "
+			test $sent -eq $n && cmp '$work/tcp.$1.want' '$work/tcp.$1.have' ||
+			{ diff '$work/tcp.$1.want' '$work/tcp.$1.have' | cut -c1-120; false; }"
+		check "tcp ($3): every frame port 1 sent has good IPv4 and TCP checksums, every one tcp-source sent bad ones" \
+			awk '$1 == "port1" && ($4 != 1 || $8 != 1) { bad++ }
+			     $1 == "source" && ($4 != 0 || $8 != 0) { bad++ }
+			     END { exit bad > 0 || NR == 0 }' "$work/tcp.$1"
+	done
+	check "tcp (TSO): each segment longer than $tcp_mss bytes was cut" \
+		test $(wc -l <"$work/tcp.40002.want") -gt $n
 fi
 rm -rf "$runtime_dir"
 finish

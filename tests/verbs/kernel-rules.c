@@ -6,8 +6,10 @@
  * (those a provider checks before the kernel sees them are sent as uverbs
  * write commands), then the layouts: a WQ's receive WQEs where the device reads them, a
  * receive-inline QP whose stride the kernel takes, and a type 2 memory
- * window whose key is gone.  Prints TAP.  Each rule is a case of its own
- * (tests/cases.h), named as its row of kernel-rules.txt.
+ * window whose key is gone; and a CQ's and an SRQ's buffers from the
+ * application's allocator when it gives one, as both providers take
+ * them.  Prints TAP.  Each rule is a case of its own (tests/cases.h),
+ * named as its row of kernel-rules.txt.
  *
  * The mlx4 direct verbs are taken from whichever provider libibverbs
  * loaded, so that the same program checks the distribution's and ours.
@@ -2547,6 +2549,74 @@ static void wq_buffer_pinned(void)
 	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
 }
 
+/* How many of guarded_alloc's buffers are live; whether one holds @p. */
+static int guarded_live(const void *p, bool *holds)
+{
+	int n = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (!guarded[i].buf)
+			continue;
+		n++;
+		if ((const char *)p >= guarded[i].map &&
+		    (const char *)p < guarded[i].map + guarded[i].len)
+			*holds = true;
+	}
+	return n;
+}
+
+/*
+ * With MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, a CQ's ring and an SRQ's come
+ * from the application's allocator too, as rdma-core's mlx4 takes all its
+ * queue memory (mlx4_alloc_buf): DPDK's mlx4 PMD gives its allocator so
+ * that its secondary processes reach the CQs it polls.  Destroyed, they
+ * go back to it.
+ */
+static void queues_from_allocators(void)
+{
+	struct mlx4dv_ctx_allocators alloc = {
+		.alloc = guarded_alloc, .free = guarded_free,
+	};
+	struct mlx4dv_ctx_allocators none = {};
+	struct ibv_srq_init_attr srq_attr = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+	struct mlx4dv_cq dv_cq;
+	struct mlx4dv_srq dv_srq;
+	struct mlx4dv_obj obj = {
+		.cq = { .out = &dv_cq }, .srq = { .out = &dv_srq },
+	};
+	bool cq_held = false, srq_held = false;
+	int before, live;
+
+	if (dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS,
+				&alloc)) {
+		check(0, "set the buffer allocators");
+		return;
+	}
+	before = guarded_live(NULL, &cq_held);
+	obj.cq.in = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	obj.srq.in = ibv_create_srq(pd, &srq_attr);
+	if (obj.cq.in && obj.srq.in &&
+	    !dv.init_obj(&obj, MLX4DV_OBJ_CQ | MLX4DV_OBJ_SRQ)) {
+		guarded_live(dv_cq.buf.buf, &cq_held);
+		live = guarded_live(dv_srq.buf.buf, &srq_held);
+	} else {
+		live = -1;
+	}
+	check(cq_held && srq_held,
+	      "with the mlx4dv allocators: a CQ's ring from them (%s), an SRQ's (%s), %d buffers in all",
+	      cq_held ? "yes" : "no", srq_held ? "yes" : "no", live - before);
+	if (obj.srq.in)
+		ibv_destroy_srq(obj.srq.in);
+	if (obj.cq.in)
+		ibv_destroy_cq(obj.cq.in);
+	live = guarded_live(NULL, &cq_held);
+	check(live == before, "the CQ and SRQ destroyed, their buffers back to the allocator (%d still out)",
+	      live - before);
+	dv.set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_BUF_ALLOCATORS, &none);
+}
+
 static void wq_layouts(void)
 {
 	if (!have_wqs()) {
@@ -2772,6 +2842,8 @@ static void dead_window(void)
 static const struct test_case layouts[] = {
 	{ "wq_layouts", wq_layouts,
 	  "WQs of 1, 4 and 8 SGEs where the device reads them; a pinned buffer" },
+	{ "queues_from_allocators", queues_from_allocators,
+	  "a CQ's and an SRQ's buffers from the application's allocator" },
 	{ "inline_recv_layout", inline_recv_layout,
 	  "a receive-inline size not a power of two: the stride the kernel takes" },
 	{ "dead_window", dead_window,

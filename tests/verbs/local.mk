@@ -164,9 +164,12 @@ EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 
 # DPDK: dpdk-testpmd with the mlx4 PMD (librte-net-mlx4-23, dpdk-dev) on
 # two Ethernet ports, without hugepages; toeplitz computes the RSS hashes
-# the test expects.
-check_PROGRAMS += tests/verbs/toeplitz
+# the test expects, tcp-source sends the TCP segments testpmd forwards
+# with TCP checksum offload and TSO.
+check_PROGRAMS += tests/verbs/toeplitz tests/verbs/tcp-source
 tests_verbs_toeplitz_SOURCES = tests/verbs/toeplitz.c
+tests_verbs_tcp_source_SOURCES = tests/verbs/tcp-source.c tests/device.h
+tests_verbs_tcp_source_LDADD = -libverbs
 TESTS += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap
 EXTRA_DIST += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap \
 	tests/verbs/dpdk.sh
