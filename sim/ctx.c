@@ -296,8 +296,8 @@ static size_t response_length(const struct sim_cmd *cmd)
 /* Replies                                                             */
 /* ------------------------------------------------------------------ */
 
-static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
-		      const void *data, size_t len, int fd)
+int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
+	       const void *data, size_t len, int fd)
 {
 	char control[CMSG_SPACE(sizeof(int))];
 	struct iovec iov[2] = {
@@ -513,6 +513,9 @@ int ctx_handle_request(struct sim_ctx *ctx)
 		return reply_errno(ctx, -EINVAL) ? -1 : 0;
 	len = n - sizeof(*req);
 	sim.work_done = true;
+	/* /dev/infiniband/rdma_cm: a file of its own kind (ucma.c). */
+	if (ctx->ucma || (req->op == MLX4SIM_OP_UCMA_OPEN && !ctx->control))
+		return ucma_request(ctx, req->op, payload, len) ? -1 : 0;
 	if (req->op == MLX4SIM_OP_FAULT)
 		return handle_fault(ctx, payload, len) ? -1 : 0;
 	/* A control connection is never a device's file. */
@@ -631,6 +634,7 @@ void ctx_close(struct sim_ctx *ctx)
 	struct sim_event_file *file, *tmp;
 
 	bf_watch_end(ctx);
+	ucma_close(ctx);
 	if (ctx->hca)
 		TRACE(trace_close_file(ctx));
 	release_objects(ctx);

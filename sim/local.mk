@@ -9,7 +9,11 @@ sim_mlx4simd_SOURCES = \
 	sim/ctx.c sim/ioctl.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
 	sim/qp.c sim/srq.c sim/wq.c \
 	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \
-	sim/trace.c sim/pcap.c sim/raw.c sim/rss.c sim/fault.c sim/flight.c
+	sim/trace.c sim/pcap.c sim/raw.c sim/rss.c sim/fault.c sim/flight.c \
+	sim/cma.h sim/ucma.h sim/cm-mad.h \
+	sim/ucma.c sim/ucma-cmd.c sim/cma.c sim/cma-conn.c sim/cma-addr.c \
+	sim/cma-attr.c sim/cma-mcast.c sim/cm.c sim/cm-recv.c sim/cm-timer.c \
+	sim/ipoib.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
 sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/protocol.h
@@ -18,7 +22,7 @@ pkglib_LTLIBRARIES += sim/libmlx4sim.la
 sim_libmlx4sim_la_SOURCES = sim/preload.h sim/protocol.h \
 	sim/preload.c sim/preload-fd.c sim/preload-name.c \
 	sim/preload-stat.c sim/preload-dir.c sim/preload-event.c \
-	sim/preload-uverbs.c
+	sim/preload-uverbs.c sim/preload-rdmacm.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread

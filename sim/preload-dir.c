@@ -47,6 +47,7 @@ static const char *listing_dir(char *dir)
 			real.close(fd);
 	}
 	real.closedir(verbs);
+	rdmacm_listing(dir);
 	return dir;
 }
 
@@ -62,6 +63,8 @@ static void dev_dir_entry(struct dirent *d)
 		   !d->d_name[end]) {
 		d->d_ino = uverbs_ino(MLX4SIM_UVERBS_MINOR0 + index);
 		d->d_type = DT_CHR;
+	} else {
+		rdmacm_entry(d);
 	}
 }
 

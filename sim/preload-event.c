@@ -109,7 +109,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_EVENT)
 		return event_read(fd, e, buf, count);
-	if (e && e->kind == FD_UVERBS)
-		return fail(-EINVAL);
+	if (e && fd_is_device(e->kind))
+		return fail(-EINVAL);	/* neither has a read method */
 	return real.read(fd, buf, count);
 }

@@ -51,7 +51,7 @@ int entry_set(int fd, enum fd_kind kind, struct conn *conn, uint32_t id)
 	page[fd % FD_PAGE] = (struct fd_entry){ kind, conn, id };
 	if (conn)
 		conn->refs++;
-	if (kind == FD_UVERBS)
+	if (fd_is_device(kind))
 		conn->files++;
 	return 0;
 }
@@ -103,7 +103,7 @@ void fd_forget(int fd)
 	if (!e || e->kind == FD_CONN)
 		return;
 	pthread_mutex_lock(&table_lock);
-	if (e->kind == FD_UVERBS && --e->conn->files == 0)
+	if (fd_is_device(e->kind) && --e->conn->files == 0)
 		sock = conn_release(e->conn);
 	entry_clear(e);
 	pthread_mutex_unlock(&table_lock);

@@ -172,6 +172,8 @@ void name_of(int dirfd, const char *path, struct dev_name *name)
 	} else if (in_dev_dir(name->canon, strlen(name->canon))) {
 		name->index = uverbs_index(name->canon, &name->rdev);
 		if (name->index < 0)
+			name->index = rdmacm_index(name->canon, &name->rdev);
+		if (name->index < 0)
 			name->kind = NAME_ABSENT;
 		else
 			name->kind = followed ? NAME_NOTDIR : NAME_UVERBS;

@@ -32,6 +32,10 @@ static int fstat_common(int fd, struct stat *st)
 				    MLX4SIM_UVERBS_MINOR0 + e->id), st);
 		return 0;
 	}
+	if (e && e->kind == FD_RDMA_CM) {
+		device_stat(rdmacm_rdev(), st);
+		return 0;
+	}
 	if (e && e->kind == FD_DEV_DIR) {
 		dir_stat(st);
 		return 0;

@@ -118,7 +118,13 @@ static int conn_socket_aside(int sock)
 	return moved;
 }
 
-static int uverbs_open(int index, int flags)
+/*
+ * An open of a device file: a connection to the daemon, whose first
+ * request @op (with @arg) answers with the program's descriptor of the
+ * file (the context's pages for uverbsN, an event socket for rdma_cm).
+ * The table names it @kind, with the id the daemon gave, or @arg.
+ */
+int device_open(enum fd_kind kind, uint32_t op, uint32_t arg, int flags)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct mlx4sim_reply reply;
@@ -144,20 +150,24 @@ static int uverbs_open(int index, int flags)
 	}
 	conn->sock = sock;
 	pthread_mutex_init(&conn->lock, NULL);
-	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
-		       &file);
+	err = transact(conn, op, arg, NULL, 0, &reply, NULL, 0, &file);
 	if (!err)
 		err = reply.ret;
 	if (!err && file < 0)
 		err = -EIO;
+	if (!err && kind == FD_RDMA_CM)
+		arg = reply.event_file;
 	/* It came close-on-exec; the program's flags decide. */
 	if (!err && !(flags & O_CLOEXEC) && real.fcntl(file, F_SETFD, 0))
 		err = -errno;
+	if (!err && (flags & O_NONBLOCK) &&
+	    real.fcntl(file, F_SETFL, O_RDWR | O_NONBLOCK))
+		err = -errno;
 	pthread_mutex_lock(&table_lock);
 	if (!err)
-		err = entry_set(sock, FD_CONN, conn, index);
+		err = entry_set(sock, FD_CONN, conn, arg);
 	if (!err) {
-		err = entry_set(file, FD_UVERBS, conn, index);
+		err = entry_set(file, kind, conn, arg);
 		if (err)
 			entry_clear(fd_lookup(sock));	/* frees conn */
 	} else {
@@ -181,7 +191,11 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 	name_of(dirfd, path, &name);
 	switch (name.kind) {
 	case NAME_UVERBS:
-		return uverbs_open(name.index, flags);
+		if (name.index == RDMA_CM_INDEX)
+			return device_open(FD_RDMA_CM, MLX4SIM_OP_UCMA_OPEN, 0,
+					   flags);
+		return device_open(FD_UVERBS, MLX4SIM_OP_OPEN, name.index,
+				   flags);
 	case NAME_DIR:
 		return dev_dir_open(flags);
 	case NAME_HOST:
@@ -349,6 +363,8 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_UVERBS)
 		return uverbs_write(e, buf, count);
+	if (e && e->kind == FD_RDMA_CM)
+		return rdmacm_write(fd, e, buf, count);
 	return real.write(fd, buf, count);
 }
 
@@ -370,7 +386,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	init();
 	e = fd_lookup(fd);
-	if (!e || e->kind == FD_DEV_DIR)
+	if (!e || e->kind == FD_DEV_DIR || rdmacm_vfs_ioctl(e, request))
 		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
 	if (e->kind != FD_UVERBS || request != RDMA_VERBS_IOCTL)
 		return fail(-ENOTTY);

@@ -113,12 +113,20 @@ struct conn {
  * its close() and bulk closes pass it by, and a dup2() onto its number
  * moves it first.
  */
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN };
+enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN,
+	       FD_RDMA_CM };
+
+/* The files the program opened by name, whose last close ends the conn. */
+static inline bool fd_is_device(enum fd_kind kind)
+{
+	return kind == FD_UVERBS || kind == FD_RDMA_CM;
+}
 
 struct fd_entry {
 	enum fd_kind kind;
 	struct conn *conn;
-	uint32_t id;			/* uverbsN, or the daemon's event file */
+	uint32_t id;			/* uverbsN, the daemon's event file, or
+					   its rdma_cm file */
 	bool async;			/* the context's async event file */
 };
 
@@ -162,6 +170,8 @@ struct dev_name {
 #define DEV_DIR		"/dev/infiniband"
 #define DEV_DIR_LEN	(sizeof(DEV_DIR) - 1)
 #define DEV_DIR_INO	999
+/* rdma_cm among the device files: the index of NAME_UVERBS names it. */
+#define RDMA_CM_INDEX	256
 
 void name_of(int dirfd, const char *path, struct dev_name *name);
 int name_error(const struct dev_name *name);
@@ -180,9 +190,22 @@ int dev_dir_open(int flags);
 /* The daemon                                                          */
 /* ------------------------------------------------------------------ */
 
+int device_open(enum fd_kind kind, uint32_t op, uint32_t arg, int flags);
 int transact(struct conn *conn, uint32_t op, uint32_t arg,
 	     const void *payload, size_t len, struct mlx4sim_reply *reply,
 	     void *data, size_t cap, int *fd);
 int copy_checked(void *to, const void *from, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* /dev/infiniband/rdma_cm (preload-rdmacm.c)                          */
+/* ------------------------------------------------------------------ */
+
+int rdmacm_index(const char *path, dev_t *rdev);
+dev_t rdmacm_rdev(void);
+void rdmacm_listing(const char *dir);
+bool rdmacm_entry(struct dirent *d);
+ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
+		     size_t count);
+bool rdmacm_vfs_ioctl(const struct fd_entry *e, unsigned long request);
 
 #endif /* MLX4SIM_PRELOAD_H */

@@ -250,7 +250,8 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 }
 
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
-bool has_cap_net_raw(pid_t pid)
+/* Whether the process has @cap among its effective capabilities. */
+bool has_capability(pid_t pid, int cap)
 {
 	char path[64], line[128];
 	unsigned long long caps = 0;
@@ -264,7 +265,12 @@ bool has_cap_net_raw(pid_t pid)
 	while (!found && fgets(line, sizeof(line), f))
 		found = sscanf(line, "CapEff: %llx", &caps) == 1;
 	fclose(f);
-	return found && (caps >> CAP_NET_RAW & 1);
+	return found && (caps >> cap & 1);
+}
+
+bool has_cap_net_raw(pid_t pid)
+{
+	return has_capability(pid, CAP_NET_RAW);
 }
 
 static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,

@@ -179,6 +179,7 @@ struct sim_ctx {
 	bool fatal;			/* disassociated by a fatal error */
 	bool sq_backlog;		/* a send queue stopped at its share */
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
+	struct ucma_file *ucma;		/* an rdma_cm file, not a device's */
 };
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
@@ -565,6 +566,7 @@ struct sim {
 	uint64_t start_ns;
 	bool work_done;			/* the loop's "something happened" */
 	bool speculating;		/* a look ahead, which reports no breach */
+	bool netns;			/* the daemon made a network namespace */
 };
 
 extern struct sim sim;
@@ -577,6 +579,9 @@ void breach(struct sim_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* ether.c: the daemon's user namespace, when it is not root. */
 int sim_own_user_namespace(void);
+/* ether.c: its network namespace, and ip(8) run in it. */
+int sim_make_netns(void);
+int sim_run_ip(const char *family, const char *script);
 /* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
 int sysview_create(const char *tree, const char *staging);
 
@@ -638,6 +643,20 @@ struct sim_ctx *ctx_new(int sock, pid_t pid);
 void ctx_close(struct sim_ctx *ctx);
 void ctx_disassociate(struct sim_ctx *ctx);
 int ctx_handle_request(struct sim_ctx *ctx);
+struct mlx4sim_reply;
+int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
+	       const void *data, size_t len, int fd);
+
+/* ucma.c: /dev/infiniband/rdma_cm's files (cma.h has the rest) */
+int ucma_request(struct sim_ctx *ctx, uint32_t op, const void *payload,
+		 size_t len);
+void ucma_close(struct sim_ctx *ctx);
+/* cm-timer.c: the connection manager's timers, from the loop */
+void timers_run(uint64_t now, uint64_t *deadline);
+/* ipoib.c: the InfiniBand ports' IP interfaces */
+int ipoib_init(void);
+const char *ipoib_ifname(const struct sim_port *port);
+void ipoib_hwaddr(const struct sim_port *port, uint8_t hw[20]);
 int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
 void uobj_remove(struct sim_uobj *uobj);
 void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
@@ -785,6 +804,7 @@ void qp_fail_later(struct sim_qp *qp);
 bool qp_fail_pending(void);
 bool qp_can_send(const struct sim_qp *qp);
 bool qp_can_receive(const struct sim_qp *qp);
+bool has_capability(pid_t pid, int cap);
 bool has_cap_net_raw(pid_t pid);
 uint32_t mtu_bytes(enum ibv_mtu mtu);
 

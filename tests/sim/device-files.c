@@ -4,7 +4,8 @@
  * sysfs through the file system calls other than open, on a host with two
  * ConnectX-3 adapters (run it on mlx4sim --hcas 2): every answer is the
  * one a real host gives.  The uverbs files are character devices 231:192+N,
- * mode 0666, in a directory that lists them; there is no uverbs2.
+ * mode 0666, with rdma_cm, the misc device 10:58, in a directory that
+ * lists them; there is no uverbs2.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -122,7 +123,10 @@ static void stat_family(void)
 	/* The kernel's names only: no sign, no leading zero. */
 	FAILS(stat(DIR_PATH "/uverbs+0", &st) == -1, ENOENT, "stat(uverbs+0)");
 	FAILS(stat(DIR_PATH "/uverbs00", &st) == -1, ENOENT, "stat(uverbs00)");
-	FAILS(stat(DIR_PATH "/rdma_cm", &st) == -1, ENOENT, "stat(rdma_cm)");
+	check(stat(DIR_PATH "/rdma_cm", &st) == 0 && S_ISCHR(st.st_mode) &&
+	      (st.st_mode & 07777) == 0666 && major(st.st_rdev) == 10 &&
+	      minor(st.st_rdev) == 58, "stat(rdma_cm): the misc device 10:58");
+	FAILS(stat(DIR_PATH "/rdma_cm/", &st) == -1, ENOTDIR, "stat(rdma_cm/)");
 	FAILS(stat(DEV1 "/", &st) == -1, ENOTDIR, "stat(uverbs1/)");
 	FAILS(stat(DEV1 "/..", &st) == -1, ENOTDIR, "stat(uverbs1/..)");
 	check(stat(DIR_PATH, &st) == 0 && S_ISDIR(st.st_mode),
@@ -151,7 +155,8 @@ static void listing(DIR *dir, const char *how)
 	while ((d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		if (strcmp(d->d_name, "uverbs0") && strcmp(d->d_name, "uverbs1")) {
+		if (strcmp(d->d_name, "uverbs0") && strcmp(d->d_name, "uverbs1") &&
+		    strcmp(d->d_name, "rdma_cm")) {
 			other++;
 			continue;
 		}
@@ -161,8 +166,8 @@ static void listing(DIR *dir, const char *how)
 		    !S_ISCHR(st.st_mode))
 			wrong++;
 	}
-	check(found == 2 && !other && !wrong,
-	      "%s: uverbs0 and uverbs1 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
+	check(found == 3 && !other && !wrong,
+	      "%s: rdma_cm, uverbs0 and uverbs1 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
 	      how, found, other, wrong);
 }
 
@@ -209,12 +214,13 @@ static void directory(void)
 	FAILS(opendir(DEV0) == NULL, ENOTDIR, "opendir(uverbs0)");
 	FAILS(opendir(NO_DEV) == NULL, ENOENT, "opendir(uverbs2)");
 	n = scandir(DIR_PATH, &list, char_devices, alphasort);
-	check(n == 2 && !strcmp(list[0]->d_name, "uverbs0") &&
-	      !strcmp(list[1]->d_name, "uverbs1"),
-	      "scandir, character devices: uverbs0, uverbs1 (%d)", n);
+	check(n == 3 && !strcmp(list[0]->d_name, "rdma_cm") &&
+	      !strcmp(list[1]->d_name, "uverbs0") &&
+	      !strcmp(list[2]->d_name, "uverbs1"),
+	      "scandir, character devices: rdma_cm, uverbs0, uverbs1 (%d)", n);
 	free_list(list, n);
 	n = scandir64(DIR_PATH, (struct dirent64 ***)&list, NULL, NULL);
-	check(n == 4, "scandir64 finds ., .. and the two devices (%d)", n);
+	check(n == 5, "scandir64 finds ., .. and the three devices (%d)", n);
 	free_list(list, n);
 }
 

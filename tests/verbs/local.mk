@@ -154,3 +154,11 @@ EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 TESTS += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap
 EXTRA_DIST += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap \
 	tests/verbs/mpi.sh tests/verbs/mpi-check.c
+
+# librdmacm's programs (rdmacm-utils) over /dev/infiniband/rdma_cm, on
+# RoCE and InfiniBand; the file at its ABI, hostile (rdmacm-abi).
+check_PROGRAMS += tests/verbs/rdmacm-abi
+tests_verbs_rdmacm_abi_SOURCES = tests/verbs/rdmacm-abi.c tests/tap.h
+TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
+EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
+	tests/verbs/rdmacm.sh

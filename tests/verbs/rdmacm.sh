@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# librdmacm's programs on the simulator (rdmacm-utils): rping with its
+# data checked, on RoCE and on InfiniBand (through the ports' IP
+# interfaces), the client on the server's port, on another port and on
+# another adapter, IPv4 and IPv6; what a refused connection, an address
+# no port has and one with no route give; /dev/infiniband/rdma_cm and the
+# interfaces as programs see them; the file at its ABI, hostile
+# (rdmacm-abi.c).  Every program runs under a time limit (guarded).
+# Usage: rdmacm.sh project|system
+. "$(dirname "$0")/../lib.sh"
+need_program rping rdmacm-utils
+need_program ip iproute2
+# The ports' IP interfaces live in a network namespace of the daemon's.
+need_ethernet_ports
+provider=$1
+
+# rping_pair NAME SERVER_ADDRESS [CLIENT OPTIONS]: ten pings, data
+# checked by both (-V), the server showing each (-v).  The client tries
+# again while the server is not yet listening (REJECTED).
+rping_pair() {
+	name=$1 addr=$2
+	shift 2
+	new_port
+	guarded rping -s -v -V -C 10 -a "$addr" -p $port >"$work/server.log" 2>&1 &
+	server=$!
+	tries=0
+	while :; do
+		guarded rping -c -V -C 10 -a "$addr" -p $port "$@" \
+			>"$work/client.log" 2>&1
+		client_status=$?
+		grep -q "RDMA_CM_EVENT_REJECTED" "$work/client.log" || break
+		tries=$((tries + 1))
+		[ $tries -lt 50 ] || break
+		sleep 0.1
+	done
+	wait $server
+	server_status=$?
+	if [ $server_status -eq 0 ] && [ $client_status -eq 0 ] &&
+	   [ "$(grep -c 'server ping data: rdma-ping-' "$work/server.log")" -eq 10 ]; then
+		ok "$name"
+	else
+		not_ok "$name (server $server_status, client $client_status)"
+		show "$work/server.log"
+		show "$work/client.log"
+	fi
+}
+
+# refused NAME PATTERN RPING_OPTIONS: a client that must fail, saying so.
+refused() {
+	name=$1 pattern=$2
+	shift 2
+	guarded rping -c -C 1 "$@" >"$work/client.log" 2>&1
+	status=$?
+	if [ $status -ne 0 ] && grep -q "$pattern" "$work/client.log"; then
+		ok "$name"
+	else
+		not_ok "$name (status $status)"
+		show "$work/client.log"
+	fi
+}
+
+# RoCE: eth0 and eth1 on mlx4_0, eth2 and eth3 on mlx4_1.
+sim_start --provider="$provider" --link-layer=eth --hcas 2
+ls -l /dev/infiniband >"$work/ls" 2>&1
+check "/dev/infiniband/rdma_cm: a character device, 10:58, mode 0666" \
+	grep -q "^crw-rw-rw-.* 10, *58 .* rdma_cm$" "$work/ls"
+check "sysfs: class/misc/rdma_cm/abi_version is 4" \
+	test "$(cat "$SYSFS_PATH/class/misc/rdma_cm/abi_version")" = 4
+rping_pair "rping over RoCE, the client on the server's port" 192.168.77.1
+rping_pair "rping over RoCE, from another port of the adapter" 192.168.77.1 \
+	-I 192.168.77.2
+rping_pair "rping over RoCE, from another adapter" 192.168.77.1 \
+	-I 192.168.77.4
+rping_pair "rping over RoCE, IPv6" fd00:77::3 -I fd00:77::2
+new_port
+refused "nothing listens: REJECTED, reason 8 (invalid service ID)" \
+	"RDMA_CM_EVENT_REJECTED, error 8" -a 192.168.77.1 -p $port
+refused "an address no port has: ADDR_ERROR, ETIMEDOUT" \
+	"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a 192.168.77.99
+refused "an address with no route: rdma_resolve_addr fails, ENETUNREACH" \
+	"rdma_resolve_addr: Network is unreachable" -a 172.31.1.1
+"$TESTS_BIN/verbs/rdmacm-abi" 192.168.77.3 >"$work/abi.tap" 2>&1
+abi=$?
+check "rdmacm-abi: the file at its ABI, hostile commands, garbage" sh -c "
+	test $abi -eq 0 && grep -q '^1\.\.' '$work/abi.tap' &&
+	! grep -q '^not ok' '$work/abi.tap' || { cat '$work/abi.tap'; false; }"
+rping_pair "rping after the garbage" 192.168.77.2 -I 192.168.77.1
+check "no strict-mode breach" sim_stop
+
+# InfiniBand: ib0 to ib3, the IPoIB-like interfaces of the four ports.
+sim_start --provider="$provider" --hcas 2
+ip -o addr show >"$work/addrs" 2>&1
+check "ib0 to ib3 have 192.168.78.1 to .4 and fd00:78::1 to ::4" sh -c "
+	grep -q 'ib0 .*inet 192.168.78.1/24' '$work/addrs' &&
+	grep -q 'ib3 .*inet 192.168.78.4/24' '$work/addrs' &&
+	grep -q 'ib2 .*inet6 fd00:78::3/64' '$work/addrs'"
+net=$SYSFS_PATH/class/infiniband/mlx4_1/device/net
+check "sysfs: device/net/ib2 of mlx4_1, type 32, its port's GID in its address" sh -c "
+	test \"\$(cat $net/ib2/type)\" = 32 &&
+	test \"\$(cat $net/ib2/dev_port)\" = 0 &&
+	grep -q ':fe:80:00:00:00:00:00:00:00:02:c9:03:00:a1:b2:11$' $net/ib2/address &&
+	test -e $SYSFS_PATH/class/net/ib2/type"
+rping_pair "rping over InfiniBand, the client on the server's port" \
+	192.168.78.1
+rping_pair "rping over InfiniBand, from another adapter" 192.168.78.1 \
+	-I 192.168.78.3
+rping_pair "rping over InfiniBand, IPv6" fd00:78::4 -I fd00:78::2
+new_port
+refused "InfiniBand: nothing listens: REJECTED, reason 8" \
+	"RDMA_CM_EVENT_REJECTED, error 8" -a 192.168.78.2 -p $port
+refused "InfiniBand: an address no port has: ADDR_ERROR" \
+	"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a 192.168.78.200
+check "no strict-mode breach" sim_stop
+finish
