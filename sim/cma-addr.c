@@ -159,11 +159,26 @@ void cma_read_gids(const struct cma_id *id, uint8_t *sgid, uint8_t *dgid)
 /* Address resolution                                                  */
 /* ------------------------------------------------------------------ */
 
-/* The subnets the ports' interfaces are on: anything else has no route. */
+/* An IPv4 (224/4) or IPv6 (ff00::/8) multicast address. */
+static bool multicast(const struct sockaddr *addr)
+{
+	uint8_t gid[16];
+
+	cma_ip2gid(addr, gid);
+	return addr->sa_family == AF_INET ? (gid[12] & 0xf0) == 0xe0 :
+					    gid[0] == 0xff;
+}
+
+/*
+ * The subnets the ports' interfaces are on, and multicast, which leaves
+ * by the id's port: anything else has no route.
+ */
 static bool routable(const struct sockaddr *dst)
 {
 	uint8_t gid[16];
 
+	if (multicast(dst))
+		return true;
 	cma_ip2gid(dst, gid);
 	if (dst->sa_family == AF_INET)
 		return (gid[12] == 192 && gid[13] == 168 &&
@@ -248,6 +263,14 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src,
 		id->state = CMA_ADDR_BOUND;
 		return -ENETUNREACH;
 	}
+	if (multicast(dst)) {
+		/* No neighbour to ask: the group's MAC is its address's. */
+		if (!id->port)
+			bind_loopback(id);
+		memcpy(id->dgid, id->sgid, 16);
+		schedule(id, CMA_EV_ADDR_RESOLVED, 0, 0);
+		return 0;
+	}
 	owner = port_by_ip(dst);
 	if (!owner || owner->down)
 		schedule(id, CMA_EV_ADDR_ERROR, -ETIMEDOUT, timeout_ms);
@@ -290,7 +313,8 @@ static void addr_event(struct cma_id *id, uint32_t event, int status)
 
 	if (id->state != CMA_ADDR_QUERY)
 		return;
-	if (event == CMA_EV_ADDR_RESOLVED && !cma_any_addr((void *)&id->dst))
+	if (event == CMA_EV_ADDR_RESOLVED && !cma_any_addr((void *)&id->dst) &&
+	    !multicast((void *)&id->dst))
 		status = addr_resolved(id);
 	if (status) {
 		id->state = CMA_ADDR_BOUND;

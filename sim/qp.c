@@ -1159,6 +1159,19 @@ static bool mcast_lid_ok(const struct sim_qp *qp, uint16_t lid)
 	return lid >= 0xc000 && lid != 0xffff;
 }
 
+/*
+ * rdma_is_multicast_addr(): an IPv6 multicast GID, or an IPv4-mapped one
+ * of an IPv4 multicast address (RoCE v2's groups, as rdma_cm makes them).
+ */
+static bool multicast_gid(const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(gid, v4mapped, sizeof(v4mapped)))
+		return (gid[12] & 0xf0) == 0xe0;
+	return gid[0] == 0xff;
+}
+
 int cmd_attach_mcast(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_attach_mcast req;
@@ -1172,7 +1185,7 @@ int cmd_attach_mcast(struct sim_cmd *cmd)
 	/* uverbs answers an attach it already has before the core looks. */
 	if (mcast_find(req.gid, qp))
 		return 0;
-	if (qp->type != IBV_QPT_UD || req.gid[0] != 0xff ||
+	if (qp->type != IBV_QPT_UD || !multicast_gid(req.gid) ||
 	    !mcast_lid_ok(qp, req.mlid))
 		return -EINVAL;
 	if (group_size(req.gid) >= CX3_MAX_MCAST_QP_ATTACH)

@@ -6,7 +6,11 @@
 # another adapter, IPv4 and IPv6; what a refused connection, an address
 # no port has and one with no route give; /dev/infiniband/rdma_cm and the
 # interfaces as programs see them; the file at its ABI, hostile
-# (rdmacm-abi.c).  Every program runs under a time limit (guarded).
+# (rdmacm-abi.c); the connection manager's events in order, a peer that
+# rejects, disconnects or goes (rdmacm-events.c); ucmatose with several
+# connections, udaddy (UD, by SIDR), mckey (multicast), rdma_server and
+# rdma_client, rstream and riostream (rsockets), and perftest's -R, on
+# both link layers.  Every program runs under a time limit (guarded).
 # Usage: rdmacm.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program rping rdmacm-utils
@@ -44,6 +48,83 @@ rping_pair() {
 		show "$work/server.log"
 		show "$work/client.log"
 	fi
+}
+
+# cm_once SERVER CLIENT: two programs (commands as strings), the client
+# tried again while the server is not yet listening; both must end well.
+cm_once() {
+	guarded sh -c "$1" >"$work/server.log" 2>&1 &
+	server=$!
+	sleep 0.3
+	tries=0
+	while :; do
+		guarded sh -c "$2" >"$work/client.log" 2>&1
+		client_status=$?
+		grep -qi "REJECTED\|UNREACHABLE\|Connection refused\|Unexpected CM event" \
+			"$work/client.log" || break
+		tries=$((tries + 1))
+		[ $tries -lt 30 ] || break
+		sleep 0.2
+	done
+	[ $client_status -eq 0 ] || kill $server 2>/dev/null
+	wait $server
+	server_status=$?
+	[ $server_status -eq 0 ] && [ $client_status -eq 0 ] &&
+		! grep -qi "error\|fail" "$work/server.log" "$work/client.log"
+}
+
+# cm_pair NAME SERVER CLIENT [ATTEMPTS]: cm_once, passing if one of its
+# attempts (1 unless said) does.
+cm_pair() {
+	attempt=1
+	until cm_once "$2" "$3"; do
+		if [ $attempt -ge "${4:-1}" ]; then
+			not_ok "$1 (server $server_status, client $client_status)"
+			show "$work/server.log"
+			show "$work/client.log"
+			return 1
+		fi
+		echo "# $1: attempt $attempt failed, again"
+		attempt=$((attempt + 1))
+	done
+	ok "$1"
+}
+
+# programs LINK SERVER_ADDRESS CLIENT_ADDRESS: the rest of rdmacm-utils,
+# perftest's -R, and the events, between two ports.
+programs() {
+	link=$1 a=$2 b=$3
+	new_port
+	cm_pair "ucmatose, 4 connections, 20 messages each ($link)" \
+		"ucmatose -p $port -c 4 -C 20" \
+		"ucmatose -s $a -b $b -p $port -c 4 -C 20"
+	cm_pair "udaddy, 3 UD ids by SIDR ($link)" "udaddy -c 3 -C 10" \
+		"udaddy -s $a -b $b -c 3 -C 10"
+	cm_pair "mckey, 10 datagrams to a multicast group ($link)" \
+		"mckey -m 224.0.1.10 -b $a -C 10" \
+		"sleep 0.5; mckey -m 224.0.1.10 -b $b -s -C 10"
+	cm_pair "rdma_server and rdma_client ($link)" "rdma_server -p $port" \
+		"rdma_client -s $a -p $port"
+	cm_pair "rstream, rsockets ($link)" "rstream -p $port -S 4096 -C 200" \
+		"rstream -s $a -p $port -S 4096 -C 200"
+	cm_pair "riostream ($link)" "riostream -p $port -S 4096 -C 200" \
+		"riostream -s $a -b $b -p $port -S 4096 -C 200"
+	# perftest connects twice, and its client may ask for the second
+	# connection before its server listens again (then fails, or waits
+	# for ever): three attempts.
+	if command -v ib_send_bw >/dev/null 2>&1; then
+		cm_pair "ib_send_bw -R ($link)" "ib_send_bw -R -n 1000 -p $port" \
+			"ib_send_bw -R -n 1000 -p $port $a" 3
+		cm_pair "ib_read_lat -R ($link)" "ib_read_lat -R -n 500 -p $port" \
+			"ib_read_lat -R -n 500 -p $port $a" 3
+	else
+		skip "perftest -R ($link): ib_send_bw not found (apt-get install perftest)"
+	fi
+	"$TESTS_BIN/verbs/rdmacm-events" $a $port >"$work/events.tap" 2>&1
+	events=$?
+	check "rdmacm-events: REQ, REP, RTU, REJ, DREQ, DREP and what each side hears ($link)" sh -c "
+		test $events -eq 0 && grep -q '^1\.\.' '$work/events.tap' &&
+		! grep -q '^not ok' '$work/events.tap' || { cat '$work/events.tap'; false; }"
 }
 
 # refused NAME PATTERN RPING_OPTIONS: a client that must fail, saying so.
@@ -86,6 +167,7 @@ check "rdmacm-abi: the file at its ABI, hostile commands, garbage" sh -c "
 	test $abi -eq 0 && grep -q '^1\.\.' '$work/abi.tap' &&
 	! grep -q '^not ok' '$work/abi.tap' || { cat '$work/abi.tap'; false; }"
 rping_pair "rping after the garbage" 192.168.77.2 -I 192.168.77.1
+programs RoCE 192.168.77.1 192.168.77.4
 check "no strict-mode breach" sim_stop
 
 # InfiniBand: ib0 to ib3, the IPoIB-like interfaces of the four ports.
@@ -111,5 +193,6 @@ refused "InfiniBand: nothing listens: REJECTED, reason 8" \
 	"RDMA_CM_EVENT_REJECTED, error 8" -a 192.168.78.2 -p $port
 refused "InfiniBand: an address no port has: ADDR_ERROR" \
 	"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a 192.168.78.200
+programs InfiniBand 192.168.78.1 192.168.78.4
 check "no strict-mode breach" sim_stop
 finish

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The connection manager's events, in order, at the rdma_cm ABI: two
+ * files play the active and the passive side (no QP is needed: the kernel
+ * takes the QP numbers it is given).  A rejected request (REJECTED with
+ * the consumer's reason and private data), an accepted one (CONNECT_-
+ * REQUEST's parameters, CONNECT_RESPONSE, ESTABLISHED, the PSNs and QP
+ * numbers INIT_QP_ATTR gives both sides agreeing), a disconnection from
+ * each side (DISCONNECTED on both, then TIMEWAIT_EXIT), a passive side
+ * that goes before it accepts (REJECTED) and one that goes when
+ * connected (DISCONNECTED), an active side that goes while its request
+ * waits (the listener's new id hears REJECTED... and nothing is left).
+ * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port)
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <rdma/rdma_user_cm.h>
+
+#include "../tap.h"
+
+#define RDMA_CM		"/dev/infiniband/rdma_cm"
+#define EV_ADDR_RESOLVED	0
+#define EV_ROUTE_RESOLVED	2
+#define EV_CONNECT_REQUEST	4
+#define EV_CONNECT_RESPONSE	5
+#define EV_REJECTED		8
+#define EV_ESTABLISHED		9
+#define EV_DISCONNECTED		10
+#define EV_TIMEWAIT_EXIT	15
+#define REJ_CONSUMER_DEFINED	28
+#define QPS_RTR			2
+#define QPS_RTS			3
+
+static struct sockaddr_in server_addr;
+
+static int ucm(int fd, uint32_t op, const void *body, uint16_t in,
+	       uint16_t out)
+{
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		uint8_t body[1024];
+	} msg = { { op, in, out } };
+
+	memcpy(msg.body, body, in);
+	return write(fd, &msg, sizeof(msg.hdr) + in) < 0 ? -errno : 0;
+}
+
+static uint32_t create_id(int fd, uint64_t uid)
+{
+	struct rdma_ucm_create_id_resp resp = {};
+	struct rdma_ucm_create_id c = {
+		.uid = uid, .response = (uintptr_t)&resp, .ps = RDMA_PS_TCP,
+	};
+
+	if (ucm(fd, RDMA_USER_CM_CMD_CREATE_ID, &c, sizeof(c), sizeof(resp)))
+		bail("CREATE_ID");
+	return resp.id;
+}
+
+static int destroy_id(int fd, uint32_t id)
+{
+	struct rdma_ucm_destroy_id_resp resp;
+	struct rdma_ucm_destroy_id d = { .response = (uintptr_t)&resp, .id = id };
+
+	return ucm(fd, RDMA_USER_CM_CMD_DESTROY_ID, &d, sizeof(d), sizeof(resp));
+}
+
+/* The file's next event within @ms, or event -1. */
+static struct rdma_ucm_event_resp next_event(int fd, int ms)
+{
+	struct rdma_ucm_event_resp ev = { .event = (uint32_t)-1 };
+	struct rdma_ucm_get_event g = { .response = (uintptr_t)&ev };
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	if (poll(&p, 1, ms) == 1 &&
+	    ucm(fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev)))
+		ev.event = (uint32_t)-1;
+	return ev;
+}
+
+static bool no_event(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, ms) == 0;
+}
+
+static void listen_on(int fd, uint32_t id)
+{
+	struct rdma_ucm_bind_ip b = { .id = id };
+	struct rdma_ucm_listen l = { .id = id, .backlog = 8 };
+
+	memcpy(&b.addr, &server_addr, sizeof(server_addr));
+	if (ucm(fd, RDMA_USER_CM_CMD_BIND_IP, &b, sizeof(b), 0) ||
+	    ucm(fd, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0))
+		bail("BIND_IP, LISTEN");
+}
+
+/* An active id with its route: ADDR_RESOLVED, then ROUTE_RESOLVED. */
+static uint32_t active_id(int fd, uint64_t uid)
+{
+	uint32_t id = create_id(fd, uid);
+	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = 2000 };
+	struct rdma_ucm_resolve_route rr = { .id = id, .timeout_ms = 2000 };
+
+	memcpy(&r.dst_addr, &server_addr, sizeof(server_addr));
+	if (ucm(fd, RDMA_USER_CM_CMD_RESOLVE_IP, &r, sizeof(r), 0) ||
+	    next_event(fd, 2000).event != EV_ADDR_RESOLVED ||
+	    ucm(fd, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr), 0) ||
+	    next_event(fd, 2000).event != EV_ROUTE_RESOLVED)
+		bail("address and route");
+	return id;
+}
+
+static int connect_id(int fd, uint32_t id, uint32_t qpn, const char *data)
+{
+	struct rdma_ucm_connect c = { .id = id };
+
+	c.conn_param.qp_num = qpn;
+	c.conn_param.responder_resources = 4;
+	c.conn_param.initiator_depth = 2;
+	c.conn_param.retry_count = 7;
+	c.conn_param.rnr_retry_count = 7;
+	c.conn_param.valid = 1;
+	c.conn_param.private_data_len = strlen(data);
+	memcpy(c.conn_param.private_data, data, strlen(data));
+	return ucm(fd, RDMA_USER_CM_CMD_CONNECT, &c, sizeof(c), 0);
+}
+
+static int accept_id(int fd, uint32_t id, uint64_t uid, uint32_t qpn,
+		     const char *data)
+{
+	struct rdma_ucm_accept a = { .uid = uid, .id = id };
+
+	if (qpn) {
+		a.conn_param.qp_num = qpn;
+		a.conn_param.responder_resources = 2;
+		a.conn_param.initiator_depth = 4;
+		a.conn_param.rnr_retry_count = 7;
+		a.conn_param.valid = 1;
+		a.conn_param.private_data_len = strlen(data);
+		memcpy(a.conn_param.private_data, data, strlen(data));
+	}
+	return ucm(fd, RDMA_USER_CM_CMD_ACCEPT, &a, sizeof(a), 0);
+}
+
+static int qp_attr(int fd, uint32_t id, uint32_t state,
+		   struct ib_uverbs_qp_attr *attr)
+{
+	struct rdma_ucm_init_qp_attr q = {
+		.response = (uintptr_t)attr, .id = id, .qp_state = state,
+	};
+
+	return ucm(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, &q, sizeof(q),
+		   sizeof(*attr));
+}
+
+/* A request rejected with the consumer's reason and data. */
+static void rejected(int server, int client)
+{
+	uint32_t id = active_id(client, 0xc1);
+	struct rdma_ucm_event_resp ev;
+	struct rdma_ucm_reject rej = { .reason = 0, .private_data_len = 3 };
+
+	CHECK(!connect_id(client, id, 0x123, "hello"), "CONNECT");
+	ev = next_event(server, 2000);
+	CHECK(ev.event == EV_CONNECT_REQUEST && ev.uid == 0x5e &&
+	      ev.param.conn.qp_num == 0x123 &&
+	      ev.param.conn.responder_resources == 2 &&
+	      ev.param.conn.initiator_depth == 4 &&
+	      ev.param.conn.private_data_len == 56 &&
+	      !memcmp(ev.param.conn.private_data, "hello", 5),
+	      "CONNECT_REQUEST on the listener: the QPN, depths seen from its side, the private data (event %u, len %u)",
+	      ev.event, ev.param.conn.private_data_len);
+	rej.id = ev.id;
+	memcpy(rej.private_data, "no!", 3);
+	CHECK(!ucm(server, RDMA_USER_CM_CMD_REJECT, &rej, sizeof(rej), 0),
+	      "REJECT");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_REJECTED && ev.status == REJ_CONSUMER_DEFINED &&
+	      ev.uid == 0xc1 && !memcmp(ev.param.conn.private_data, "no!", 3),
+	      "REJECTED, reason 28 (consumer defined), with the private data (event %u status %d)",
+	      ev.event, ev.status);
+	CHECK(!destroy_id(server, rej.id) && !destroy_id(client, id) &&
+	      no_event(server, 100) && no_event(client, 0),
+	      "both ids destroyed, no other event");
+}
+
+/* The passive id of an accepted connection, both sides ESTABLISHED. */
+static uint32_t connected(int server, int client, uint32_t *active)
+{
+	struct ib_uverbs_qp_attr crtr, crts, srtr, srts;
+	struct rdma_ucm_event_resp ev;
+	uint32_t conn;
+
+	*active = active_id(client, 0xc2);
+	if (connect_id(client, *active, 0x211, "x"))
+		bail("CONNECT");
+	ev = next_event(server, 2000);
+	conn = ev.id;
+	CHECK(ev.event == EV_CONNECT_REQUEST &&
+	      !accept_id(server, conn, 0x5c, 0x311, "welcome"),
+	      "CONNECT_REQUEST, ACCEPT");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_CONNECT_RESPONSE && ev.param.conn.qp_num == 0x311 &&
+	      !memcmp(ev.param.conn.private_data, "welcome", 7),
+	      "CONNECT_RESPONSE on the active side, the passive QPN and data (event %u)",
+	      ev.event);
+	CHECK(!qp_attr(client, *active, QPS_RTR, &crtr) &&
+	      !qp_attr(client, *active, QPS_RTS, &crts) &&
+	      !qp_attr(server, conn, QPS_RTR, &srtr) &&
+	      !qp_attr(server, conn, QPS_RTS, &srts) &&
+	      crtr.dest_qp_num == 0x311 && srtr.dest_qp_num == 0x211 &&
+	      crts.sq_psn == srtr.rq_psn && srts.sq_psn == crtr.rq_psn &&
+	      crtr.max_dest_rd_atomic == 4 && crts.max_rd_atomic == 2,
+	      "INIT_QP_ATTR: each side's QPN the other's destination, each one's send PSN the other's receive PSN (%x/%x %x/%x)",
+	      crts.sq_psn, srtr.rq_psn, srts.sq_psn, crtr.rq_psn);
+	CHECK(!accept_id(client, *active, 0, 0, ""), "ACCEPT on the active side (the RTU)");
+	ev = next_event(server, 2000);
+	CHECK(ev.event == EV_ESTABLISHED && ev.uid == 0x5c && ev.id == conn,
+	      "ESTABLISHED on the passive id, with the uid ACCEPT gave (event %u)",
+	      ev.event);
+	return conn;
+}
+
+/* A disconnection: both sides hear DISCONNECTED, then TIMEWAIT_EXIT. */
+static void disconnected(int server, int client)
+{
+	struct rdma_ucm_disconnect d;
+	struct rdma_ucm_event_resp ev;
+	uint32_t active, conn = connected(server, client, &active);
+
+	d.id = active;
+	CHECK(!ucm(client, RDMA_USER_CM_CMD_DISCONNECT, &d, sizeof(d), 0),
+	      "DISCONNECT on the active side");
+	ev = next_event(server, 2000);
+	CHECK(ev.event == EV_DISCONNECTED && ev.id == conn,
+	      "DISCONNECTED on the passive side (event %u)", ev.event);
+	d.id = conn;
+	CHECK(!ucm(server, RDMA_USER_CM_CMD_DISCONNECT, &d, sizeof(d), 0),
+	      "DISCONNECT on the passive side (its DREP)");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_DISCONNECTED && ev.id == active,
+	      "DISCONNECTED on the active side (event %u)", ev.event);
+	ev = next_event(client, 5000);
+	CHECK(ev.event == EV_TIMEWAIT_EXIT, "then TIMEWAIT_EXIT (event %u)",
+	      ev.event);
+	ev = next_event(server, 5000);
+	CHECK(ev.event == EV_TIMEWAIT_EXIT,
+	      "and TIMEWAIT_EXIT on the passive side (event %u)", ev.event);
+	destroy_id(client, active);
+	destroy_id(server, conn);
+}
+
+/* The passive side's process goes when connected: DISCONNECTED. */
+static void server_gone(int client)
+{
+	int server = open(RDMA_CM, O_RDWR);
+	uint32_t listener = create_id(server, 0x5e), active;
+	struct rdma_ucm_event_resp ev;
+
+	listen_on(server, listener);
+	connected(server, client, &active);
+	close(server);
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_DISCONNECTED,
+	      "the passive side's file closed: DISCONNECTED (event %u)",
+	      ev.event);
+	destroy_id(client, active);
+}
+
+/* It goes before it accepts: REJECTED (consumer defined). */
+static void server_gone_early(int client)
+{
+	int server = open(RDMA_CM, O_RDWR);
+	uint32_t listener = create_id(server, 0x5e);
+	uint32_t active = active_id(client, 0xc3);
+	struct rdma_ucm_event_resp ev;
+
+	listen_on(server, listener);
+	connect_id(client, active, 0x411, "?");
+	ev = next_event(server, 2000);
+	CHECK(ev.event == EV_CONNECT_REQUEST, "CONNECT_REQUEST (event %u)",
+	      ev.event);
+	close(server);
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_REJECTED && ev.status == REJ_CONSUMER_DEFINED,
+	      "the passive side's file closed before ACCEPT: REJECTED, 28 (event %u status %d)",
+	      ev.event, ev.status);
+	destroy_id(client, active);
+}
+
+int main(int argc, char **argv)
+{
+	int server, client;
+	uint32_t listener;
+
+	if (argc < 3)
+		return 2;
+	server_addr.sin_family = AF_INET;
+	server_addr.sin_port = htons(atoi(argv[2]));
+	inet_pton(AF_INET, argv[1], &server_addr.sin_addr);
+	server = open(RDMA_CM, O_RDWR);
+	client = open(RDMA_CM, O_RDWR);
+	if (server < 0 || client < 0)
+		bail("open " RDMA_CM);
+	listener = create_id(server, 0x5e);
+	listen_on(server, listener);
+	rejected(server, client);
+	disconnected(server, client);
+	destroy_id(server, listener);
+	close(server);
+	server_gone(client);
+	server_gone_early(client);
+	close(client);
+	return tap_finish();
+}
