@@ -56,7 +56,9 @@
 #define REJ_LOCAL_COMM_ID	0
 #define REJ_REMOTE_COMM_ID	4
 #define REJ_MESSAGE_REJECTED	8	/* 2 */
+#define REJ_INFO_LENGTH		9	/* 7 */
 #define REJ_REASON		10
+#define REJ_ARI			12
 #define REJ_PRIVATE_DATA	84
 #define CM_MSG_REQ		0
 #define CM_MSG_REP		1

@@ -209,6 +209,10 @@ static void recv_rej(const uint8_t *d)
 	struct cm_id *cm = cm_find(get32(d, REJ_REMOTE_COMM_ID));
 	uint16_t reason = get16(d, REJ_REASON);
 
+	/* cm_acquire_rejected_id(): a timed-out REQ's sender, by its CA. */
+	if (!cm && reason == CM_REJ_TIMEOUT && d[REJ_INFO_LENGTH] >> 1 >= 8)
+		cm = cm_find_remote(get32(d, REJ_LOCAL_COMM_ID),
+				    get64(d, REJ_ARI));
 	if (!cm)
 		return;
 	switch (cm->state) {

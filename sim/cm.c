@@ -424,6 +424,14 @@ int cm_send_rej(struct cm_id *cm, uint16_t reason, const void *data,
 		rejected_msg(cm->state), reason);
 	if (data && len)
 		memcpy(mad + CM_HDR_SIZE + REJ_PRIVATE_DATA, data, len);
+	/*
+	 * A request that timed out names its sender by the CA GUID as well
+	 * (its peer knows no comm id of ours yet).
+	 */
+	if (reason == CM_REJ_TIMEOUT) {
+		mad[CM_HDR_SIZE + REJ_INFO_LENGTH] = 8 << 1;
+		put64(mad + CM_HDR_SIZE, REJ_ARI, cm->av.port->hca->node_guid);
+	}
 	timer_cancel(&cm->timer);
 	if (cm->state == CM_REP_SENT)
 		cm_enter_timewait(cm);

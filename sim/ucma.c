@@ -251,20 +251,27 @@ static void id_destroy(struct cma_id *id);
 
 /*
  * Events not yet read go with their id; a listener's pending connection
- * requests take their new ids with them (which rejects them).
+ * requests take their new ids with them (which rejects them).  Destroying
+ * one of those may take events of its own off the list (a process may
+ * accept an id before it reads its request): the walk starts again.
  */
 static int id_cleanup_events(struct cma_id *id)
 {
-	struct ucma_event *ev, *tmp;
+	struct ucma_event *ev;
+	bool again = true;
 
-	list_for_each_safe(&id->file->events, ev, tmp, struct ucma_event,
-			   link) {
-		if (ev->id != id)
-			continue;
-		list_del(&ev->link);
-		if (ev->conn && ev->conn->published)
-			id_destroy(ev->conn);
-		free(ev);
+	while (again) {
+		again = false;
+		list_for_each(&id->file->events, ev, struct ucma_event, link) {
+			if (ev->id != id)
+				continue;
+			list_del(&ev->link);
+			if (ev->conn && ev->conn->published)
+				id_destroy(ev->conn);
+			free(ev);
+			again = true;
+			break;
+		}
 	}
 	events_drained(id->file);
 	return id->events_reported;

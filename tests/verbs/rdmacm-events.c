@@ -9,7 +9,8 @@
  * each side (DISCONNECTED on both, then TIMEWAIT_EXIT), a passive side
  * that goes before it accepts (REJECTED) and one that goes when
  * connected (DISCONNECTED), an active side that goes while its request
- * waits (the listener's new id hears REJECTED... and nothing is left).
+ * waits, a new id accepted before its request is read and then taken
+ * with its listener.
  * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port)
  */
 #define _GNU_SOURCE
@@ -295,6 +296,64 @@ static void server_gone_early(int client)
 	destroy_id(client, active);
 }
 
+/*
+ * The active side's file closes while its request waits: its REJ (reason
+ * 2, timeout) reaches the new id, which the process has not accepted
+ * (ucma drops its events), and ACCEPT then fails.
+ */
+static void client_gone(int server)
+{
+	int client = open(RDMA_CM, O_RDWR);
+	uint32_t active = active_id(client, 0xc5);
+	struct rdma_ucm_event_resp ev;
+
+	connect_id(client, active, 0x711, "");
+	ev = next_event(server, 2000);
+	CHECK(ev.event == EV_CONNECT_REQUEST, "CONNECT_REQUEST (event %u)",
+	      ev.event);
+	close(client);
+	usleep(100000);
+	CHECK(accept_id(server, ev.id, 0x78, 0x811, "") == -EINVAL &&
+	      no_event(server, 100),
+	      "the active side's file closed before ACCEPT: no event, ACCEPT fails (EINVAL)");
+	destroy_id(server, ev.id);
+}
+
+/*
+ * A hostile order: the passive side accepts the new id (its number is the
+ * lowest free one) before it reads the request, then destroys the
+ * listener, whose unread request takes the new id with it: its own
+ * ESTABLISHED goes too, and the active side hears DISCONNECTED.
+ */
+static void accept_unread(int client)
+{
+	int server = open(RDMA_CM, O_RDWR);
+	uint32_t listener = create_id(server, 0x5e), active, guess;
+	struct rdma_ucm_event_resp ev;
+	struct pollfd p = { server, POLLIN, 0 };
+
+	listen_on(server, listener);
+	active = active_id(client, 0xc4);
+	guess = create_id(server, 1);
+	destroy_id(server, guess);
+	connect_id(client, active, 0x511, "");
+	CHECK(poll(&p, 1, 2000) == 1 &&
+	      !accept_id(server, guess, 0x77, 0x611, ""),
+	      "ACCEPT of the new id before its CONNECT_REQUEST is read");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_CONNECT_RESPONSE && !accept_id(client, active, 0, 0, ""),
+	      "CONNECT_RESPONSE, ACCEPT (event %u)", ev.event);
+	usleep(100000);		/* its ESTABLISHED is queued behind the request */
+	CHECK(!destroy_id(server, listener) && no_event(server, 200),
+	      "the listener destroyed: its request, the new id and its ESTABLISHED gone");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_DISCONNECTED,
+	      "the active side hears DISCONNECTED (event %u)", ev.event);
+	CHECK(destroy_id(server, guess) == -ENOENT, "the new id is gone");
+	destroy_id(client, active);
+	close(server);
+}
+
 int main(int argc, char **argv)
 {
 	int server, client;
@@ -313,10 +372,12 @@ int main(int argc, char **argv)
 	listen_on(server, listener);
 	rejected(server, client);
 	disconnected(server, client);
+	client_gone(server);
 	destroy_id(server, listener);
 	close(server);
 	server_gone(client);
 	server_gone_early(client);
+	accept_unread(client);
 	close(client);
 	return tap_finish();
 }
