@@ -122,6 +122,25 @@ static void req_info(const struct cm_id *cm, const uint8_t *d,
 	req->pkey = cm->pkey;
 }
 
+static void sidr_reply(struct cm_wire *w, const uint8_t *d, uint8_t status);
+
+/*
+ * The id of a REQ or SIDR_REQ for @service_id; NULL when nothing listens
+ * for it on the port's adapter (a REJ, or a SIDR_REP, says so) or no
+ * memory is left (the sender tries again).
+ */
+static struct cm_id *request_id(struct cm_wire *w, const uint8_t *d,
+				uint64_t service_id, bool sidr)
+{
+	if (cma_has_listener(w->to, service_id))
+		return cm_new(NULL);
+	if (sidr)
+		sidr_reply(w, d, CM_SIDR_UNSUPPORTED);
+	else
+		req_reply_rej(w, d, CM_REJ_INVALID_SERVICE_ID);
+	return NULL;
+}
+
 /* cm_req_handler(): a listener's, or a REJ that says there is none. */
 static void recv_req(struct cm_wire *w, const uint8_t *d)
 {
@@ -132,11 +151,7 @@ static void recv_req(struct cm_wire *w, const uint8_t *d)
 	if (req_duplicate(get32(d, REQ_LOCAL_COMM_ID),
 			  get64(d, REQ_LOCAL_CA_GUID)))
 		return;
-	if (!cma_has_listener(w->to, service_id)) {
-		req_reply_rej(w, d, CM_REJ_INVALID_SERVICE_ID);
-		return;
-	}
-	cm = cm_new(NULL);
+	cm = request_id(w, d, service_id, false);
 	if (!cm)
 		return;
 	path_from_req(d, w->to, w->gid_type, &cm->av);
@@ -324,11 +339,7 @@ static void recv_sidr_req(struct cm_wire *w, const uint8_t *d)
 	struct cm_req_info req;
 	struct cm_id *cm;
 
-	if (!cma_has_listener(w->to, service_id)) {
-		sidr_reply(w, d, CM_SIDR_UNSUPPORTED);
-		return;
-	}
-	cm = cm_new(NULL);
+	cm = request_id(w, d, service_id, true);
 	if (!cm)
 		return;
 	cm->av.port = w->to;

@@ -121,17 +121,10 @@ int cma_acquire_for_req(struct cma_id *id, const struct cm_req_info *req)
 /* cma_set_default_qkey() */
 int cma_default_qkey(struct cma_id *id)
 {
-	switch (id->ps) {
-	case RDMA_PS_UDP:
-	case RDMA_PS_IB:
+	if (id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IB)
 		id->qkey = RDMA_UDP_QKEY;
-		break;
-	case RDMA_PS_IPOIB:
-		id->qkey = IPOIB_QKEY;
-		break;
-	default:
-		break;
-	}
+	else if (id->ps == RDMA_PS_IPOIB)
+		id->qkey = IPOIB_QKEY;	/* (the kernel asks the SA for it) */
 	return 0;
 }
 
@@ -177,7 +170,7 @@ static bool routable(const struct sockaddr *dst)
 {
 	uint8_t gid[16];
 
-	if (multicast(dst))
+	if (multicast(dst) || cma_any_addr(dst))
 		return true;
 	cma_ip2gid(dst, gid);
 	if (dst->sa_family == AF_INET)
@@ -252,19 +245,15 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src,
 
 	if (err)
 		return err;
-	if (cma_any_addr(dst)) {
-		if (!id->port)
-			bind_loopback(id);
-		memcpy(id->dgid, id->sgid, 16);
-		schedule(id, CMA_EV_ADDR_RESOLVED, 0, 0);
-		return 0;
-	}
 	if (!routable(dst)) {
 		id->state = CMA_ADDR_BOUND;
 		return -ENETUNREACH;
 	}
-	if (multicast(dst)) {
-		/* No neighbour to ask: the group's MAC is its address's. */
+	/*
+	 * The host's own "any" address (cma_resolve_loopback()), and a
+	 * multicast group, whose MAC is its address's: no neighbour to ask.
+	 */
+	if (cma_any_addr(dst) || multicast(dst)) {
 		if (!id->port)
 			bind_loopback(id);
 		memcpy(id->dgid, id->sgid, 16);

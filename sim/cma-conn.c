@@ -292,10 +292,12 @@ static int request_data(const struct cma_id *id,
 	return 0;
 }
 
-static int connect_ib(struct cma_id *id, const struct rdma_ucm_conn_param *p,
-		      const uint8_t *data, uint8_t len)
+/* What a REQ or REP says of the id's QP and of the process's wishes. */
+static struct cm_conn_param cm_param(const struct cma_id *id,
+				     const struct rdma_ucm_conn_param *p,
+				     const uint8_t *data, uint8_t len)
 {
-	struct cm_conn_param req = {
+	return (struct cm_conn_param){
 		.qp_num = id->qp_num,
 		.starting_psn = id->seq_num,
 		.responder_resources = p->responder_resources,
@@ -307,8 +309,6 @@ static int connect_ib(struct cma_id *id, const struct rdma_ucm_conn_param *p,
 		.private_data = data,
 		.private_data_len = len,
 	};
-
-	return cm_send_req(id, &req);
 }
 
 /* rdma_connect(): a REQ, or a SIDR_REQ for a UD id. */
@@ -325,10 +325,13 @@ int cma_connect(struct cma_id *id, const struct rdma_ucm_conn_param *p,
 	id->qp_num = p->qp_num & PSN_MASK;
 	id->srq = p->srq;
 	err = request_data(id, p, data, &len);
-	if (!err && id->qp_type == IBV_QPT_UD)
+	if (!err && id->qp_type == IBV_QPT_UD) {
 		err = cm_send_sidr_req(id, data, len);
-	else if (!err)
-		err = connect_ib(id, p, data, len);
+	} else if (!err) {
+		struct cm_conn_param req = cm_param(id, p, data, len);
+
+		err = cm_send_req(id, &req);
+	}
 	if (err)
 		id->state = CMA_ROUTE_RESOLVED;
 	return err;
@@ -430,17 +433,8 @@ static int send_sidr_rep(struct cma_id *id, uint8_t status, uint32_t qkey,
 
 static int accept_ib(struct cma_id *id, const struct rdma_ucm_conn_param *p)
 {
-	struct cm_conn_param rep = {
-		.qp_num = id->qp_num,
-		.starting_psn = id->seq_num,
-		.responder_resources = p->responder_resources,
-		.initiator_depth = p->initiator_depth,
-		.rnr_retry_count = MIN(7, p->rnr_retry_count),
-		.flow_control = p->flow_control,
-		.srq = id->srq,
-		.private_data = p->private_data,
-		.private_data_len = p->private_data_len,
-	};
+	struct cm_conn_param rep = cm_param(id, p, p->private_data,
+					    p->private_data_len);
 
 	return cm_send_rep(id->cm, &rep);
 }

@@ -122,14 +122,14 @@ bool cma_on_roce(const struct cma_id *id)
 
 struct cma_id *cma_create(uint16_t ps, uint8_t qp_type)
 {
-	struct cma_id *id = calloc(1, sizeof(*id));
+	struct cma_id *id = malloc(sizeof(*id));
 
 	if (!id)
 		return NULL;
-	id->state = CMA_IDLE;
-	id->ps = ps;
-	id->qp_type = qp_type;
-	id->seq_num = random() & PSN_MASK;
+	*id = (struct cma_id){
+		.state = CMA_IDLE, .ps = ps, .qp_type = qp_type,
+		.seq_num = random() & PSN_MASK,	/* a random starting PSN */
+	};
 	list_init(&id->mcs);
 	list_init(&id->bind_link);
 	list_init(&id->file_link);

@@ -453,19 +453,13 @@ static int ipoib_net_dirs(const char *root, struct sim_hca *hca)
 static int rdma_cm_device(const char *root)
 {
 	char dir[PATH_MAX], link[PATH_MAX];
-	int err;
 
-	err = pathf(dir, "%s/devices/virtual/misc/rdma_cm", root);
-	if (!err)
-		err = mkdir_p(dir);
-	if (!err)
-		err = pathf(link, "%s/class/misc", root);
-	if (!err)
-		err = mkdir_p(link);
-	if (!err)
-		err = pathf(link, "%s/class/misc/rdma_cm", root);
-	if (err)
-		return err;
+	if (pathf(dir, "%s/devices/virtual/misc/rdma_cm", root) ||
+	    pathf(link, "%s/class/misc", root))
+		return -ENAMETOOLONG;
+	if (mkdir_p(dir) || mkdir_p(link))
+		return -EIO;
+	strncat(link, "/rdma_cm", sizeof(link) - strlen(link) - 1);
 	if (symlink("../../devices/virtual/misc/rdma_cm", link) &&
 	    errno != EEXIST)
 		return -errno;

@@ -396,16 +396,21 @@ static int ucma_create_id(struct ucma_cmd *c)
 	return 0;
 }
 
+/* DESTROY_ID and LEAVE_MCAST: room for events_reported, then the command. */
+static int destroy_cmd(struct ucma_cmd *c, struct rdma_ucm_destroy_id *cmd)
+{
+	if (c->out_len < (int)sizeof(struct rdma_ucm_destroy_id_resp))
+		return -ENOSPC;
+	return ucma_copy_in(c, c->in, cmd, sizeof(*cmd));
+}
+
 static int ucma_destroy_id(struct ucma_cmd *c)
 {
 	struct rdma_ucm_destroy_id cmd;
 	struct rdma_ucm_destroy_id_resp resp;
 	struct cma_id *id;
-	int err;
+	int err = destroy_cmd(c, &cmd);
 
-	if (c->out_len < (int)sizeof(resp))
-		return -ENOSPC;
-	err = ucma_copy_in(c, c->in, &cmd, sizeof(cmd));
 	if (err)
 		return err;
 	id = ucma_get_id(c, cmd.id, &err);
@@ -596,19 +601,13 @@ static int ucma_leave_mcast(struct ucma_cmd *c)
 {
 	struct rdma_ucm_destroy_id cmd;
 	struct rdma_ucm_destroy_id_resp resp;
-	struct cma_mc *mc;
-	int err;
+	int err = destroy_cmd(c, &cmd);
+	struct cma_mc *mc = err ? NULL : handle_get(&mc_handles, cmd.id);
 
-	if (c->out_len < (int)sizeof(resp))
-		return -ENOSPC;
-	err = ucma_copy_in(c, c->in, &cmd, sizeof(cmd));
 	if (err)
 		return err;
-	mc = handle_get(&mc_handles, cmd.id);
-	if (!mc)
-		return -ENOENT;
-	if (mc->id->file != c->file)
-		return -EINVAL;
+	if (!mc || mc->id->file != c->file)
+		return mc ? -EINVAL : -ENOENT;
 	cma_leave(mc);
 	id_cleanup_mc_events(mc);
 	resp.events_reported = mc->events_reported;

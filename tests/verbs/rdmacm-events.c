@@ -118,35 +118,36 @@ static uint32_t active_id(int fd, uint64_t uid)
 	return id;
 }
 
+/* CONNECT's and ACCEPT's parameters: a QPN, depths, private data. */
+static void conn_param(struct rdma_ucm_conn_param *p, uint32_t qpn,
+		       uint8_t responder, uint8_t initiator, const char *data)
+{
+	p->qp_num = qpn;
+	p->responder_resources = responder;
+	p->initiator_depth = initiator;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+	p->valid = 1;
+	p->private_data_len = strlen(data);
+	memcpy(p->private_data, data, strlen(data));
+}
+
 static int connect_id(int fd, uint32_t id, uint32_t qpn, const char *data)
 {
 	struct rdma_ucm_connect c = { .id = id };
 
-	c.conn_param.qp_num = qpn;
-	c.conn_param.responder_resources = 4;
-	c.conn_param.initiator_depth = 2;
-	c.conn_param.retry_count = 7;
-	c.conn_param.rnr_retry_count = 7;
-	c.conn_param.valid = 1;
-	c.conn_param.private_data_len = strlen(data);
-	memcpy(c.conn_param.private_data, data, strlen(data));
+	conn_param(&c.conn_param, qpn, 4, 2, data);
 	return ucm(fd, RDMA_USER_CM_CMD_CONNECT, &c, sizeof(c), 0);
 }
 
+/* ACCEPT, with parameters when @qpn is not 0 (the passive side's). */
 static int accept_id(int fd, uint32_t id, uint64_t uid, uint32_t qpn,
 		     const char *data)
 {
 	struct rdma_ucm_accept a = { .uid = uid, .id = id };
 
-	if (qpn) {
-		a.conn_param.qp_num = qpn;
-		a.conn_param.responder_resources = 2;
-		a.conn_param.initiator_depth = 4;
-		a.conn_param.rnr_retry_count = 7;
-		a.conn_param.valid = 1;
-		a.conn_param.private_data_len = strlen(data);
-		memcpy(a.conn_param.private_data, data, strlen(data));
-	}
+	if (qpn)
+		conn_param(&a.conn_param, qpn, 2, 4, data);
 	return ucm(fd, RDMA_USER_CM_CMD_ACCEPT, &a, sizeof(a), 0);
 }
 
@@ -229,25 +230,28 @@ static uint32_t connected(int server, int client, uint32_t *active)
 	return conn;
 }
 
+/* DISCONNECT on one side (@what), DISCONNECTED on the other. */
+static void disconnect(int fd, uint32_t id, int peer, uint32_t peer_id,
+		       const char *what)
+{
+	struct rdma_ucm_disconnect d = { .id = id };
+	struct rdma_ucm_event_resp ev;
+
+	CHECK(!ucm(fd, RDMA_USER_CM_CMD_DISCONNECT, &d, sizeof(d), 0),
+	      "DISCONNECT on the %s", what);
+	ev = next_event(peer, 2000);
+	CHECK(ev.event == EV_DISCONNECTED && ev.id == peer_id,
+	      "DISCONNECTED heard from it (event %u)", ev.event);
+}
+
 /* A disconnection: both sides hear DISCONNECTED, then TIMEWAIT_EXIT. */
 static void disconnected(int server, int client)
 {
-	struct rdma_ucm_disconnect d;
 	struct rdma_ucm_event_resp ev;
 	uint32_t active, conn = connected(server, client, &active);
 
-	d.id = active;
-	CHECK(!ucm(client, RDMA_USER_CM_CMD_DISCONNECT, &d, sizeof(d), 0),
-	      "DISCONNECT on the active side");
-	ev = next_event(server, 2000);
-	CHECK(ev.event == EV_DISCONNECTED && ev.id == conn,
-	      "DISCONNECTED on the passive side (event %u)", ev.event);
-	d.id = conn;
-	CHECK(!ucm(server, RDMA_USER_CM_CMD_DISCONNECT, &d, sizeof(d), 0),
-	      "DISCONNECT on the passive side (its DREP)");
-	ev = next_event(client, 2000);
-	CHECK(ev.event == EV_DISCONNECTED && ev.id == active,
-	      "DISCONNECTED on the active side (event %u)", ev.event);
+	disconnect(client, active, server, conn, "active side (its DREQ)");
+	disconnect(server, conn, client, active, "passive side (its DREP)");
 	ev = next_event(client, 5000);
 	CHECK(ev.event == EV_TIMEWAIT_EXIT, "then TIMEWAIT_EXIT (event %u)",
 	      ev.event);

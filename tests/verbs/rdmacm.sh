@@ -141,6 +141,23 @@ refused() {
 	fi
 }
 
+# pings_and_refusals LINK SERVER SAME_ADAPTER OTHER_ADAPTER SERVER6 CLIENT6
+# NOBODY: rping from the server's port, another port of its adapter,
+# another adapter, over IPv6; then nothing listening, and an address no
+# port has.
+pings_and_refusals() {
+	link=$1
+	rping_pair "rping over $link, the client on the server's port" $2
+	rping_pair "rping over $link, from another port of the adapter" $2 -I $3
+	rping_pair "rping over $link, from another adapter" $2 -I $4
+	rping_pair "rping over $link, IPv6" $5 -I $6
+	new_port
+	refused "$link: nothing listens: REJECTED, reason 8 (invalid service ID)" \
+		"RDMA_CM_EVENT_REJECTED, error 8" -a $2 -p $port
+	refused "$link: an address no port has: ADDR_ERROR, ETIMEDOUT" \
+		"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a $7
+}
+
 # RoCE: eth0 and eth1 on mlx4_0, eth2 and eth3 on mlx4_1.
 sim_start --provider="$provider" --link-layer=eth --hcas 2
 ls -l /dev/infiniband >"$work/ls" 2>&1
@@ -148,17 +165,8 @@ check "/dev/infiniband/rdma_cm: a character device, 10:58, mode 0666" \
 	grep -q "^crw-rw-rw-.* 10, *58 .* rdma_cm$" "$work/ls"
 check "sysfs: class/misc/rdma_cm/abi_version is 4" \
 	test "$(cat "$SYSFS_PATH/class/misc/rdma_cm/abi_version")" = 4
-rping_pair "rping over RoCE, the client on the server's port" 192.168.77.1
-rping_pair "rping over RoCE, from another port of the adapter" 192.168.77.1 \
-	-I 192.168.77.2
-rping_pair "rping over RoCE, from another adapter" 192.168.77.1 \
-	-I 192.168.77.4
-rping_pair "rping over RoCE, IPv6" fd00:77::3 -I fd00:77::2
-new_port
-refused "nothing listens: REJECTED, reason 8 (invalid service ID)" \
-	"RDMA_CM_EVENT_REJECTED, error 8" -a 192.168.77.1 -p $port
-refused "an address no port has: ADDR_ERROR, ETIMEDOUT" \
-	"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a 192.168.77.99
+pings_and_refusals RoCE 192.168.77.1 192.168.77.2 192.168.77.4 \
+	fd00:77::3 fd00:77::2 192.168.77.99
 refused "an address with no route: rdma_resolve_addr fails, ENETUNREACH" \
 	"rdma_resolve_addr: Network is unreachable" -a 172.31.1.1
 "$TESTS_BIN/verbs/rdmacm-abi" 192.168.77.3 >"$work/abi.tap" 2>&1
@@ -183,16 +191,8 @@ check "sysfs: device/net/ib2 of mlx4_1, type 32, its port's GID in its address" 
 	test \"\$(cat $net/ib2/dev_port)\" = 0 &&
 	grep -q ':fe:80:00:00:00:00:00:00:00:02:c9:03:00:a1:b2:11$' $net/ib2/address &&
 	test -e $SYSFS_PATH/class/net/ib2/type"
-rping_pair "rping over InfiniBand, the client on the server's port" \
-	192.168.78.1
-rping_pair "rping over InfiniBand, from another adapter" 192.168.78.1 \
-	-I 192.168.78.3
-rping_pair "rping over InfiniBand, IPv6" fd00:78::4 -I fd00:78::2
-new_port
-refused "InfiniBand: nothing listens: REJECTED, reason 8" \
-	"RDMA_CM_EVENT_REJECTED, error 8" -a 192.168.78.2 -p $port
-refused "InfiniBand: an address no port has: ADDR_ERROR" \
-	"RDMA_CM_EVENT_ADDR_ERROR, error -110" -a 192.168.78.200
+pings_and_refusals InfiniBand 192.168.78.1 192.168.78.2 192.168.78.3 \
+	fd00:78::4 fd00:78::2 192.168.78.200
 programs InfiniBand 192.168.78.1 192.168.78.4
 check "no strict-mode breach" sim_stop
 finish
