@@ -149,6 +149,7 @@ struct cm_wire {
 	struct sim_timer timer;
 	struct sim_port *from, *to;
 	uint8_t gid_type;		/* RoCE: the version it travels as */
+	uint8_t sgid[16], dgid[16];	/* RoCE: its GRH's */
 	uint8_t mad[CM_MAD_SIZE];
 };
 
@@ -165,7 +166,9 @@ struct cm_id *cm_find(uint32_t local_id);
 struct cm_id *cm_find_remote(uint32_t remote_id, uint64_t remote_ca_guid);
 void cm_send(struct cm_id *cm, const uint8_t *mad);
 void cm_wire_send(struct sim_port *from, struct sim_port *to,
-		  uint8_t gid_type, const uint8_t *mad);
+		  uint8_t gid_type, const uint8_t *sgid, const uint8_t *dgid,
+		  const uint8_t *mad);
+void cm_wire_reply(const struct cm_wire *w, const uint8_t *mad);
 void cm_enter_timewait(struct cm_id *cm);
 void cm_mad_header(uint8_t *mad, uint16_t attr_id, uint64_t tid);
 void cm_rej_mad(uint8_t *mad, uint64_t tid, uint32_t local, uint32_t remote,

@@ -100,7 +100,7 @@ static void req_reply_rej(struct cm_wire *w, const uint8_t *d,
 
 	cm_rej_mad(mad, get64(w->mad, 8), 0, get32(d, REQ_LOCAL_COMM_ID),
 		   CM_MSG_REQ, reason);
-	cm_wire_send(w->to, w->from, w->gid_type, mad);
+	cm_wire_reply(w, mad);
 }
 
 static void req_info(const struct cm_id *cm, const uint8_t *d,
@@ -326,7 +326,7 @@ static void sidr_reply(struct cm_wire *w, const uint8_t *d, uint8_t status)
 	put32(r, SIDR_REP_REQUEST_ID, get32(d, SIDR_REQ_REQUEST_ID));
 	r[SIDR_REP_STATUS] = status;
 	put64(r, SIDR_REP_SERVICE_ID, get64(d, SIDR_REQ_SERVICE_ID));
-	cm_wire_send(w->to, w->from, w->gid_type, mad);
+	cm_wire_reply(w, mad);
 }
 
 /*
@@ -345,6 +345,8 @@ static void recv_sidr_req(struct cm_wire *w, const uint8_t *d)
 	cm->av.port = w->to;
 	cm->reply_to = w->from;
 	cm->av.gid_type = w->gid_type;
+	memcpy(cm->av.sgid, w->dgid, 16);
+	memcpy(cm->av.dgid, w->sgid, 16);
 	cm->remote_id = get32(d, SIDR_REQ_REQUEST_ID);
 	cm->service_id = service_id;
 	cm->tid = get64(w->mad, 8);

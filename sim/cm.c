@@ -124,7 +124,8 @@ static struct sim_port *path_target(const struct cm_path *path)
 }
 
 void cm_wire_send(struct sim_port *from, struct sim_port *to,
-		  uint8_t gid_type, const uint8_t *mad)
+		  uint8_t gid_type, const uint8_t *sgid, const uint8_t *dgid,
+		  const uint8_t *mad)
 {
 	struct cm_wire *w;
 
@@ -132,12 +133,17 @@ void cm_wire_send(struct sim_port *from, struct sim_port *to,
 		cm_trace_mad(from, to, mad);
 	if (!to || from->down || to->down)
 		return;			/* lost: its sender's timer will tell */
+	if (from->link_layer == IBV_LINK_LAYER_ETHERNET)
+		pcap_mad(from, to, sgid, dgid,
+			 gid_type == IBV_GID_TYPE_ROCE_V2, mad, CM_MAD_SIZE);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return;
 	w->from = from;
 	w->to = to;
 	w->gid_type = gid_type;
+	memcpy(w->sgid, sgid, 16);
+	memcpy(w->dgid, dgid, 16);
 	memcpy(w->mad, mad, CM_MAD_SIZE);
 	w->timer.fire = wire_land;
 	timer_arm(&w->timer, 0);
@@ -148,7 +154,14 @@ void cm_send(struct cm_id *cm, const uint8_t *mad)
 	struct sim_port *to = cm->reply_to ? cm->reply_to :
 					     path_target(&cm->av);
 
-	cm_wire_send(cm->av.port, to, cm->av.gid_type, mad);
+	cm_wire_send(cm->av.port, to, cm->av.gid_type, cm->av.sgid,
+		     cm->av.dgid, mad);
+}
+
+/* An answer to a MAD that names no id of ours: back the way it came. */
+void cm_wire_reply(const struct cm_wire *w, const uint8_t *mad)
+{
+	cm_wire_send(w->to, w->from, w->gid_type, w->dgid, w->sgid, mad);
 }
 
 /*

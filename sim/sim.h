@@ -596,6 +596,9 @@ void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
 /* pcap.c: --pcap, the capture of the Ethernet ports' wire */
 int pcap_open(const char *path);
 void pcap_close(void);
+void pcap_mad(const struct sim_port *from, const struct sim_port *to,
+	      const uint8_t sgid[16], const uint8_t dgid[16], bool v2,
+	      const uint8_t *mad, size_t len);
 
 /* rss.c */
 int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv);

@@ -159,7 +159,8 @@ pings_and_refusals() {
 }
 
 # RoCE: eth0 and eth1 on mlx4_0, eth2 and eth3 on mlx4_1.
-sim_start --provider="$provider" --link-layer=eth --hcas 2
+capture=$work/rdmacm.pcap
+sim_start --provider="$provider" --link-layer=eth --hcas 2 --pcap="$capture"
 ls -l /dev/infiniband >"$work/ls" 2>&1
 check "/dev/infiniband/rdma_cm: a character device, 10:58, mode 0666" \
 	grep -q "^crw-rw-rw-.* 10, *58 .* rdma_cm$" "$work/ls"
@@ -177,6 +178,30 @@ check "rdmacm-abi: the file at its ABI, hostile commands, garbage" sh -c "
 rping_pair "rping after the garbage" 192.168.77.2 -I 192.168.77.1
 programs RoCE 192.168.77.1 192.168.77.4
 check "no strict-mode breach" sim_stop
+# The CM's MADs on the wire: to QP 1, read by Wireshark's CM dissector.
+# (Knowing the connections, Wireshark tries RPC over RDMA on the programs'
+# own payloads, which are not: that dissector is left out.)
+if command -v tshark >/dev/null 2>&1; then
+	tshark -r "$capture" --disable-protocol rpcordma -q -z expert \
+		>"$work/expert" 2>&1
+	check "tshark reads the capture: no malformed frame, no warning" sh -c "
+		! grep -q 'Errors\|Warns\|Malformed' '$work/expert' ||
+		{ cat '$work/expert'; false; }"
+	tshark -r "$capture" -Y infiniband.mad >"$work/mads" 2>/dev/null
+	for kind in ConnectRequest ConnectReply ReadyToUse ConnectReject \
+		    DisconnectRequest DisconnectReply ServiceIDResReq \
+		    ServiceIDResReqResp; do
+		check "the capture holds CM $kind MADs" grep -q "CM: $kind\$" \
+			"$work/mads"
+	done
+	tshark -r "$capture" -Y infiniband.mad -T fields -e ip.src -e ip.dst \
+		-e infiniband.cm.req.ip_cm.sip4 2>/dev/null >"$work/req-ips"
+	check "a REQ's private data: cma's header with the client's address" \
+		grep -q "192.168.77.4[[:space:]]192.168.77.1[[:space:]]192.168.77.4" \
+		"$work/req-ips"
+else
+	skip "the CM MADs under tshark: tshark not found (apt-get install tshark)"
+fi
 
 # InfiniBand: ib0 to ib3, the IPoIB-like interfaces of the four ports.
 sim_start --provider="$provider" --hcas 2
