@@ -9,8 +9,9 @@
 # (rdmacm-abi.c); the connection manager's events in order, a peer that
 # rejects, disconnects or goes (rdmacm-events.c); ucmatose with several
 # connections, udaddy (UD, by SIDR), mckey (multicast), rdma_server and
-# rdma_client, rstream and riostream (rsockets), and perftest's -R, on
-# both link layers.  Every program runs under a time limit (guarded).
+# rdma_client, rstream and riostream (rsockets), perftest's -R, and
+# libfabric's verbs provider (fi_pingpong, MSG and RDM), on both link
+# layers.  Every program runs under a time limit (guarded).
 # Usage: rdmacm.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program rping rdmacm-utils
@@ -119,6 +120,18 @@ programs() {
 			"ib_read_lat -R -n 500 -p $port $a" 3
 	else
 		skip "perftest -R ($link): ib_send_bw not found (apt-get install perftest)"
+	fi
+	# libfabric's verbs provider: its MSG endpoints over rdma_cm, and
+	# RDM ones through ofi_rxm, data checked (-c).
+	if command -v fi_pingpong >/dev/null 2>&1; then
+		cm_pair "fi_pingpong -p verbs -e msg ($link)" \
+			"fi_pingpong -p verbs -e msg -c -I 200 -B $port" \
+			"fi_pingpong -p verbs -e msg -c -I 200 -P $port $a"
+		cm_pair "fi_pingpong -p 'verbs;ofi_rxm' -e rdm ($link)" \
+			"fi_pingpong -p 'verbs;ofi_rxm' -e rdm -c -I 100 -S 4096 -B $port" \
+			"fi_pingpong -p 'verbs;ofi_rxm' -e rdm -c -I 100 -S 4096 -P $port $a"
+	else
+		skip "libfabric ($link): fi_pingpong not found (apt-get install libfabric-bin)"
 	fi
 	"$TESTS_BIN/verbs/rdmacm-events" $a $port >"$work/events.tap" 2>&1
 	events=$?
