@@ -26,6 +26,9 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cma.h"
 
@@ -56,6 +59,25 @@ static bool ib_ports(void)
 		if (sim.opt.link_layer[p] == IBV_LINK_LAYER_INFINIBAND)
 			return true;
 	return false;
+}
+
+/*
+ * The namespace's loopback interface up, without ip(8): programs reach one
+ * another over TCP on localhost even where the interfaces could not be
+ * made.
+ */
+static void loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
 }
 
 /* The interfaces, their bridge and addresses, in one ip(8) batch. */
@@ -113,8 +135,10 @@ int ipoib_init(void)
 			nifs++;
 		}
 	err = sim_make_netns();
-	if (!err)
+	if (!err) {
+		loopback_up();
 		err = make_interfaces();
+	}
 	if (err) {
 		sim_log("the InfiniBand ports have no IP interfaces (no network namespace, or ip(8) failed: %s): rdma_cm finds no address on them",
 			strerror(-err));
