@@ -155,6 +155,35 @@ static bool blocking(int fd)
 	return flags >= 0 && !(flags & O_NONBLOCK);
 }
 
+static bool readable_now(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A GET_EVENT the daemon need not be asked about yet: its header and
+ * command sound (ucma's ENOSPC and EFAULT come first), and no event there
+ * (the descriptor holds a byte while there is one).  Then an O_NONBLOCK
+ * file's answer is EAGAIN at once, as ucma's, and another's a wait: a
+ * program polling for events costs the daemon nothing.
+ */
+static bool no_event_yet(int fd, const void *buf, size_t count)
+{
+	const size_t min = sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
+			   sizeof(struct rdma_ucm_ece);
+	struct rdma_ucm_get_event cmd;
+	struct rdma_ucm_cmd_hdr hdr;
+
+	return count >= sizeof(hdr) && !copy_checked(&hdr, buf, sizeof(hdr)) &&
+	       hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT &&
+	       hdr.in + sizeof(hdr) <= count && hdr.out >= min &&
+	       !copy_checked(&cmd, (const uint8_t *)buf + sizeof(hdr),
+			     sizeof(cmd)) &&
+	       !readable_now(fd);
+}
+
 ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 		     size_t count)
 {
@@ -165,6 +194,13 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 	struct mlx4sim_reply reply;
 	int err, unused;
 
+	if (no_event_yet(fd, buf, count)) {
+		if (!blocking(fd))
+			return fail(-EAGAIN);
+		err = event_wait(fd, e->conn);
+		if (err)
+			return fail(err);
+	}
 	for (;;) {
 		err = transact(e->conn, MLX4SIM_OP_UCMA_WRITE, 0, &req,
 			       sizeof(req), &reply, NULL, 0, &unused);
