@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "protocol.h"
+#include "host/protocol.h"
 
 struct kind {
 	const char *name;

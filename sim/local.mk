@@ -2,27 +2,42 @@
 
 pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault
 sim_mlx4simd_SOURCES = \
-	sim/sim.h sim/uverbs.h sim/uverbs-cmds.h sim/wire.h sim/opcode.h \
-	sim/queue.h sim/protocol.h sim/list.h \
-	sim/table.h sim/table.c \
-	sim/main.c sim/strict.c sim/subnet.c sim/ether.c sim/sysfs.c sim/sysview.c sim/dma.c \
-	sim/ctx.c sim/ioctl.c sim/event.c sim/device.c sim/pd.c sim/mr.c sim/cq.c \
-	sim/qp.c sim/srq.c sim/wq.c \
-	sim/doorbell.c sim/queue.c sim/opcode.c sim/req.c sim/resp.c sim/comp.c \
-	sim/trace.c sim/pcap.c sim/raw.c sim/rss.c sim/fault.c sim/flight.c \
-	sim/cma.h sim/ucma.h sim/cm-mad.h \
-	sim/ucma.c sim/ucma-cmd.c sim/cma.c sim/cma-conn.c sim/cma-addr.c \
-	sim/cma-attr.c sim/cma-mcast.c sim/cm.c sim/cm-recv.c sim/cm-timer.c \
-	sim/ipoib.c
+	sim/sim.h sim/sim.c sim/list.h sim/table.h sim/table.c \
+	sim/host/host.h sim/fabric/fabric.h sim/adapter/adapter.h \
+	sim/kernel/kernel.h \
+	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
+	sim/host/opcode.c sim/host/dma.c sim/host/sysview.c \
+	sim/host/trace.c sim/host/userns.c \
+	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
+	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
+	sim/fabric/mad.h sim/fabric/switch.c \
+	sim/adapter/queue.h sim/adapter/doorbell.c sim/adapter/queue.c \
+	sim/adapter/req.c sim/adapter/resp.c sim/adapter/comp.c \
+	sim/adapter/raw.c sim/adapter/strict.c sim/adapter/eq.c \
+	sim/adapter/cq.c sim/adapter/qp.c sim/adapter/srq.c sim/adapter/mpt.c \
+	sim/adapter/rss.c sim/adapter/mad-agents.c \
+	sim/kernel/uverbs.h sim/kernel/ctx.c sim/kernel/ioctl.c \
+	sim/kernel/event.c sim/kernel/device.c sim/kernel/pd.c sim/kernel/mr.c \
+	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \
+	sim/kernel/rss.c sim/kernel/sysfs.c sim/kernel/fault-request.c \
+	sim/kernel/trace-cmd.c sim/kernel/umad.h sim/kernel/umad.c \
+	sim/kernel/ib-mad.c \
+	sim/daemon/main.c \
+	sim/kernel/cma.h sim/kernel/ucma.h sim/kernel/cm-mad.h \
+	sim/kernel/ucma.c sim/kernel/ucma-cmd.c sim/kernel/cma.c \
+	sim/kernel/cma-conn.c sim/kernel/cma-addr.c sim/kernel/cma-attr.c \
+	sim/kernel/cma-mcast.c sim/kernel/cm.c sim/kernel/cm-recv.c \
+	sim/kernel/cm-timer.c sim/kernel/ipoib.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
-sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/protocol.h
+sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/host/protocol.h
 
 pkglib_LTLIBRARIES += sim/libmlx4sim.la
-sim_libmlx4sim_la_SOURCES = sim/preload.h sim/protocol.h \
-	sim/preload.c sim/preload-fd.c sim/preload-name.c \
-	sim/preload-stat.c sim/preload-dir.c sim/preload-event.c \
-	sim/preload-uverbs.c sim/preload-rdmacm.c
+sim_libmlx4sim_la_SOURCES = sim/host/preload.h sim/host/protocol.h \
+	sim/host/preload.c sim/host/preload-fd.c sim/host/preload-name.c \
+	sim/host/preload-stat.c sim/host/preload-dir.c sim/host/preload-event.c \
+	sim/host/preload-uverbs.c sim/host/preload-umad.c \
+	sim/host/preload-rdmacm.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread

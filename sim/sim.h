@@ -13,6 +13,7 @@
 #ifndef MLX4SIM_SIM_H
 #define MLX4SIM_SIM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -129,6 +130,15 @@ struct sim_port {
 	uint64_t guid;
 	uint32_t qkey_violations;
 	bool down;			/* `mlx4sim fault port-down` */
+	/* Management (adapter/mad.c): what the SMA and PMA report */
+	uint8_t state;			/* the logical state the SM set */
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	bool is_sm;			/* an issm file is open: IsSM */
+	struct sim_port_counters {	/* what the port carried */
+		uint64_t xmit_data, rcv_data;	/* in 4-byte words */
+		uint64_t xmit_pkts, rcv_pkts;
+	} counters;
 	/* Ethernet only: the port's network interface and RoCE GIDs. */
 	uint8_t mac[6];
 	char ifname[16];
@@ -153,12 +163,14 @@ struct sim_hca {
 };
 
 #define SIM_SM_LID		1	/* the switch, where the SM runs */
+#define SIM_LID_UNICAST_END	0xc000	/* multicast LIDs from here */
 #define SIM_SUBNET_PREFIX	0xfe80000000000000ULL
 
 /* ------------------------------------------------------------------ */
 /* Contexts: one per open of /dev/infiniband/uverbsN                   */
 /* ------------------------------------------------------------------ */
 struct sim_event_file;
+struct umad_file;
 
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
@@ -177,6 +189,7 @@ struct sim_ctx {
 	struct sim_wqn_range *wqn_range;	/* the one WQs are numbered from */
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
+	struct umad_file *umad;		/* an open umadN or issmN instead */
 	bool sq_backlog;		/* a send queue stopped at its share */
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 	struct ucma_file *ucma;		/* an rdma_cm file, not a device's */
@@ -416,6 +429,7 @@ struct sim_qp {
 
 	bool error_pending;		/* responder: ERROR after this WQE */
 	struct list_node fail_link;	/* in sim.failing_qps */
+	struct list_node error_link;	/* in sim.error_qps while in ERROR */
 	uint32_t events_reported;
 	int opens;			/* open_qp handles on it */
 	bool comm_established;
@@ -544,6 +558,7 @@ struct sim_options {
 	int nvlans;
 	uint32_t cqe_size;
 	bool strict;
+	bool external_sm;		/* --sm external: no built-in SM */
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
 	const char *pcap;		/* capture of the Ethernet wire, or NULL */
@@ -571,307 +586,11 @@ struct sim {
 
 extern struct sim sim;
 
-/* main.c */
+/* sim.c: the clock and the log */
 uint64_t now_ns(void);
 
-/* strict.c: breaches of the hardware protocol by a driver */
-void breach(struct sim_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* ether.c: the daemon's user namespace, when it is not root. */
-int sim_own_user_namespace(void);
-/* ether.c: its network namespace, and ip(8) run in it. */
-int sim_make_netns(void);
-int sim_run_ip(const char *family, const char *script);
-/* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
-int sysview_create(const char *tree, const char *staging);
-
 void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* subnet.c */
-int subnet_init(void);
-struct sim_port *port_by_lid(uint16_t lid);
-struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
-void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
-
-/* pcap.c: --pcap, the capture of the Ethernet ports' wire */
-int pcap_open(const char *path);
-void pcap_close(void);
-void pcap_mad(const struct sim_port *from, const struct sim_port *to,
-	      const uint8_t sgid[16], const uint8_t dgid[16], bool v2,
-	      const uint8_t *mad, size_t len);
-
-/* rss.c */
-int rss_check_hash(const struct mlx4_ib_create_qp_rss *drv);
-struct sim_qp *rss_pick(struct sim_qp *qp, const uint8_t *frame, size_t len,
-			uint32_t *hash);
-void rss_wq_init(struct sim_wq_obj *wq, struct sim_ctx *ctx);
-int rss_wq_apply(struct sim_wq_obj *wq, enum ibv_wq_state state);
-int rss_bringup(struct sim_ind_tbl *tbl, uint8_t port);
-void rss_release(struct sim_ind_tbl *tbl);
-
-/* ether.c */
-bool ether_ports(void);
-void ether_port_init(struct sim_port *port);
-int ether_init(void);
-struct sim_port *port_by_mac(const uint8_t mac[6]);
-struct sim_port *port_by_gid(const uint8_t gid[16]);
-bool lid_is_multicast(uint16_t lid);
-
-/* sysfs.c */
-int sysfs_create(const char *root);
-void sysfs_port_state(const struct sim_port *port);
-
-/* ioctl.c: the uverbs ioctl; 0 or -errno */
-int ioctl_request(struct sim_ctx *ctx, const void *payload, size_t len);
-bool ioctl_attr_is_value(uint16_t object, uint16_t method, uint16_t id);
-
-/* fault.c: faults on demand (mlx4sim fault) */
-enum fault_action {
-	FAULT_NONE,
-	FAULT_DROP,
-	FAULT_DUPLICATE,
-	FAULT_REORDER,
-	FAULT_DELAY,
-};
-struct mlx4sim_fault_counts;
-int fault_request(struct sim_ctx *ctx, const void *payload, size_t len,
-		  struct mlx4sim_fault_counts *counts);
-void fault_count_drop(void);
-enum fault_action fault_packet(const struct sim_qp *qp, uint8_t port,
-			       uint32_t *delay_ms);
-bool fault_rnr(const struct sim_qp *qp);
-
-/* ctx.c: connections, handles, process teardown */
-struct sim_ctx *ctx_new(int sock, pid_t pid);
-void ctx_close(struct sim_ctx *ctx);
-void ctx_disassociate(struct sim_ctx *ctx);
-int ctx_handle_request(struct sim_ctx *ctx);
-struct mlx4sim_reply;
-int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
-	       const void *data, size_t len, int fd);
-
-/* ucma.c: /dev/infiniband/rdma_cm's files (cma.h has the rest) */
-int ucma_request(struct sim_ctx *ctx, uint32_t op, const void *payload,
-		 size_t len);
-void ucma_close(struct sim_ctx *ctx);
-/* cm-timer.c: the connection manager's timers, from the loop */
-void timers_run(uint64_t now, uint64_t *deadline);
-/* ipoib.c: the InfiniBand ports' IP interfaces */
-int ipoib_init(void);
-const char *ipoib_ifname(const struct sim_port *port);
-void ipoib_hwaddr(const struct sim_port *port, uint8_t hw[20]);
-int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
-void uobj_remove(struct sim_uobj *uobj);
-void *uobj_get(struct sim_ctx *ctx, uint32_t handle, enum sim_obj_type type);
-int uobj_lookup_err(struct sim_ctx *ctx, uint32_t handle);
-#define UOBJ_NEVER_BUSY	SIZE_MAX
-void *uobj_get_destroy(struct sim_ctx *ctx, uint32_t handle,
-		       enum sim_obj_type type, size_t busy_off, int *err);
-
-/* dma.c: the device's reach into process memory */
-struct dma_seg {
-	uint64_t addr;
-	uint32_t len;
-};
-/* Pieces of one transfer, which happen in order (see dma.c). */
-struct dma_piece {
-	uint64_t addr;
-	void *buf;
-	size_t len;
-};
-#define DMA_PIECES_MAX	64	/* in one ordered transfer */
-int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n);
-int dma_read_queue(pid_t pid, const struct dma_piece *p, int n);
-int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n);
-int dma_write_batch(pid_t pid, const struct dma_piece *p, int n);
-int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
-int dma_readv(pid_t pid, const struct dma_seg *seg, int nseg, void *buf);
-int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
-	       const void *buf, size_t len);
-int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
-	     pid_t dst_pid, const struct dma_seg *dst, int ndst, size_t len);
-int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
-	      struct dma_seg *out);
-bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write);
-
-/* event.c */
-struct sim_event_file *event_file_new(struct sim_ctx *ctx, bool async);
-void event_file_free(struct sim_event_file *file);
-struct sim_event_file *event_file_find(struct sim_ctx *ctx, uint32_t id);
-void event_post_async(struct sim_ctx *ctx, uint64_t element, uint32_t type,
-		      uint32_t *reported, const void *about);
-void event_post_comp(struct sim_cq *cq);
-int event_pop(struct sim_event_file *file, void *buf, size_t len);
-void event_file_count(struct sim_event_file *file);
-void event_forget(struct sim_ctx *ctx, const void *about);
-
-/* Command handlers (device.c, pd.c, mr.c, cq.c, qp.c, srq.c, wq.c) */
-struct sim_cmd;
-int cmd_get_context(struct sim_cmd *cmd);
-int cmd_query_device(struct sim_cmd *cmd);
-int cmd_ex_query_device(struct sim_cmd *cmd);
-int cmd_query_port(struct sim_cmd *cmd);
-int cmd_alloc_pd(struct sim_cmd *cmd);
-int cmd_dealloc_pd(struct sim_cmd *cmd);
-int cmd_open_xrcd(struct sim_cmd *cmd);
-int cmd_close_xrcd(struct sim_cmd *cmd);
-int cmd_create_ah(struct sim_cmd *cmd);
-int cmd_destroy_ah(struct sim_cmd *cmd);
-int cmd_reg_mr(struct sim_cmd *cmd);
-int cmd_rereg_mr(struct sim_cmd *cmd);
-int cmd_dereg_mr(struct sim_cmd *cmd);
-int cmd_alloc_mw(struct sim_cmd *cmd);
-int cmd_dealloc_mw(struct sim_cmd *cmd);
-int cmd_create_comp_channel(struct sim_cmd *cmd);
-int cmd_create_cq(struct sim_cmd *cmd);
-int cmd_ex_create_cq(struct sim_cmd *cmd);
-int cmd_resize_cq(struct sim_cmd *cmd);
-int cmd_destroy_cq(struct sim_cmd *cmd);
-int cmd_ex_modify_cq(struct sim_cmd *cmd);
-int cmd_req_notify_cq(struct sim_cmd *cmd);
-int cmd_create_qp(struct sim_cmd *cmd);
-int cmd_ex_create_qp(struct sim_cmd *cmd);
-int cmd_open_qp(struct sim_cmd *cmd);
-int cmd_query_qp(struct sim_cmd *cmd);
-int cmd_modify_qp(struct sim_cmd *cmd);
-int cmd_ex_modify_qp(struct sim_cmd *cmd);
-int cmd_destroy_qp(struct sim_cmd *cmd);
-int cmd_attach_mcast(struct sim_cmd *cmd);
-int cmd_detach_mcast(struct sim_cmd *cmd);
-int cmd_create_srq(struct sim_cmd *cmd);
-int cmd_create_xsrq(struct sim_cmd *cmd);
-int cmd_modify_srq(struct sim_cmd *cmd);
-int cmd_query_srq(struct sim_cmd *cmd);
-int cmd_destroy_srq(struct sim_cmd *cmd);
-int cmd_ex_create_flow(struct sim_cmd *cmd);
-int cmd_ex_destroy_flow(struct sim_cmd *cmd);
-int cmd_ex_create_wq(struct sim_cmd *cmd);
-int cmd_ex_modify_wq(struct sim_cmd *cmd);
-int cmd_ex_destroy_wq(struct sim_cmd *cmd);
-int cmd_ex_create_ind_tbl(struct sim_cmd *cmd);
-int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd);
-
-/* Teardown of objects when their process goes (ctx.c calls these). */
-void pd_release(struct sim_pd *pd);
-void xrcd_handle_release(struct sim_xrcd_handle *h);
-void mr_release(struct sim_mr *mr);
-void cq_release(struct sim_cq *cq);
-void qp_release(struct sim_qp *qp);
-void qp_open_release(struct sim_qp_open *open);
-void srq_release(struct sim_srq *srq);
-void flow_release(struct sim_flow *flow);
-void wq_release(struct sim_wq_obj *wq);
-void ind_tbl_release(struct sim_ind_tbl *tbl);
-
-/* mr.c: key checks, as the device makes them on each access */
-enum mr_use {
-	MR_LOCAL_READ,		/* gather for a send or write */
-	MR_LOCAL_WRITE,		/* scatter a receive or a read response */
-	MR_REMOTE_READ,
-	MR_REMOTE_WRITE,
-	MR_REMOTE_ATOMIC,
-};
-struct sim_mr *mr_check(struct sim_hca *hca, uint32_t key, struct sim_pd *pd,
-			uint64_t va, uint64_t len, enum mr_use use,
-			uint64_t *addr);
-int mw_bind(struct sim_qp *qp, uint32_t new_rkey, uint32_t mr_lkey,
-	    uint64_t va, uint64_t len, uint32_t access);
-int mw_invalidate(struct sim_hca *hca, struct sim_pd *pd, uint32_t rkey);
-struct sim_xrcd *xrcd_get(struct sim_xrcd *xrcd);
-void xrcd_put(struct sim_xrcd *xrcd);
-
-/* device.c: whether mlx4_ib offers the Ethernet-only features (RSS, TSO) */
-bool hca_has_eth_port(const struct sim_hca *hca);
-
-/* cq.c: the device side of a CQ */
-uint32_t hca_comp_vectors(void);
-void cq_push(struct sim_cq *cq, const struct mlx4_cqe *cqe, bool solicited);
-int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
-		  bool solicited, const struct dma_piece *data, int n);
-void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
-void cq_error(struct sim_cq *cq);
-void cq_flush(void);
-void cq_settle(void);
-bool cq_nearly_full(const struct sim_cq *cq);
-void cq_note_ci(struct sim_cq *cq, uint32_t ci);
-
-/* qp.c */
-struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
-int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
-		 uint32_t inl_recv_sz);
-uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
-void qp_to_error(struct sim_qp *qp);
-void qp_to_sqe(struct sim_qp *qp);
-void qp_fail_later(struct sim_qp *qp);
-bool qp_fail_pending(void);
-bool qp_can_send(const struct sim_qp *qp);
-bool qp_can_receive(const struct sim_qp *qp);
-bool has_capability(pid_t pid, int cap);
-bool has_cap_net_raw(pid_t pid);
-uint32_t mtu_bytes(enum ibv_mtu mtu);
-
-/* srq.c */
-struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn);
-void srq_check_limit(struct sim_srq *srq);
-
-/* doorbell.c */
-void ctx_doorbells(struct sim_ctx *ctx);
-void bf_watch_end(struct sim_ctx *ctx);
-void doorbells_scan(void);
-
-/* req.c: the requester, executing a QP's send queue */
-void req_run(struct sim_qp *qp);
-void req_run_waiting(uint64_t now, uint64_t *next_deadline);
-void req_stop_waiting(struct sim_qp *qp);
-
-/* flight.c: packets held back by faults, landed from the loop */
-void flight_run(uint64_t now, uint64_t *deadline);
-
-/* resp.c: the responder (its messages: wire.h) */
-void resp_flush_errors(void);
-
-/* comp.c: completions and flushes */
-void comp_send(struct sim_qp *qp, uint32_t wqe_index, uint8_t opcode,
-	       uint32_t byte_len);
-void comp_send_error(struct sim_qp *qp, uint32_t wqe_index, uint8_t syndrome);
-void comp_error_cqe(struct mlx4_cqe *cqe, uint32_t qpn, uint32_t wqe_index,
-		    uint8_t syndrome, bool is_send);
-void comp_flush_sq(struct sim_qp *qp);
-void comp_flush_rq(struct sim_qp *qp);
-
-/* trace.c: the trace (--trace), off unless sim_trace is open */
-extern FILE *sim_trace;
-#define TRACE(call) \
-	do { \
-		if (__builtin_expect(sim_trace != NULL, 0)) \
-			call; \
-	} while (0)
-int trace_open(const char *path);
-void trace_close(void);
-void trace_open_file(const struct sim_ctx *ctx, uint32_t index);
-void trace_close_file(const struct sim_ctx *ctx);
-struct sim_cmd;
-void trace_command(const struct sim_cmd *cmd, int err);
-struct ib_uverbs_ioctl_hdr;
-struct ib_uverbs_attr;
-void trace_ioctl(const struct sim_ctx *ctx,
-		 const struct ib_uverbs_ioctl_hdr *hdr,
-		 const struct ib_uverbs_attr *attrs, int nattrs, int err);
-void trace_send_doorbell(const struct sim_ctx *ctx, uint32_t value);
-void trace_cq_doorbell(const struct sim_ctx *ctx, uint32_t word0,
-		       uint32_t word1);
-void trace_blueflame(const struct sim_ctx *ctx, unsigned int offset,
-		     const char *verdict, enum ibv_qp_type type,
-		     const uint8_t *wqe, size_t size);
-void trace_send_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe);
-void trace_recv_wqe(const struct sim_qp *qp, uint32_t index,
-		    const uint8_t *wqe, size_t size);
-void trace_srq_wqe(const struct sim_srq *srq, uint32_t index,
-		   const uint8_t *wqe, size_t size);
-void trace_cqe(const struct sim_cq *cq, uint32_t index,
-	       const struct mlx4_cqe *cqe);
+void sim_vlog(const char *tag, const char *fmt, va_list ap);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

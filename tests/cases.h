@@ -26,7 +26,14 @@
  *	}
  *
  * A program with arguments of its own (a provider, --post-checks) passes
- * the index of the first argument after them.  The TAP lines of a full run are the program's own:
+ * the index of the first argument after them.  A case may be a row of
+ * the program's own table (a scenario, a rule): its run is NULL, and
+ * run_row is called with the row,
+ *
+ *		{ "rc_send_lost", NULL, "an RC SEND lost once", send_case,
+ *		  &rc_send_lost },
+ *
+ * and a table whose rows have names can be turned into cases at run time.  The TAP lines of a full run are the program's own:
  * the runner adds none, so a case run alone prints its checks numbered
  * from 1 and the plan after them.
  */
@@ -43,6 +50,9 @@ struct test_case {
 	const char *name;
 	void (*run)(void);
 	const char *what;	/* one line: what the case checks */
+	/* Or, when run is NULL, a row of the program's table: run_row(row). */
+	void (*run_row)(const void *row);
+	const void *row;
 };
 
 #define CASES_N(table) (sizeof(table) / sizeof((table)[0]))
@@ -131,9 +141,14 @@ static inline void cases_run(const struct test_case *cases, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (case_chosen(i))
+	for (i = 0; i < n; i++) {
+		if (!case_chosen(i))
+			continue;
+		if (cases[i].run)
 			cases[i].run();
+		else
+			cases[i].run_row(cases[i].row);
+	}
 	free(cases_chosen);
 	cases_chosen = NULL;
 }

@@ -10,7 +10,7 @@
 # no_ethernet_ports: prints why this machine cannot give the simulator
 # Ethernet ports, and succeeds.  The daemon makes them in a network
 # namespace of its own (a user namespace too, when not root) with a
-# bridge and a veth interface per port (sim/ether.c): a kernel or a
+# bridge and a veth interface per port (sim/fabric/ether.c): a kernel or a
 # container without those refuses.  Fails, printing nothing, where the
 # ports can be made, or where the simulator fails for another reason:
 # the test then meets that failure itself.

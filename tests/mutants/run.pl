@@ -64,6 +64,7 @@ my @suite = (
 	'verbs/faults-project.tap',             # 4
 	'verbs/provider-verbs-project.tap',     # 11
 	'verbs/dv-library.tap',                 # 0.5
+	'sim/device-boundary-project.tap',      # 1
 	'verbs/interop.tap',                    # 4
 	'verbs/devinfo-project.tap',            # 4
 	'sim/fabric.tap',                       # 9

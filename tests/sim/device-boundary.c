@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,10 @@
 #include <infiniband/verbs.h>
 
 #include "../tap.h"
+#include "../cases.h"
 #include "../device.h"
 
+static struct ibv_context *ctx;	/* main's: the device, open */
 static long page_size;
 
 /* mmap as a program that bypasses the C library makes it. */
@@ -49,7 +52,7 @@ static void nap_ms(long ms)
 }
 
 /* The clock page, mapped behind the C library's back, runs. */
-static void raw_clock_page(struct ibv_context *ctx)
+static void raw_clock_page(void)
 {
 	void *p = raw_mmap(ctx->cmd_fd, PROT_READ, 3);
 	uint64_t first, later;
@@ -69,7 +72,7 @@ static void raw_clock_page(struct ibv_context *ctx)
 }
 
 /* Both ways of mapping the UAR page reach one page: the device's. */
-static void raw_uar_page(struct ibv_context *ctx)
+static void raw_uar_page(void)
 {
 	/* Past the doorbell registers: a word the device does not read. */
 	const size_t spare = 0x800 / sizeof(uint32_t);
@@ -93,7 +96,7 @@ static void raw_uar_page(struct ibv_context *ctx)
 }
 
 /* The file of the pages is the device's: no process resizes it. */
-static void pages_keep_their_size(struct ibv_context *ctx)
+static void pages_keep_their_size(void)
 {
 	int ret = ftruncate(ctx->cmd_fd, 0), err = errno;
 
@@ -128,7 +131,7 @@ static int conn_socket(void)
 	return found;
 }
 
-static void private_descriptors(struct ibv_context *ctx)
+static void private_descriptors(void)
 {
 	int sock = conn_socket(), null;
 
@@ -195,6 +198,13 @@ static void literal_sysfs(void)
 		  sizeof(text));
 	check(!strcmp(text, "0x1003") || !strcmp(text, "0x1007"),
 	      "/sys/bus/pci/devices lists the adapter, a ConnectX-3 (%s)", text);
+	/* DPDK's PCI scan passes a function with no driver link by. */
+	check(realpath("/sys/bus/pci/devices/0000:01:00.0/driver", path) &&
+	      !strcmp(path, "/sys/bus/pci/drivers/mlx4_core"),
+	      "the function's driver is mlx4_core (%s)", path);
+	check(realpath("/sys/bus/pci/drivers/mlx4_core/0000:01:00.0", path) &&
+	      !strcmp(path, "/sys/devices/pci0000:00/0000:01:00.0"),
+	      "mlx4_core's directory leads back to the function (%s)", path);
 	read_line("/sys/class/infiniband_verbs/uverbs0/ibdev", text,
 		  sizeof(text));
 	check(!strcmp(text, "mlx4_0"), "infiniband_verbs/uverbs0 is mlx4_0's");
@@ -203,16 +213,61 @@ static void literal_sysfs(void)
 	      "the host's own entries stay (class/net/lo, devices/system/cpu)");
 }
 
-int main(void)
+/*
+ * After the program closed the device, its async event file (a copy kept
+ * open here) stays silent, as uverbs's does: never ready, a non-blocking
+ * read finds nothing.  Only the driver's going posts DEVICE_FATAL.  (An
+ * epoll loop that still watches the file, as DPDK's mlx4 PMD's does while
+ * it closes a port, spun on a file that hung up.)
+ */
+static void async_file_after_close(void)
 {
-	struct ibv_context *ctx = open_first_device("device-boundary");
+	struct ibv_context *own = open_first_device("device-boundary");
+	struct pollfd p = { .events = POLLIN };
+	char buf[16];
+	ssize_t n;
+	int ready;
 
+	p.fd = fcntl(own->async_fd, F_DUPFD_CLOEXEC, 0);
+	ibv_close_device(own);
+	ready = p.fd >= 0 ? poll(&p, 1, 200) : -1;
+	check(ready == 0,
+	      "the async file of a closed device is not ready (poll: %d, revents 0x%x)",
+	      ready, p.revents);
+	fcntl(p.fd, F_SETFL, O_NONBLOCK);
+	n = read(p.fd, buf, sizeof(buf));
+	check(n < 0 && errno == EAGAIN,
+	      "a non-blocking read of it finds nothing (%zd, %s)", n,
+	      n < 0 ? strerror(errno) : "an event");
+	close(p.fd);
+}
+
+/* The cases, in the order a full run takes them. */
+static const struct test_case cases[] = {
+	{ "raw_clock_page", raw_clock_page,
+	  "the clock page mapped by a raw mmap system call runs" },
+	{ "raw_uar_page", raw_uar_page,
+	  "a raw mmap and the provider's reach the same UAR page" },
+	{ "pages_keep_their_size", pages_keep_their_size,
+	  "ftruncate() of the device file fails; the device still answers" },
+	{ "private_descriptors", private_descriptors,
+	  "the simulator's socket is out of the program's way" },
+	{ "async_file_after_close", async_file_after_close,
+	  "a closed device's async event file stays silent, as uverbs's" },
+	{ "literal_sysfs", literal_sysfs,
+	  "/sys by its literal path, through raw system calls, is the host's" },
+};
+
+/* Usage: device-boundary [--list | NAME...] */
+int main(int argc, char **argv)
+{
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
+	ctx = open_first_device("device-boundary");
 	page_size = sysconf(_SC_PAGESIZE);
-	raw_clock_page(ctx);
-	raw_uar_page(ctx);
-	pages_keep_their_size(ctx);
-	private_descriptors(ctx);
+	cases_run(cases, CASES_N(cases));
 	ibv_close_device(ctx);
-	literal_sysfs();
 	return tap_finish();
 }

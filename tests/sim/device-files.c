@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "../cases.h"
 
 #define DIR_PATH	"/dev/infiniband"
 #define DEV0		DIR_PATH "/uverbs0"
@@ -145,6 +146,20 @@ static int char_devices(const struct dirent *d)
 	return d->d_type == DT_CHR;
 }
 
+/* A device file of this host: two adapters of two ports. */
+static bool expected_device(const char *name)
+{
+	static const char *const names[] = {
+		"uverbs0", "uverbs1", "umad0", "umad1", "umad2", "umad3",
+		"issm0", "issm1", "issm2", "issm3", "rdma_cm",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 /* readdir's entries for the devices: their names, type and inodes. */
 static void listing(DIR *dir, const char *how)
 {
@@ -155,8 +170,7 @@ static void listing(DIR *dir, const char *how)
 	while ((d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		if (strcmp(d->d_name, "uverbs0") && strcmp(d->d_name, "uverbs1") &&
-		    strcmp(d->d_name, "rdma_cm")) {
+		if (!expected_device(d->d_name)) {
 			other++;
 			continue;
 		}
@@ -166,8 +180,8 @@ static void listing(DIR *dir, const char *how)
 		    !S_ISCHR(st.st_mode))
 			wrong++;
 	}
-	check(found == 3 && !other && !wrong,
-	      "%s: rdma_cm, uverbs0 and uverbs1 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
+	check(found == 11 && !other && !wrong,
+	      "%s: rdma_cm, uverbs0-1, umad0-3 and issm0-3 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
 	      how, found, other, wrong);
 }
 
@@ -214,13 +228,15 @@ static void directory(void)
 	FAILS(opendir(DEV0) == NULL, ENOTDIR, "opendir(uverbs0)");
 	FAILS(opendir(NO_DEV) == NULL, ENOENT, "opendir(uverbs2)");
 	n = scandir(DIR_PATH, &list, char_devices, alphasort);
-	check(n == 3 && !strcmp(list[0]->d_name, "rdma_cm") &&
-	      !strcmp(list[1]->d_name, "uverbs0") &&
-	      !strcmp(list[2]->d_name, "uverbs1"),
-	      "scandir, character devices: rdma_cm, uverbs0, uverbs1 (%d)", n);
+	check(n == 11 && !strcmp(list[0]->d_name, "issm0") &&
+	      !strcmp(list[4]->d_name, "rdma_cm") &&
+	      !strcmp(list[5]->d_name, "umad0") &&
+	      !strcmp(list[9]->d_name, "uverbs0") &&
+	      !strcmp(list[10]->d_name, "uverbs1"),
+	      "scandir, character devices: issm0-3, rdma_cm, umad0-3, uverbs0, uverbs1 (%d)", n);
 	free_list(list, n);
 	n = scandir64(DIR_PATH, (struct dirent64 ***)&list, NULL, NULL);
-	check(n == 5, "scandir64 finds ., .. and the three devices (%d)", n);
+	check(n == 13, "scandir64 finds ., .. and the eleven devices (%d)", n);
 	free_list(list, n);
 }
 
@@ -386,16 +402,31 @@ static void descriptors(void)
 		close(again);
 }
 
-int main(void)
+/* The cases, in the order a full run takes them; none leaves anything open. */
+static const struct test_case cases[] = {
+	{ "access_family", access_family,
+	  "access, faccessat, eaccess, euidaccess on the device files" },
+	{ "stat_family", stat_family,
+	  "stat, lstat, fstatat, statx (and glibc's old entry points): 231:192+N" },
+	{ "directory", directory,
+	  "/dev/infiniband opened, read and scanned: the two devices" },
+	{ "relative", relative, "names relative to the working directory" },
+	{ "xattrs", xattrs, "no ACLs or security labels (as devtmpfs here)" },
+	{ "paths", paths, "realpath, canonicalize_file_name, readlink: the kernel's answers" },
+	{ "globbing", globbing, "glob() of the C library finds them" },
+	{ "sysfs", sysfs,
+	  "the class links lead to the adapter's PCI function" },
+	{ "descriptors", descriptors,
+	  "copies and bulk closes of a device's descriptor" },
+};
+
+/* Usage: device-files [--list | NAME...] */
+int main(int argc, char **argv)
 {
-	access_family();
-	stat_family();
-	directory();
-	relative();
-	xattrs();
-	paths();
-	globbing();
-	sysfs();
-	descriptors();
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
+	cases_run(cases, CASES_N(cases));
 	return tap_finish();
 }

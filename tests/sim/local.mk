@@ -36,7 +36,8 @@ fuzz:
 # The file system calls on the device files and sysfs, as a real host
 # answers them.
 check_PROGRAMS += tests/sim/device-files
-tests_sim_device_files_SOURCES = tests/sim/device-files.c tests/tap.h
+tests_sim_device_files_SOURCES = tests/sim/device-files.c tests/tap.h \
+	tests/cases.h
 TESTS += tests/sim/device-files.tap
 EXTRA_DIST += tests/sim/device-files.tap
 
@@ -44,7 +45,7 @@ EXTRA_DIST += tests/sim/device-files.tap
 # by its literal path, the simulator's own descriptors out of the way.
 check_PROGRAMS += tests/sim/device-boundary
 tests_sim_device_boundary_SOURCES = tests/sim/device-boundary.c tests/tap.h \
-	tests/device.h
+	tests/cases.h tests/device.h
 tests_sim_device_boundary_LDADD = -libverbs
 TESTS += tests/sim/device-boundary-project.tap \
 	tests/sim/device-boundary-system.tap
@@ -82,3 +83,10 @@ AM_TESTS_ENVIRONMENT += \
 	export SAN_PROVIDER_SOURCES SAN_DAEMON_SOURCES SAN_PRELOAD_SOURCES PABI;
 TESTS += tests/sim/sanitizers.tap
 EXTRA_DIST += tests/sim/sanitizers.tap tests/sim/msan-epoll.c
+
+# The umad files: agents, MADs and their answers, timeouts, issm, and a
+# client writing noise (tests/verbs/umad.sh runs the diagnostic tools).
+check_PROGRAMS += tests/sim/umad-abi
+tests_sim_umad_abi_SOURCES = tests/sim/umad-abi.c tests/tap.h
+TESTS += tests/sim/umad-abi.tap tests/sim/umad-sm.tap
+EXTRA_DIST += tests/sim/umad-abi.tap tests/sim/umad-sm.tap

@@ -40,8 +40,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx4-abi.h>
 
-#include "../../sim/protocol.h"
-#include "../../sim/uverbs-cmds.h"
+#include "../../sim/host/protocol.h"
+#include "../../sim/host/uverbs-cmds.h"
 #include "../wait.h"
 
 #ifndef MIN
@@ -381,11 +381,8 @@ static const struct shape *const shapes = all_shapes + 1;
 
 #define NSHAPES (sizeof(all_shapes) / sizeof(all_shapes[0]) - 1)
 
-/*
- * Plausible fields: small numbers, handles we hold, addresses in the
- * arena; then the fields a command needs right to get anywhere.
- */
-static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
+/* Plausible words: small numbers, handles we hold, access flags. */
+static void fill_words(struct conn *c, const struct shape *s, uint8_t *core)
 {
 	for (size_t off = 0; off + 4 <= s->core; off += 4) {
 		uint32_t v;
@@ -404,98 +401,119 @@ static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
 		}
 		memcpy(core + off, &v, 4);
 	}
+}
+
+/* A region in the arena, mostly of a sane length, on one of our PDs. */
+static void fill_reg_mr(struct conn *c, struct ib_uverbs_reg_mr *r)
+{
+	r->start = some_addr(4096);
+	r->length = chance(80) ? 1 + rnd(65536) : nasty32();
+	r->hca_va = chance(80) ? r->start : rnd64();
+	r->pd_handle = some_handle(c, H_PD);
+}
+
+static void fill_create_srq(struct conn *c, struct ib_uverbs_create_srq *q)
+{
+	q->pd_handle = some_handle(c, H_PD);
+	q->max_wr = rnd(128);
+	q->max_sge = rnd(4);
+	q->srq_limit = 0;
+}
+
+static void fill_create_cq(struct ib_uverbs_create_cq *q)
+{
+	q->cqe = chance(90) ? 1 + rnd(256) : nasty32();
+	q->comp_channel = chance(90) ? -1 : (int32_t)rnd(8);
+	q->comp_vector = chance(90) ? 0 : rnd(4);
+}
+
+/* A QP of a type mlx4_ib makes, mostly, on our PD, CQs and SRQ. */
+static void fill_create_qp(struct conn *c, struct ib_uverbs_create_qp *q)
+{
+	static const uint8_t types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD,
+					 IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV };
+
+	q->pd_handle = some_handle(c, H_PD);
+	q->send_cq_handle = some_handle(c, H_CQ);
+	q->recv_cq_handle = some_handle(c, H_CQ);
+	q->srq_handle = some_handle(c, H_SRQ);
+	q->max_send_wr = rnd(64);
+	q->max_recv_wr = rnd(64);
+	q->max_send_sge = rnd(4);
+	q->max_recv_sge = rnd(4);
+	q->max_inline_data = rnd(2) ? 0 : rnd(256);
+	q->qp_type = chance(90) ? types[rnd(sizeof(types))] : rnd(256);
+	q->is_srq = rnd(2);
+}
+
+/* The next step of the usual walk, with the mask it takes. */
+static void next_qp_state(struct ib_uverbs_modify_qp *m)
+{
+	static const uint32_t masks[] = {
+		[IBV_QPS_INIT] = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+		[IBV_QPS_RTR] = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER,
+		[IBV_QPS_RTS] = IBV_QP_STATE | IBV_QP_TIMEOUT |
+				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+	};
+
+	m->qp_state = IBV_QPS_INIT + rnd(3);
+	m->attr_mask = masks[m->qp_state] | (chance(10) ? 1u << rnd(21) : 0);
+	m->port_num = 1;
+	m->pkey_index = 0;
+	m->path_mtu = 1 + rnd(5);
+	m->dest.dlid = rnd(4);
+	m->dest.port_num = 1;
+	m->dest.is_global = chance(10);
+	m->max_rd_atomic = rnd(8);
+	m->max_dest_rd_atomic = rnd(8);
+	m->timeout = rnd(32);
+	m->retry_cnt = rnd(8);
+	m->rnr_retry = rnd(8);
+	m->min_rnr_timer = rnd(32);
+}
+
+static void fill_modify_qp(struct conn *c, struct ib_uverbs_modify_qp *m)
+{
+	m->qp_handle = some_handle(c, H_QP);
+	m->qp_state = rnd(8);
+	m->port_num = rnd(4);
+	m->path_mtu = rnd(7);
+	if (chance(60))
+		next_qp_state(m);
+	/*
+	 * Connected traffic goes only to our own QPs: on a real subnet a
+	 * process that guesses another's QPN and PSN could inject into its
+	 * connection, and no device stops that.
+	 */
+	m->dest_qp_num = c->nqpns ? c->qpns[rnd(c->nqpns)] : 0;
+}
+
+/*
+ * Plausible fields: small numbers, handles we hold, addresses in the
+ * arena; then the fields a command needs right to get anywhere.
+ */
+static void fill_core(struct conn *c, const struct shape *s, uint8_t *core)
+{
+	fill_words(c, s, core);
 	if (!s->ex)	/* the legacy response pointer: the preload's business */
 		memset(core, 0, 8);
-	if (!s->ex && s->command == IB_USER_VERBS_CMD_REG_MR) {
-		struct ib_uverbs_reg_mr *r = (void *)core;
-
-		r->start = some_addr(4096);
-		r->length = chance(80) ? 1 + rnd(65536) : nasty32();
-		r->hca_va = chance(80) ? r->start : rnd64();
-		r->pd_handle = some_handle(c, H_PD);
-	}
-	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_SRQ) {
-		struct ib_uverbs_create_srq *q = (void *)core;
-
-		q->pd_handle = some_handle(c, H_PD);
-		q->max_wr = rnd(128);
-		q->max_sge = rnd(4);
-		q->srq_limit = 0;
-	}
-	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_CQ) {
-		struct ib_uverbs_create_cq *q = (void *)core;
-
-		q->cqe = chance(90) ? 1 + rnd(256) : nasty32();
-		q->comp_channel = chance(90) ? -1 : (int32_t)rnd(8);
-		q->comp_vector = chance(90) ? 0 : rnd(4);
-	}
-	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_QP) {
-		struct ib_uverbs_create_qp *q = (void *)core;
-		static const uint8_t types[] = { IBV_QPT_RC, IBV_QPT_UC,
-						 IBV_QPT_UD, IBV_QPT_XRC_SEND,
-						 IBV_QPT_XRC_RECV };
-
-		q->pd_handle = some_handle(c, H_PD);
-		q->send_cq_handle = some_handle(c, H_CQ);
-		q->recv_cq_handle = some_handle(c, H_CQ);
-		q->srq_handle = some_handle(c, H_SRQ);
-		q->max_send_wr = rnd(64);
-		q->max_recv_wr = rnd(64);
-		q->max_send_sge = rnd(4);
-		q->max_recv_sge = rnd(4);
-		q->max_inline_data = rnd(2) ? 0 : rnd(256);
-		q->qp_type = chance(90) ? types[rnd(sizeof(types))] : rnd(256);
-		q->is_srq = rnd(2);
-	}
-	if (s->command == IB_USER_VERBS_CMD_MODIFY_QP ||
-	    (s->ex && s->command == IB_USER_VERBS_EX_CMD_MODIFY_QP)) {
-		struct ib_uverbs_modify_qp *m = (void *)core;
-
-		if (s->ex)
-			m = &((struct ib_uverbs_ex_modify_qp *)core)->base;
-		m->qp_handle = some_handle(c, H_QP);
-		m->qp_state = rnd(8);
-		m->port_num = rnd(4);
-		m->path_mtu = rnd(7);
-		/* The next step of the usual walk, with the mask it takes. */
-		if (chance(60)) {
-			static const uint32_t masks[] = {
-				[IBV_QPS_INIT] = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-				[IBV_QPS_RTR] = IBV_QP_STATE | IBV_QP_AV |
-						IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-						IBV_QP_RQ_PSN |
-						IBV_QP_MAX_DEST_RD_ATOMIC |
-						IBV_QP_MIN_RNR_TIMER,
-				[IBV_QPS_RTS] = IBV_QP_STATE | IBV_QP_TIMEOUT |
-						IBV_QP_RETRY_CNT |
-						IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-						IBV_QP_MAX_QP_RD_ATOMIC,
-			};
-
-			m->qp_state = IBV_QPS_INIT + rnd(3);
-			m->attr_mask = masks[m->qp_state] |
-				       (chance(10) ? 1u << rnd(21) : 0);
-			m->port_num = 1;
-			m->pkey_index = 0;
-			m->path_mtu = 1 + rnd(5);
-			m->dest.dlid = rnd(4);
-			m->dest.port_num = 1;
-			m->dest.is_global = chance(10);
-			m->max_rd_atomic = rnd(8);
-			m->max_dest_rd_atomic = rnd(8);
-			m->timeout = rnd(32);
-			m->retry_cnt = rnd(8);
-			m->rnr_retry = rnd(8);
-			m->min_rnr_timer = rnd(32);
-		}
-		/*
-		 * Connected traffic goes only to our own QPs: on a real
-		 * subnet a process that guesses another's QPN and PSN could
-		 * inject into its connection, and no device stops that.
-		 */
-		m->dest_qp_num = c->nqpns ? c->qpns[rnd(c->nqpns)] : 0;
-	}
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_REG_MR)
+		fill_reg_mr(c, (void *)core);
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_SRQ)
+		fill_create_srq(c, (void *)core);
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_CQ)
+		fill_create_cq((void *)core);
+	if (!s->ex && s->command == IB_USER_VERBS_CMD_CREATE_QP)
+		fill_create_qp(c, (void *)core);
+	if (s->command == IB_USER_VERBS_CMD_MODIFY_QP && !s->ex)
+		fill_modify_qp(c, (void *)core);
+	if (s->ex && s->command == IB_USER_VERBS_EX_CMD_MODIFY_QP)
+		fill_modify_qp(c, &((struct ib_uverbs_ex_modify_qp *)core)->base);
 }
 
 static void fill_driver(const struct shape *s, uint8_t *drv)
@@ -1324,38 +1342,40 @@ static uint8_t pattern(uint64_t seq, size_t i)
 	return (uint8_t)(seq * 131 + i * 7 + (i >> 8));
 }
 
-static int victim(int seconds)
-{
-	uint64_t end = now_ms() + seconds * 1000ULL;
-	uint64_t sent = 0, received = 0, lost = 0, corrupted = 0, reads = 0;
+/* The victim's pair of QPs on dev's PD and CQ, its buffers, its counts. */
+struct victim {
 	struct ibv_device **list;
-	struct ibv_port_attr port;
-	struct ibv_wc wc[DEPTH];
 	uint8_t *sbuf, *rbuf;
 	struct ibv_mr *smr, *rmr;
 	struct ibv_qp *qp[2];
+	uint64_t sent, received, lost, corrupted, reads;
+};
 
-	seed_from_env("sim-fuzz victim");
-	simd = daemon_pid();
-	list = ibv_get_device_list(NULL);
-	if (!list || !list[0] || !(dev.ctx = ibv_open_device(list[0]))) {
+/* The device, two RC QPs connected to each other: false when not. */
+static bool victim_up(struct victim *v)
+{
+	struct ibv_port_attr port;
+
+	v->list = ibv_get_device_list(NULL);
+	if (!v->list || !v->list[0] || !(dev.ctx = ibv_open_device(v->list[0]))) {
 		fprintf(stderr, "sim-fuzz victim: no device\n");
-		return 1;
+		return false;
 	}
 	if (ibv_query_port(dev.ctx, 1, &port))
-		return 1;
+		return false;
 	dev.lid = port.lid;
 	dev.pd = ibv_alloc_pd(dev.ctx);
 	dev.cq = ibv_create_cq(dev.ctx, 4 * DEPTH, NULL, NULL, 0);
-	sbuf = calloc(DEPTH, MSG_SIZE);
-	rbuf = calloc(DEPTH, MSG_SIZE);
-	if (!dev.pd || !dev.cq || !sbuf || !rbuf)
-		return 1;
-	smr = ibv_reg_mr(dev.pd, sbuf, DEPTH * MSG_SIZE,
-			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	rmr = ibv_reg_mr(dev.pd, rbuf, DEPTH * MSG_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	if (!smr || !rmr)
-		return 1;
+	v->sbuf = calloc(DEPTH, MSG_SIZE);
+	v->rbuf = calloc(DEPTH, MSG_SIZE);
+	if (!dev.pd || !dev.cq || !v->sbuf || !v->rbuf)
+		return false;
+	v->smr = ibv_reg_mr(dev.pd, v->sbuf, DEPTH * MSG_SIZE,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	v->rmr = ibv_reg_mr(dev.pd, v->rbuf, DEPTH * MSG_SIZE,
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (!v->smr || !v->rmr)
+		return false;
 	for (int i = 0; i < 2; i++) {
 		struct ibv_qp_init_attr qa = {
 			.send_cq = dev.cq, .recv_cq = dev.cq, .qp_type = IBV_QPT_RC,
@@ -1363,112 +1383,161 @@ static int victim(int seconds)
 				 .max_send_sge = 1, .max_recv_sge = 1 },
 		};
 
-		qp[i] = ibv_create_qp(dev.pd, &qa);
-		if (!qp[i])
-			return 1;
+		v->qp[i] = ibv_create_qp(dev.pd, &qa);
+		if (!v->qp[i])
+			return false;
 	}
 	for (int i = 0; i < 2; i++)
-		if (!to_rts(qp[i], qp[i ^ 1]->qp_num)) {
+		if (!to_rts(v->qp[i], v->qp[i ^ 1]->qp_num)) {
 			fprintf(stderr, "sim-fuzz victim: QP setup failed\n");
-			return 1;
+			return false;
 		}
-	/* QP 0 sends to QP 1 and READs back what it sent, one at a time. */
-	while (now_ms() < end) {
-		uint64_t seq = sent;
-		size_t slot = seq % DEPTH;
-		uint8_t *s = sbuf + slot * MSG_SIZE, *r = rbuf + slot * MSG_SIZE;
-		struct ibv_sge rsge = { (uintptr_t)r, MSG_SIZE, rmr->lkey };
-		struct ibv_recv_wr rwr = { .wr_id = seq, .sg_list = &rsge, .num_sge = 1 }, *bad_r;
-		struct ibv_sge ssge = { (uintptr_t)s, MSG_SIZE, smr->lkey };
-		struct ibv_send_wr swr = {
-			.wr_id = seq, .sg_list = &ssge, .num_sge = 1,
-			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-		}, *bad_s;
-		int want = 2, got = 0;
-		uint64_t deadline = now_ms() + 5000;
+	return true;
+}
 
-		for (size_t i = 0; i < MSG_SIZE; i++)
-			s[i] = pattern(seq, i);
-		memset(r, 0, MSG_SIZE);
-		if (ibv_post_recv(qp[1], &rwr, &bad_r) ||
-		    ibv_post_send(qp[0], &swr, &bad_s)) {
-			fprintf(stderr, "sim-fuzz victim: post failed at message %" PRIu64 "\n", seq);
-			lost++;
-			break;
-		}
-		sent++;
-		while (got < want && now_ms() < deadline) {
-			int n = ibv_poll_cq(dev.cq, DEPTH, wc);
+/* Message @seq's SEND and receive completions, within 5 s: false if not. */
+static bool victim_completions(struct victim *v, uint64_t seq)
+{
+	uint64_t deadline = now_ms() + 5000;
+	struct ibv_wc wc[DEPTH];
+	int want = 2, got = 0;
 
-			for (int i = 0; i < n; i++) {
-				if (wc[i].status != IBV_WC_SUCCESS ||
-				    wc[i].wr_id != seq) {
-					fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": completion %s, wr_id %" PRIu64 "\n",
-						seq, ibv_wc_status_str(wc[i].status),
-						(uint64_t)wc[i].wr_id);
-					corrupted++;
-				}
-				if (wc[i].opcode == IBV_WC_RECV) {
-					if (wc[i].byte_len != MSG_SIZE)
-						corrupted++;
-				}
+	while (got < want && now_ms() < deadline) {
+		int n = ibv_poll_cq(dev.cq, DEPTH, wc);
+
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    wc[i].wr_id != seq) {
+				fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": completion %s, wr_id %" PRIu64 "\n",
+					seq, ibv_wc_status_str(wc[i].status),
+					(uint64_t)wc[i].wr_id);
+				v->corrupted++;
 			}
-			got += n > 0 ? n : 0;
-		}
-		if (got < want) {
-			fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": %d completions of %d in 5 s\n",
-				seq, got, want);
-			lost++;
-			break;
-		}
-		if (memcmp(s, r, MSG_SIZE)) {
-			size_t i = 0;
-
-			while (s[i] == r[i])
-				i++;
-			fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": byte %zu is 0x%02x, not 0x%02x\n",
-				seq, i, r[i], s[i]);
-			corrupted++;
-		}
-		received++;
-		/* Every eighth: READ it back from the sender's buffer. */
-		if (seq % 8 == 0) {
-			struct ibv_send_wr rd = {
-				.wr_id = seq, .sg_list = &rsge, .num_sge = 1,
-				.opcode = IBV_WR_RDMA_READ,
-				.send_flags = IBV_SEND_SIGNALED,
-				.wr.rdma = { (uintptr_t)s, smr->rkey },
-			};
-			int n = 0;
-
-			memset(r, 0, MSG_SIZE);
-			deadline = now_ms() + 5000;
-			if (ibv_post_send(qp[1], &rd, &bad_s))
-				return 1;
-			while (!n && now_ms() < deadline)
-				n = ibv_poll_cq(dev.cq, 1, wc);
-			if (n != 1 || wc[0].status != IBV_WC_SUCCESS ||
-			    memcmp(s, r, MSG_SIZE)) {
-				fprintf(stderr, "sim-fuzz victim: READ of message %" PRIu64 " failed or differs\n",
-					seq);
-				corrupted++;
+			if (wc[i].opcode == IBV_WC_RECV) {
+				if (wc[i].byte_len != MSG_SIZE)
+					v->corrupted++;
 			}
-			reads++;
 		}
+		got += n > 0 ? n : 0;
 	}
-	printf("sim-fuzz victim: %" PRIu64 " messages sent, %" PRIu64 " received, %" PRIu64 " READs; lost %" PRIu64 ", corrupted %" PRIu64 "\n",
-	       sent, received, reads, lost, corrupted);
-	ibv_destroy_qp(qp[0]);
-	ibv_destroy_qp(qp[1]);
-	ibv_dereg_mr(smr);
-	ibv_dereg_mr(rmr);
+	if (got < want)
+		fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": %d completions of %d in 5 s\n",
+			seq, got, want);
+	return got >= want;
+}
+
+/*
+ * Message @seq from QP 0 to QP 1, checked byte by byte: false when it
+ * was lost (the victim stops).
+ */
+static bool victim_send(struct victim *v, uint64_t seq)
+{
+	size_t slot = seq % DEPTH;
+	uint8_t *s = v->sbuf + slot * MSG_SIZE, *r = v->rbuf + slot * MSG_SIZE;
+	struct ibv_sge rsge = { (uintptr_t)r, MSG_SIZE, v->rmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = seq, .sg_list = &rsge, .num_sge = 1 }, *bad_r;
+	struct ibv_sge ssge = { (uintptr_t)s, MSG_SIZE, v->smr->lkey };
+	struct ibv_send_wr swr = {
+		.wr_id = seq, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad_s;
+
+	for (size_t i = 0; i < MSG_SIZE; i++)
+		s[i] = pattern(seq, i);
+	memset(r, 0, MSG_SIZE);
+	if (ibv_post_recv(v->qp[1], &rwr, &bad_r) ||
+	    ibv_post_send(v->qp[0], &swr, &bad_s)) {
+		fprintf(stderr, "sim-fuzz victim: post failed at message %" PRIu64 "\n", seq);
+		v->lost++;
+		return false;
+	}
+	v->sent++;
+	if (!victim_completions(v, seq)) {
+		v->lost++;
+		return false;
+	}
+	if (memcmp(s, r, MSG_SIZE)) {
+		size_t i = 0;
+
+		while (s[i] == r[i])
+			i++;
+		fprintf(stderr, "sim-fuzz victim: message %" PRIu64 ": byte %zu is 0x%02x, not 0x%02x\n",
+			seq, i, r[i], s[i]);
+		v->corrupted++;
+	}
+	v->received++;
+	return true;
+}
+
+/*
+ * QP 1 READs message @seq back from the sender's buffer, checked: false
+ * when it cannot post the READ.
+ */
+static bool victim_read_back(struct victim *v, uint64_t seq)
+{
+	size_t slot = seq % DEPTH;
+	uint8_t *s = v->sbuf + slot * MSG_SIZE, *r = v->rbuf + slot * MSG_SIZE;
+	struct ibv_sge rsge = { (uintptr_t)r, MSG_SIZE, v->rmr->lkey };
+	struct ibv_send_wr rd = {
+		.wr_id = seq, .sg_list = &rsge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)s, v->smr->rkey },
+	}, *bad;
+	uint64_t deadline = now_ms() + 5000;
+	struct ibv_wc wc;
+	int n = 0;
+
+	memset(r, 0, MSG_SIZE);
+	if (ibv_post_send(v->qp[1], &rd, &bad))
+		return false;
+	while (!n && now_ms() < deadline)
+		n = ibv_poll_cq(dev.cq, 1, &wc);
+	if (n != 1 || wc.status != IBV_WC_SUCCESS || memcmp(s, r, MSG_SIZE)) {
+		fprintf(stderr, "sim-fuzz victim: READ of message %" PRIu64 " failed or differs\n",
+			seq);
+		v->corrupted++;
+	}
+	v->reads++;
+	return true;
+}
+
+static void victim_down(struct victim *v)
+{
+	ibv_destroy_qp(v->qp[0]);
+	ibv_destroy_qp(v->qp[1]);
+	ibv_dereg_mr(v->smr);
+	ibv_dereg_mr(v->rmr);
 	ibv_destroy_cq(dev.cq);
 	ibv_dealloc_pd(dev.pd);
 	ibv_close_device(dev.ctx);
-	ibv_free_device_list(list);
-	free(sbuf);
-	free(rbuf);
-	return lost || corrupted || !received ? 1 : 0;
+	ibv_free_device_list(v->list);
+	free(v->sbuf);
+	free(v->rbuf);
+}
+
+static int victim(int seconds)
+{
+	uint64_t end = now_ms() + seconds * 1000ULL;
+	struct victim v = {};
+
+	seed_from_env("sim-fuzz victim");
+	simd = daemon_pid();
+	if (!victim_up(&v))
+		return 1;
+	/* QP 0 sends to QP 1 and READs back what it sent, one at a time. */
+	while (now_ms() < end) {
+		uint64_t seq = v.sent;
+
+		if (!victim_send(&v, seq))
+			break;
+		/* Every eighth: READ it back from the sender's buffer. */
+		if (seq % 8 == 0 && !victim_read_back(&v, seq))
+			return 1;
+	}
+	printf("sim-fuzz victim: %" PRIu64 " messages sent, %" PRIu64 " received, %" PRIu64 " READs; lost %" PRIu64 ", corrupted %" PRIu64 "\n",
+	       v.sent, v.received, v.reads, v.lost, v.corrupted);
+	victim_down(&v);
+	return v.lost || v.corrupted || !v.received ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -30,7 +30,7 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "../../sim/protocol.h"
+#include "../../sim/host/protocol.h"
 
 static int connect_daemon(void)
 {
@@ -251,157 +251,200 @@ static void socket_cases(void)
 	close(fd);
 }
 
+/*
+ * Where the hostile calls point: the device file, and a readable page, a
+ * hole and a read-only page in a row.
+ */
+struct arena {
+	int fd;
+	long page;
+	uint8_t *hole, *ro;
+};
+
+/* ib_uverbs_ioctl(): the header. */
+static void header_cases(const struct arena *a, struct call *c)
+{
+	struct ib_uverbs_gid_entry entry;
+	int fd = a->fd;
+
+	expect(fd, NULL, EFAULT, "a NULL header: EFAULT");
+	expect(fd, a->hole, EFAULT, "a header in unmapped memory: EFAULT");
+	expect(fd, a->hole - 8, EFAULT,
+	       "a header that runs into unmapped memory: EFAULT");
+	expect(fd, (void *)(uintptr_t)0xffff800000000000ULL, EFAULT,
+	       "a header at a kernel address: EFAULT");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->hdr.length += 16;
+	expect(fd, c, EINVAL, "a length one attribute longer than num_attrs says: EINVAL");
+	c->hdr.length -= 17;
+	expect(fd, c, EINVAL, "a length one byte short: EINVAL");
+	header(c, UVERBS_METHOD_QUERY_GID_ENTRY, 0xffff);
+	expect(fd, c, EINVAL, "num_attrs 65535 (its length does not fit 16 bits): EINVAL");
+	header(c, UVERBS_METHOD_QUERY_GID_ENTRY, MAX_ATTRS + 1);
+	expect(fd, c, EINVAL, "255 attributes: longer than a page, EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->hdr.reserved1 = 1;
+	expect(fd, c, EPROTONOSUPPORT, "reserved1 not zero: EPROTONOSUPPORT");
+	c->hdr.reserved1 = 0;
+	c->hdr.reserved2 = 0x80000000;
+	expect(fd, c, EPROTONOSUPPORT, "reserved2 not zero: EPROTONOSUPPORT");
+	c->hdr.reserved2 = 0;
+	c->hdr.driver_id = RDMA_DRIVER_MLX5;
+	expect(fd, c, EINVAL, "another driver's id: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->hdr.object_id = 0xffff;
+	expect(fd, c, EPROTONOSUPPORT, "an unknown object: EPROTONOSUPPORT");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->hdr.method_id = 0x7fff;
+	expect(fd, c, EPROTONOSUPPORT, "an unknown method: EPROTONOSUPPORT");
+}
+
+/* The attribute array. */
+static void attribute_cases(const struct arena *a, struct call *c)
+{
+	struct ib_uverbs_gid_entry entry;
+	struct call *edge;
+	int fd = a->fd;
+
+	edge = (struct call *)(a->hole - sizeof(c->hdr));
+	gid_entry_call(c, &entry, sizeof(entry));
+	memcpy(edge, &c->hdr, sizeof(c->hdr));
+	expect(fd, edge, EFAULT, "attributes in unmapped memory: EFAULT");
+	edge = (struct call *)(a->hole - sizeof(c->hdr) - 2 * sizeof(c->attrs[0]));
+	memcpy(edge, c, sizeof(c->hdr) + 2 * sizeof(c->attrs[0]));
+	expect(fd, edge, EFAULT, "attributes that run into unmapped memory: EFAULT");
+	gid_entry_call(c, &entry, sizeof(entry));
+	for (int i = 4; i < MAX_ATTRS; i++)
+		set_attr(&c->attrs[i], 1000 + i, 8, i);
+	header(c, UVERBS_METHOD_QUERY_GID_ENTRY, MAX_ATTRS);
+	expect(fd, c, 0, "254 attributes, 250 of them unknown and optional: served");
+	c->attrs[MAX_ATTRS - 1].flags = UVERBS_ATTR_F_MANDATORY;
+	expect(fd, c, EPROTONOSUPPORT,
+	       "an unknown attribute marked mandatory: EPROTONOSUPPORT");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->attrs[1].attr_data.reserved = 1;
+	expect(fd, c, EINVAL, "an attribute's reserved field not zero: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->attrs[2] = c->attrs[1];
+	expect(fd, c, EINVAL, "an attribute twice: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->hdr.num_attrs = 3;
+	c->hdr.length -= sizeof(c->attrs[0]);
+	expect(fd, c, EINVAL, "a mandatory attribute missing: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->attrs[0].len = 4;
+	expect(fd, c, EINVAL, "a port attribute of 4 bytes: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry));
+	c->attrs[2].data = 1;
+	expect(fd, c, EINVAL, "a flag set: EINVAL");
+	gid_entry_call(c, &entry, sizeof(entry) - 1);
+	expect(fd, c, EINVAL, "an entry buffer shorter than the entry: EINVAL");
+}
+
+/*
+ * Where the outputs go: false when the read-only page cannot be made
+ * writable for a moment, to lay the attributes in it.
+ */
+static bool output_cases(const struct arena *a, struct call *c)
+{
+	struct ib_uverbs_gid_entry entry;
+	struct call *edge;
+	int fd = a->fd;
+
+	gid_entry_call(c, a->hole, sizeof(entry));
+	expect(fd, c, EFAULT, "an entry pointer to unmapped memory: EFAULT");
+	gid_entry_call(c, a->ro, sizeof(entry));
+	expect(fd, c, EFAULT, "an entry pointer to read-only memory: EFAULT");
+	gid_entry_call(c, a->hole - 8, sizeof(entry));
+	expect(fd, c, EFAULT, "an entry buffer that runs into unmapped memory: EFAULT");
+	gid_entry_call(c, a->hole - 16, sizeof(entry) + 64);
+	expect(fd, c, EFAULT,
+	       "an entry buffer whose zeroed tail runs into unmapped memory: EFAULT");
+	/* The attribute array read-only: VALID_OUTPUT cannot be written. */
+	edge = (struct call *)a->ro;
+	if (mprotect(a->ro, a->page, PROT_READ | PROT_WRITE))
+		return false;
+	gid_entry_call(edge, &entry, sizeof(entry));
+	if (mprotect(a->ro, a->page, PROT_READ))
+		return false;
+	expect(fd, edge, EFAULT,
+	       "attributes in read-only memory (VALID_OUTPUT not writable): EFAULT");
+	return true;
+}
+
+/* QUERY_GID_TABLE: the count of entries a well-formed call gives. */
+static uint64_t table_cases(const struct arena *a, struct call *c)
+{
+	struct ib_uverbs_gid_entry entry, table[64];
+	uint64_t n = 0;
+	int fd = a->fd;
+
+	gid_table_call(c, sizeof(entry), table, sizeof(table), &n);
+	expect(fd, c, 0, "a well-formed QUERY_GID_TABLE works");
+	report(n > 0 && n <= 64, "and reports its entries", (int)n, 0);
+	gid_table_call(c, sizeof(entry), table, 2 * sizeof(entry) + 1, &n);
+	expect(fd, c, EINVAL,
+	       "a table buffer not a multiple of the entry size: EINVAL");
+	gid_table_call(c, 0, table, sizeof(table), &n);
+	expect(fd, c, EINVAL, "an entry size of 0: EINVAL");
+	gid_table_call(c, 1ULL << 63, table, sizeof(table), &n);
+	expect(fd, c, EINVAL, "an entry size of 2^63: EINVAL");
+	gid_table_call(c, sizeof(entry), table, 0, &n);
+	expect(fd, c, EINVAL, "a table buffer of no length: EINVAL");
+	gid_table_call(c, 1, table, 65535, &n);
+	expect(fd, c, 0, "entries of 1 byte into 65535: served");
+	gid_table_call(c, sizeof(entry), a->hole, sizeof(table), &n);
+	expect(fd, c, EFAULT, "a table pointer to unmapped memory: EFAULT");
+	gid_table_call(c, sizeof(entry), table, sizeof(table), a->ro);
+	expect(fd, c, EFAULT, "a count pointer to read-only memory: EFAULT");
+	gid_table_call(c, sizeof(entry), table, sizeof(table), a->hole);
+	expect(fd, c, EFAULT, "a count pointer to unmapped memory: EFAULT");
+	return n;
+}
+
 static int hostile_ioctls(void)
 {
-	long page = sysconf(_SC_PAGESIZE);
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = list && list[0] ? ibv_open_device(list[0]) :
 				  NULL;
-	struct ib_uverbs_gid_entry entry, table[64];
+	struct arena a = { .page = sysconf(_SC_PAGESIZE) };
+	struct ib_uverbs_gid_entry entry;
+	struct ibv_gid_entry entries[64];
 	static struct call c;
-	uint8_t *pages, *hole, *ro;
-	struct call *edge;
-	uint64_t n = 0;
-	int fd;
+	uint8_t *pages;
+	uint64_t n;
+	ssize_t got;
 
 	if (!ctx) {
 		printf("not ok open the first device\n");
 		return 1;
 	}
-	fd = ctx->cmd_fd;
+	a.fd = ctx->cmd_fd;
 	/* A readable page, a hole, a read-only page. */
-	pages = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+	pages = mmap(NULL, 3 * a.page, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pages == MAP_FAILED || mprotect(pages + page, page, PROT_NONE) ||
-	    mprotect(pages + 2 * page, page, PROT_READ)) {
+	if (pages == MAP_FAILED || mprotect(pages + a.page, a.page, PROT_NONE) ||
+	    mprotect(pages + 2 * a.page, a.page, PROT_READ)) {
 		perror("sim-hostile: mmap");
 		return 1;
 	}
-	hole = pages + page;
-	ro = pages + 2 * page;
+	a.hole = pages + a.page;
+	a.ro = pages + 2 * a.page;
 
 	gid_entry_call(&c, &entry, sizeof(entry));
-	expect(fd, &c, 0, "a well-formed QUERY_GID_ENTRY works");
+	expect(a.fd, &c, 0, "a well-formed QUERY_GID_ENTRY works");
 	report(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT,
 	       "and marks its output VALID_OUTPUT", 0, 0);
-
-	/* ib_uverbs_ioctl(): the header */
-	expect(fd, NULL, EFAULT, "a NULL header: EFAULT");
-	expect(fd, hole, EFAULT, "a header in unmapped memory: EFAULT");
-	expect(fd, hole - 8, EFAULT,
-	       "a header that runs into unmapped memory: EFAULT");
-	expect(fd, (void *)(uintptr_t)0xffff800000000000ULL, EFAULT,
-	       "a header at a kernel address: EFAULT");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.hdr.length += 16;
-	expect(fd, &c, EINVAL, "a length one attribute longer than num_attrs says: EINVAL");
-	c.hdr.length -= 17;
-	expect(fd, &c, EINVAL, "a length one byte short: EINVAL");
-	header(&c, UVERBS_METHOD_QUERY_GID_ENTRY, 0xffff);
-	expect(fd, &c, EINVAL, "num_attrs 65535 (its length does not fit 16 bits): EINVAL");
-	header(&c, UVERBS_METHOD_QUERY_GID_ENTRY, MAX_ATTRS + 1);
-	expect(fd, &c, EINVAL, "255 attributes: longer than a page, EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.hdr.reserved1 = 1;
-	expect(fd, &c, EPROTONOSUPPORT, "reserved1 not zero: EPROTONOSUPPORT");
-	c.hdr.reserved1 = 0;
-	c.hdr.reserved2 = 0x80000000;
-	expect(fd, &c, EPROTONOSUPPORT, "reserved2 not zero: EPROTONOSUPPORT");
-	c.hdr.reserved2 = 0;
-	c.hdr.driver_id = RDMA_DRIVER_MLX5;
-	expect(fd, &c, EINVAL, "another driver's id: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.hdr.object_id = 0xffff;
-	expect(fd, &c, EPROTONOSUPPORT, "an unknown object: EPROTONOSUPPORT");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.hdr.method_id = 0x7fff;
-	expect(fd, &c, EPROTONOSUPPORT, "an unknown method: EPROTONOSUPPORT");
-
-	/* The attribute array */
-	edge = (struct call *)(hole - sizeof(c.hdr));
-	gid_entry_call(&c, &entry, sizeof(entry));
-	memcpy(edge, &c.hdr, sizeof(c.hdr));
-	expect(fd, edge, EFAULT, "attributes in unmapped memory: EFAULT");
-	edge = (struct call *)(hole - sizeof(c.hdr) - 2 * sizeof(c.attrs[0]));
-	memcpy(edge, &c, sizeof(c.hdr) + 2 * sizeof(c.attrs[0]));
-	expect(fd, edge, EFAULT, "attributes that run into unmapped memory: EFAULT");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	for (int i = 4; i < MAX_ATTRS; i++)
-		set_attr(&c.attrs[i], 1000 + i, 8, i);
-	header(&c, UVERBS_METHOD_QUERY_GID_ENTRY, MAX_ATTRS);
-	expect(fd, &c, 0, "254 attributes, 250 of them unknown and optional: served");
-	c.attrs[MAX_ATTRS - 1].flags = UVERBS_ATTR_F_MANDATORY;
-	expect(fd, &c, EPROTONOSUPPORT,
-	       "an unknown attribute marked mandatory: EPROTONOSUPPORT");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.attrs[1].attr_data.reserved = 1;
-	expect(fd, &c, EINVAL, "an attribute's reserved field not zero: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.attrs[2] = c.attrs[1];
-	expect(fd, &c, EINVAL, "an attribute twice: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.hdr.num_attrs = 3;
-	c.hdr.length -= sizeof(c.attrs[0]);
-	expect(fd, &c, EINVAL, "a mandatory attribute missing: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.attrs[0].len = 4;
-	expect(fd, &c, EINVAL, "a port attribute of 4 bytes: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry));
-	c.attrs[2].data = 1;
-	expect(fd, &c, EINVAL, "a flag set: EINVAL");
-	gid_entry_call(&c, &entry, sizeof(entry) - 1);
-	expect(fd, &c, EINVAL, "an entry buffer shorter than the entry: EINVAL");
-
-	/* Where the outputs go */
-	gid_entry_call(&c, hole, sizeof(entry));
-	expect(fd, &c, EFAULT, "an entry pointer to unmapped memory: EFAULT");
-	gid_entry_call(&c, ro, sizeof(entry));
-	expect(fd, &c, EFAULT, "an entry pointer to read-only memory: EFAULT");
-	gid_entry_call(&c, hole - 8, sizeof(entry));
-	expect(fd, &c, EFAULT, "an entry buffer that runs into unmapped memory: EFAULT");
-	gid_entry_call(&c, hole - 16, sizeof(entry) + 64);
-	expect(fd, &c, EFAULT,
-	       "an entry buffer whose zeroed tail runs into unmapped memory: EFAULT");
-	/* The attribute array read-only: VALID_OUTPUT cannot be written. */
-	edge = (struct call *)ro;
-	if (mprotect(ro, page, PROT_READ | PROT_WRITE))
+	header_cases(&a, &c);
+	attribute_cases(&a, &c);
+	if (!output_cases(&a, &c))
 		return 1;
-	gid_entry_call(edge, &entry, sizeof(entry));
-	if (mprotect(ro, page, PROT_READ))
-		return 1;
-	expect(fd, edge, EFAULT,
-	       "attributes in read-only memory (VALID_OUTPUT not writable): EFAULT");
-
-	/* The table */
-	gid_table_call(&c, sizeof(entry), table, sizeof(table), &n);
-	expect(fd, &c, 0, "a well-formed QUERY_GID_TABLE works");
-	report(n > 0 && n <= 64, "and reports its entries", (int)n, 0);
-	gid_table_call(&c, sizeof(entry), table, 2 * sizeof(entry) + 1, &n);
-	expect(fd, &c, EINVAL,
-	       "a table buffer not a multiple of the entry size: EINVAL");
-	gid_table_call(&c, 0, table, sizeof(table), &n);
-	expect(fd, &c, EINVAL, "an entry size of 0: EINVAL");
-	gid_table_call(&c, 1ULL << 63, table, sizeof(table), &n);
-	expect(fd, &c, EINVAL, "an entry size of 2^63: EINVAL");
-	gid_table_call(&c, sizeof(entry), table, 0, &n);
-	expect(fd, &c, EINVAL, "a table buffer of no length: EINVAL");
-	gid_table_call(&c, 1, table, 65535, &n);
-	expect(fd, &c, 0, "entries of 1 byte into 65535: served");
-	gid_table_call(&c, sizeof(entry), hole, sizeof(table), &n);
-	expect(fd, &c, EFAULT, "a table pointer to unmapped memory: EFAULT");
-	gid_table_call(&c, sizeof(entry), table, sizeof(table), ro);
-	expect(fd, &c, EFAULT, "a count pointer to read-only memory: EFAULT");
-	gid_table_call(&c, sizeof(entry), table, sizeof(table), hole);
-	expect(fd, &c, EFAULT, "a count pointer to unmapped memory: EFAULT");
+	n = table_cases(&a, &c);
 
 	/* The daemon is still there, and the verbs work. */
-	{
-		struct ibv_gid_entry entries[64];
-		ssize_t got = ibv_query_gid_table(ctx, entries, 64, 0);
-
-		report(got == (ssize_t)n, "ibv_query_gid_table works after, with the count the ioctl gave",
-		       (int)got, (int)n);
-	}
+	got = ibv_query_gid_table(ctx, entries, 64, 0);
+	report(got == (ssize_t)n, "ibv_query_gid_table works after, with the count the ioctl gave",
+	       (int)got, (int)n);
 	socket_cases();
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

@@ -5,7 +5,8 @@
  *
  * It sets up an RC QP looped back to itself with the distribution's mlx4
  * provider, then reaches under it through mlx4dv to misbehave at the
- * hardware level.  `sim-strict none` behaves, and must pass.
+ * hardware level.  `sim-strict none` behaves, and must pass;
+ * `sim-strict --list` names the breaches, `--help` says what each does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +114,9 @@ static void fill(struct mlx4_wqe_ctrl_seg *ctrl, uint32_t opcode, uint8_t ds)
  * before it: a device that left the inline READ's list of local buffers
  * unset found the previous WQE's list there, and wrote into @victim.
  */
-static int inline_read(struct mlx4_wqe_ctrl_seg *ctrl)
+static int inline_read(void)
 {
+	struct mlx4_wqe_ctrl_seg *ctrl = first_wqe();
 	/* Read differently byte-swapped: a READ in the wrong order shows. */
 	static uint64_t source[2] = { 0x1122334455667788ULL,
 				      0x8877665544332211ULL };
@@ -273,73 +275,182 @@ static int read_then_write(int fence)
 	return memcmp(buf + 48, "fresh bytes, 16.", 16) ? 1 : 0;
 }
 
+static int read_then_write_unfenced(void)
+{
+	return read_then_write(0);
+}
+
+static int read_fence_write(void)
+{
+	return read_then_write(IBV_SEND_FENCE);
+}
+
+/* The breaches made by the WQE or doorbell alone: the device looks after. */
+static int looked_at(void)
+{
+	usleep(200 * 1000);	/* before the process goes */
+	return 0;
+}
+
+/* A NOP, properly made: nothing to report. */
+static int none(void)
+{
+	ring(first_wqe(), MLX4_OPCODE_NOP, 1);
+	return looked_at();
+}
+
+static int foreign_doorbell(void)
+{
+	*(volatile uint32_t *)dvqp.sdb =
+		htobe32((be32toh(dvqp.doorbell_qpn) >> 8 ^ 0x1000) << 8);
+	return looked_at();
+}
+
+static int oversized_wqe(void)
+{
+	ring(first_wqe(), MLX4_OPCODE_SEND, 63);
+	return looked_at();
+}
+
+/* 60 bytes inline right after the control segment. */
+static int inline_across_64(void)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = first_wqe();
+
+	*(uint32_t *)(ctrl + 1) = htobe32(MLX4_INLINE_SEG | 60);
+	ring(ctrl, MLX4_OPCODE_SEND, 5);
+	return looked_at();
+}
+
+/* A stamp where a data segment should start. */
+static int stamp_inside_wqe(void)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = first_wqe();
+	struct mlx4_wqe_data_seg *d = (void *)(ctrl + 1);
+
+	d->byte_count = htobe32(0xffffffff);
+	ring(ctrl, MLX4_OPCODE_SEND, 2);
+	return looked_at();
+}
+
+/*
+ * A gather entry of nearly 2 GiB, then an inline segment: a device that
+ * added the gather length before refusing the mix would copy the inline
+ * bytes far past its buffer.
+ */
+static int gather_then_inline(void)
+{
+	struct mlx4_wqe_ctrl_seg *ctrl = first_wqe();
+	uint8_t *seg = (uint8_t *)(ctrl + 1);
+	struct mlx4_wqe_data_seg *d = (void *)seg;
+
+	d->byte_count = htobe32(0x7ffffff0);
+	d->lkey = htobe32(0x1234);
+	d->addr = htobe64(0x10000);
+	*(uint32_t *)(seg + 16) = htobe32(MLX4_INLINE_SEG | 12);
+	ring(ctrl, MLX4_OPCODE_SEND, 3);
+	return looked_at();
+}
+
+static int foreign_cq_doorbell(void)
+{
+	cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
+	return looked_at();
+}
+
+/* Consumer index 5 on a CQ that produced nothing. */
+static int ci_ahead(void)
+{
+	*dvcq.set_ci_db = htobe32(5);
+	*dvcq.arm_db = htobe32(2u << 24 | 5);
+	cq_doorbell(2u << 24 | dvcq.cqn, 5);
+	return looked_at();
+}
+
+/* A NOP with the second pass's owner bit on the first pass. */
+static int owner_out_of_step(void)
+{
+	ring(first_wqe(), MLX4_OPCODE_NOP | 1u << 31, 1);
+	return looked_at();
+}
+
+/* Say twice the ring is posted, then send to ourselves. */
+static int rq_overrun(void)
+{
+	*dvqp.rdb = htobe32(2 * dvqp.rq.wqe_cnt);
+	ring(first_wqe(), MLX4_OPCODE_SEND, 1);
+	return looked_at();
+}
+
+/* One way to misbehave a run, by name; what each does. */
+static const struct {
+	const char *name;
+	int (*run)(void);	/* the run's exit status */
+	const char *what;
+} breaches[] = {
+	{ "none", none, "a NOP, properly made: no breach" },
+	{ "foreign-doorbell", foreign_doorbell,
+	  "the send doorbell rung for a QP of no one's" },
+	{ "oversized-wqe", oversized_wqe, "a WQE of 63 16-byte units" },
+	{ "inline-across-64", inline_across_64,
+	  "an inline segment across a 64-byte boundary" },
+	{ "stamp-inside-wqe", stamp_inside_wqe,
+	  "a stamp where a data segment should start" },
+	{ "gather-then-inline", gather_then_inline,
+	  "a gather entry of nearly 2 GiB, then an inline segment" },
+	{ "inline-read", inline_read,
+	  "an RDMA READ carrying inline data: an error, nothing written" },
+	{ "stale-window", stale_window,
+	  "an RDMA WRITE to a deallocated window's rkey: an access error" },
+	{ "read-then-write", read_then_write_unfenced,
+	  "an RDMA WRITE from where an unfenced READ lands" },
+	{ "read-fence-write", read_fence_write,
+	  "the same WRITE fenced: it sends the READ's bytes" },
+	{ "foreign-cq-doorbell", foreign_cq_doorbell,
+	  "a CQ doorbell for a CQ of no one's" },
+	{ "ci-ahead", ci_ahead,
+	  "a consumer index ahead of what the CQ produced" },
+	{ "owner-out-of-step", owner_out_of_step,
+	  "a WQE with the next pass's owner bit" },
+	{ "rq-overrun", rq_overrun,
+	  "a receive doorbell record beyond the ring" },
+};
+
+#define NBREACHES (sizeof(breaches) / sizeof(breaches[0]))
+
+/*
+ * Usage: sim-strict [--list | --help | NAME], one breach a run ("none"
+ * when none is named).  An unknown name: a message, exit status 2.
+ */
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "none";
-	struct mlx4_wqe_ctrl_seg *ctrl;
-	uint8_t *seg;
+	size_t i;
 
-	setup();
-	ctrl = first_wqe();
-	seg = (uint8_t *)(ctrl + 1);
-	if (!strcmp(how, "none")) {
-		/* A NOP, properly made: nothing to report. */
-		ring(ctrl, MLX4_OPCODE_NOP, 1);
-	} else if (!strcmp(how, "foreign-doorbell")) {
-		*(volatile uint32_t *)dvqp.sdb =
-			htobe32((be32toh(dvqp.doorbell_qpn) >> 8 ^ 0x1000) << 8);
-	} else if (!strcmp(how, "oversized-wqe")) {
-		ring(ctrl, MLX4_OPCODE_SEND, 63);
-	} else if (!strcmp(how, "inline-across-64")) {
-		/* 60 bytes inline right after the control segment. */
-		*(uint32_t *)seg = htobe32(MLX4_INLINE_SEG | 60);
-		ring(ctrl, MLX4_OPCODE_SEND, 5);
-	} else if (!strcmp(how, "stamp-inside-wqe")) {
-		struct mlx4_wqe_data_seg *d = (void *)seg;
-
-		/* A stamp where a data segment should start. */
-		d->byte_count = htobe32(0xffffffff);
-		ring(ctrl, MLX4_OPCODE_SEND, 2);
-	} else if (!strcmp(how, "gather-then-inline")) {
-		struct mlx4_wqe_data_seg *d = (void *)seg;
-
-		/*
-		 * A gather entry of nearly 2 GiB, then an inline segment:
-		 * a device that added the gather length before refusing
-		 * the mix would copy the inline bytes far past its buffer.
-		 */
-		d->byte_count = htobe32(0x7ffffff0);
-		d->lkey = htobe32(0x1234);
-		d->addr = htobe64(0x10000);
-		*(uint32_t *)(seg + 16) = htobe32(MLX4_INLINE_SEG | 12);
-		ring(ctrl, MLX4_OPCODE_SEND, 3);
-	} else if (!strcmp(how, "inline-read")) {
-		return inline_read(ctrl);
-	} else if (!strcmp(how, "stale-window")) {
-		return stale_window();
-	} else if (!strcmp(how, "read-then-write")) {
-		return read_then_write(0);
-	} else if (!strcmp(how, "read-fence-write")) {
-		return read_then_write(IBV_SEND_FENCE);
-	} else if (!strcmp(how, "foreign-cq-doorbell")) {
-		cq_doorbell(2u << 24 | (dvcq.cqn ^ 0x1000), 0);
-	} else if (!strcmp(how, "ci-ahead")) {
-		/* Consumer index 5 on a CQ that produced nothing. */
-		*dvcq.set_ci_db = htobe32(5);
-		*dvcq.arm_db = htobe32(2u << 24 | 5);
-		cq_doorbell(2u << 24 | dvcq.cqn, 5);
-	} else if (!strcmp(how, "owner-out-of-step")) {
-		/* A NOP with the second pass's owner bit on the first pass. */
-		ring(ctrl, MLX4_OPCODE_NOP | 1u << 31, 1);
-	} else if (!strcmp(how, "rq-overrun")) {
-		/* Say twice the ring is posted, then send to ourselves. */
-		*dvqp.rdb = htobe32(2 * dvqp.rq.wqe_cnt);
-		ring(ctrl, MLX4_OPCODE_SEND, 1);
-	} else {
-		fprintf(stderr, "sim-strict: unknown breach '%s'\n", how);
+	if (argc > 2) {
+		fprintf(stderr, "sim-strict: one breach a run (sim-strict --help)\n");
 		return 2;
 	}
-	/* Give the device time to look before the process goes. */
-	usleep(200 * 1000);
-	return 0;
+	if (!strcmp(how, "--list")) {
+		for (i = 0; i < NBREACHES; i++)
+			printf("%s\n", breaches[i].name);
+		return 0;
+	}
+	if (!strcmp(how, "--help") || !strcmp(how, "-h")) {
+		printf("usage: sim-strict [--list | NAME]\n"
+		       "One breach of the protocol a run, by name (none by default):\n");
+		for (i = 0; i < NBREACHES; i++)
+			printf("  %-22s %s\n", breaches[i].name,
+			       breaches[i].what);
+		return 0;
+	}
+	for (i = 0; i < NBREACHES && strcmp(breaches[i].name, how); i++)
+		;
+	if (i == NBREACHES) {
+		fprintf(stderr, "sim-strict: unknown breach '%s' (sim-strict --list names them)\n",
+			how);
+		return 2;
+	}
+	setup();
+	return breaches[i].run();
 }

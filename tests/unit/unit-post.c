@@ -130,6 +130,87 @@ static void test_rc_send(void)
 	fake_qp_free(qp);
 }
 
+/*
+ * @qp's WQEs 3 and 4: compare-and-swap, then fetch-and-add, from @wr as
+ * the WQEs before left it (a copy: the steps' CHECKs print as before).
+ */
+static void rc_atomic_wqes(struct mlx4_qp *qp, struct ibv_send_wr wr)
+{
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.remote_addr = 0xa0a0b0b0c0c0d0d0ULL;
+	wr.wr.atomic.rkey = 0x1234;
+	wr.wr.atomic.compare_add = 0x5555666677778888ULL;
+	wr.wr.atomic.swap = 0x1111222233334444ULL;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 3),
+		    "00000011 00000004 0000000c 00000000"
+		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
+		    "11112222 33334444 55556666 77778888"
+		    "00000008 00000042 00000000 00001000");
+
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.compare_add = 0x10;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 4),
+		    "00000012 00000004 0000000c 00000000"
+		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
+		    "00000000 00000010 00000000 00000000"
+		    "00000008 00000042 00000000 00001000");
+}
+
+/*
+ * @qp's WQEs 5 to 8: the key operations (SEND with invalidate, local
+ * invalidate, a window's bind) and a SEND of a zero-length SGE.
+ */
+static void rc_key_wqes(struct mlx4_qp *qp, struct ibv_send_wr wr)
+{
+	struct ibv_mr mr = { .lkey = 0x3344 };
+	struct ibv_mw mw = { .type = IBV_MW_TYPE_2, .rkey = 0x500 };
+
+	/* Send with invalidate: the rkey goes big-endian into imm. */
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = 0x00c0ffee;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 5),
+		    "00000001 00000002 0000000c 00c0ffee"
+		    "00000008 00000042 00000000 00001000");
+
+	/* Local invalidate: no data, the key in the second dword pair. */
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = 0x00abcdef;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 6),
+		    "0000001b 00000003 0000008c 00000000"
+		    "00000000 00000000 00abcdef 00000000"
+		    "00000000 00000000 00000000 00000000");
+
+	/* A zero-length SGE is the inline bit with no bytes. */
+	wr.sg_list->length = 0;
+	wr.opcode = IBV_WR_SEND;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 7) + 16, "80000000 00000042 00000000 00001000");
+	CHECK_EQ(qp->sq.head, 8);
+
+	/*
+	 * Bind a type 2 window, remote read and write: flags, new rkey,
+	 * the region's lkey, address and length.  Like the invalidate, it
+	 * waits for the WQEs before it (strong ordering, bit 7).
+	 */
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = 0x501;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = &mr, .addr = 0x10000, .length = 0x2000,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 8),
+		    "00000018 00000003 0000008c 00000000"
+		    "60000000 80000000 00000501 00003344"
+		    "00000000 00010000 00000000 00002000");
+}
+
 static void test_rc_opcodes(void)
 {
 	struct ibv_sge sge = { 0x1000, 8, 0x42 };
@@ -173,76 +254,39 @@ static void test_rc_opcodes(void)
 		    "01020304 05060708 99887766 00000000"
 		    "00000008 00000042 00000000 00001000");
 
-	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	wr.wr.atomic.remote_addr = 0xa0a0b0b0c0c0d0d0ULL;
-	wr.wr.atomic.rkey = 0x1234;
-	wr.wr.atomic.compare_add = 0x5555666677778888ULL;
-	wr.wr.atomic.swap = 0x1111222233334444ULL;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 3),
-		    "00000011 00000004 0000000c 00000000"
-		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
-		    "11112222 33334444 55556666 77778888"
-		    "00000008 00000042 00000000 00001000");
-
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.wr.atomic.compare_add = 0x10;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 4),
-		    "00000012 00000004 0000000c 00000000"
-		    "a0a0b0b0 c0c0d0d0 00001234 00000000"
-		    "00000000 00000010 00000000 00000000"
-		    "00000008 00000042 00000000 00001000");
-
-	/* Send with invalidate: the rkey goes big-endian into imm. */
-	wr.opcode = IBV_WR_SEND_WITH_INV;
-	wr.invalidate_rkey = 0x00c0ffee;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 5),
-		    "00000001 00000002 0000000c 00c0ffee"
-		    "00000008 00000042 00000000 00001000");
-
-	/* Local invalidate: no data, the key in the second dword pair. */
-	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.invalidate_rkey = 0x00abcdef;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 6),
-		    "0000001b 00000003 0000008c 00000000"
-		    "00000000 00000000 00abcdef 00000000"
-		    "00000000 00000000 00000000 00000000");
-
-	/* A zero-length SGE is the inline bit with no bytes. */
-	sge.length = 0;
-	wr.opcode = IBV_WR_SEND;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 7) + 16, "80000000 00000042 00000000 00001000");
-	CHECK_EQ(qp->sq.head, 8);
-
-	/*
-	 * Bind a type 2 window, remote read and write: flags, new rkey,
-	 * the region's lkey, address and length.  Like the invalidate, it
-	 * waits for the WQEs before it (strong ordering, bit 7).
-	 */
-	{
-		struct ibv_mr mr = { .lkey = 0x3344 };
-		struct ibv_mw mw = { .type = IBV_MW_TYPE_2, .rkey = 0x500 };
-
-		wr.opcode = IBV_WR_BIND_MW;
-		wr.bind_mw.mw = &mw;
-		wr.bind_mw.rkey = 0x501;
-		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
-			.mr = &mr, .addr = 0x10000, .length = 0x2000,
-			.mw_access_flags = IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE,
-		};
-		CHECK_EQ(post1(qp, &wr), 0);
-		CHECK_BYTES(send_wqe(qp, 8),
-			    "00000018 00000003 0000008c 00000000"
-			    "60000000 80000000 00000501 00003344"
-			    "00000000 00010000 00000000 00002000");
-	}
+	rc_atomic_wqes(qp, wr);
+	rc_key_wqes(qp, wr);
 
 	fake_qp_free(qp);
+}
+
+/*
+ * Inline requests of no bytes on @qp (its WQEs 4 and 5), from @wr as the
+ * WQEs before left it (a copy: the CHECKs print as before).
+ */
+static void empty_inline_at_uar(struct mlx4_qp *qp, struct ibv_send_wr wr)
+{
+	/*
+	 * Inline with no bytes at all: no inline segment, and a one-unit
+	 * WQE: rung at the UAR, not through BlueFlame (rdma-core's rule).
+	 */
+	memset(env.uar, 0, 4096);
+	wr.num_sge = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 4), "0000000a 00000001 0000000c 00000000");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
+	CHECK_BYTES(env.bf, "00000000");
+	CHECK_EQ(env.ctx->bf_offset, 0);
+
+	/* The same with one empty SGE, the lone inline request. */
+	memset(env.uar, 0, 4096);
+	wr.num_sge = 1;
+	wr.sg_list[0].length = 0;
+	CHECK_EQ(post1(qp, &wr), 0);
+	CHECK_BYTES(send_wqe(qp, 5), "0000000a 00000001 0000000c 00000000");
+	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
+	CHECK_BYTES(env.bf, "00000000");
+	CHECK_EQ(env.ctx->bf_offset, 0);
 }
 
 static void test_inline_and_blueflame(void)
@@ -329,27 +373,7 @@ static void test_inline_and_blueflame(void)
 	CHECK_BYTES(env.bf, "00000000");
 	CHECK_EQ(env.ctx->bf_offset, 0);
 
-	/*
-	 * Inline with no bytes at all: no inline segment, and a one-unit
-	 * WQE: rung at the UAR, not through BlueFlame (rdma-core's rule).
-	 */
-	memset(env.uar, 0, 4096);
-	wr.num_sge = 0;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 4), "0000000a 00000001 0000000c 00000000");
-	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
-	CHECK_BYTES(env.bf, "00000000");
-	CHECK_EQ(env.ctx->bf_offset, 0);
-
-	/* The same with one empty SGE, the lone inline request. */
-	memset(env.uar, 0, 4096);
-	wr.num_sge = 1;
-	sge[0].length = 0;
-	CHECK_EQ(post1(qp, &wr), 0);
-	CHECK_BYTES(send_wqe(qp, 5), "0000000a 00000001 0000000c 00000000");
-	CHECK_BYTES(env.uar + MLX4_SEND_DOORBELL, "00010200");
-	CHECK_BYTES(env.bf, "00000000");
-	CHECK_EQ(env.ctx->bf_offset, 0);
+	empty_inline_at_uar(qp, wr);
 
 	fake_qp_free(qp);
 }
@@ -404,6 +428,185 @@ struct inline_case {
 	unsigned int data_offset;	/* after ctrl and remote segments */
 };
 
+/* A QP of an inline_case, and what each of its WQEs' headers holds. */
+struct lone_qp {
+	const struct inline_case *t;
+	struct mlx4_qp *qp;
+	uint32_t qpn, srcrb, imm, fence;
+	unsigned int max_inline;	/* what the QP takes */
+};
+
+/*
+ * The QP of @t, number @qpn, and @wr, the request posted on it (the
+ * remote address, and @ah's datagram fields on UD).
+ */
+static void lone_qp_make(struct lone_qp *l, const struct inline_case *t,
+			 uint32_t qpn, struct ibv_send_wr *wr, struct ibv_ah *ah)
+{
+	struct ibv_qp_cap cap = {
+		.max_send_wr = 4, .max_send_sge = 1,
+		.max_inline_data = t->max_inline,
+	};
+
+	*l = (struct lone_qp){ .t = t, .qpn = qpn };
+	l->qp = fake_qp(&env, t->type, &cap, cq,
+			t->type == IBV_QPT_XRC_SEND ? NULL : cq, NULL, qpn, 0);
+	l->max_inline = cap.max_inline_data;
+	wr->wr.rdma.remote_addr = 0x0102030405060708ULL;
+	wr->wr.rdma.rkey = 0x0a0b0c0d;
+	if (t->type == IBV_QPT_UD) {
+		wr->wr.ud.ah = ah;
+		wr->wr.ud.remote_qpn = 0x1234;
+		wr->wr.ud.remote_qkey = 0x5678;
+	}
+	if (t->type == IBV_QPT_XRC_SEND) {
+		wr->qp_type.xrc.remote_srqn = 0x4321;
+		l->srcrb = 0x4321 << 8;
+	}
+	if (t->send_flags & IBV_SEND_SIGNALED)
+		l->srcrb |= MLX4_WQE_CTRL_CQ_UPDATE;
+	if (t->send_flags & IBV_SEND_SOLICITED)
+		l->srcrb |= MLX4_WQE_CTRL_SOLICIT;
+	if (t->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+	    t->opcode == IBV_WR_SEND_WITH_IMM)
+		l->imm = htobe32(0x0badcafe);
+	l->fence = t->send_flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0;
+}
+
+/*
+ * The WQE in slot @ind of a lone inline request of @len bytes from @src,
+ * into @expect: its headers, then the data.  @wqe is the ring's slot,
+ * whose UD address vector test_ud_send() checks.  Returns where it ends.
+ */
+static unsigned int lone_expected(const struct lone_qp *l,
+				  const struct ibv_send_wr *wr,
+				  unsigned int ind, const uint8_t *src,
+				  unsigned int len, const uint8_t *wqe,
+				  uint8_t *expect)
+{
+	const struct inline_case *t = l->t;
+	unsigned int end, size;
+	uint32_t be;
+
+	end = expected_inline_wqe(expect, t->data_offset, src, len);
+	size = (end + 15) / 16;
+	/*
+	 * BlueFlame (WQE counter and QPN in the control segment) only with
+	 * a payload: a WQE with none is rung at the UAR, as rdma-core does.
+	 */
+	be = htobe32((ind & l->qp->sq.wqe_cnt ? 1U << 31 : 0) |
+		     (len ? (ind & 0xffff) << 8 : 0) |
+		     be32toh(l->qp->fast_op[t->opcode].opcode_be));
+	memcpy(expect, &be, 4);
+	be = htobe32((len ? l->qpn << 8 : 0) | l->fence | size);
+	memcpy(expect + 4, &be, 4);
+	be = htobe32(l->srcrb);
+	memcpy(expect + 8, &be, 4);
+	memcpy(expect + 12, &l->imm, 4);
+	if (t->data_offset == 32) {
+		uint64_t raddr = htobe64(wr->wr.rdma.remote_addr);
+
+		memcpy(expect + 16, &raddr, 8);
+		be = htobe32(wr->wr.rdma.rkey);
+		memcpy(expect + 24, &be, 4);
+	} else if (t->type == IBV_QPT_UD) {
+		/* The address vector as test_ud_send() has it. */
+		memcpy(expect + 16, wqe + 16, 32);
+		be = htobe32(0x1234);
+		memcpy(expect + 48, &be, 4);
+		be = htobe32(0x5678);
+		memcpy(expect + 52, &be, 4);
+	}
+	return end;
+}
+
+/*
+ * What differs after the lone request of @len bytes in slot @ind was
+ * posted: the ring against @expect up to @end, BlueFlame's copy at @bf
+ * (or none, and the UAR doorbell, without a payload), the head and wr_id,
+ * the stamp of the slot @ahead.  Returns how many differ.
+ */
+static unsigned int lone_misses(const struct lone_qp *l, unsigned int ind,
+				unsigned int len, const uint8_t *expect,
+				unsigned int end, const uint8_t *bf,
+				const uint8_t *ahead)
+{
+	struct mlx4_qp *qp = l->qp;
+	const uint8_t *wqe = send_wqe(qp, ind);
+	unsigned int bytes = (end + 63) & ~63U, bad = 0;
+
+	bad += memcmp(wqe, expect, end) != 0;
+	if (len) {
+		bad += memcmp(bf, wqe, bytes) != 0;
+		bad += env.ctx->bf_offset != (unsigned int)
+		       (bf == env.bf ? 256 : 0);
+		bad += uar_send_doorbell() != 0;
+	} else {
+		bad += memcmp(bf, "\0\0\0\0\0\0\0\0", 8) != 0;
+		bad += env.ctx->bf_offset != (unsigned int)
+		       (bf == env.bf ? 0 : 256);
+		bad += uar_send_doorbell() != htobe32(l->qpn << 8);
+	}
+	bad += qp->sq.head != ind + 1;
+	bad += qp->sq.wrid[ind & qp->sq.mask] != len;
+	/* Stamped ahead by the lone path: a payload. */
+	if (qp->sq_stamp && len)
+		bad += memcmp(ahead + 64, "\xff\xff\xff\xff", 4) != 0;
+	return bad;
+}
+
+/*
+ * @wr posted alone with every length of inline data @l's QP takes, from
+ * @payload: how many things differed (it stops at the first length that
+ * differs, showing its bytes).
+ */
+static unsigned int lone_inline_lengths(const struct lone_qp *l,
+					struct ibv_send_wr *wr,
+					const uint8_t *payload)
+{
+	struct mlx4_qp *qp = l->qp;
+	unsigned int stride = 1 << qp->sq.wqe_shift, len, bad = 0;
+	uint8_t expect[1024];
+
+	for (len = 0; len <= l->max_inline; len++) {
+		unsigned int ind = qp->sq.head, end, bytes;
+		uint8_t *wqe = send_wqe(qp, ind);
+		uint8_t *bf = env.bf + env.ctx->bf_offset;
+		uint8_t *ahead = send_wqe(qp, ind + qp->sq_spare_wqes);
+		const uint8_t *src = payload + len % 3;
+
+		/* Odd lengths and addresses: the copies take any. */
+		wr->sg_list->addr = (uintptr_t)src;
+		wr->sg_list->length = len;
+		wr->wr_id = len;
+		qp->sq.tail = ind;	/* as if all were completed */
+		/*
+		 * With 128-byte WQEs the second block is stamped whatever it
+		 * holds; larger strides keep every block past a WQE's end
+		 * stamped, so there is nothing to plant.
+		 */
+		if (stride == 128)
+			memset(ahead + 64, 0x5a, 4);
+		clear_doorbells();
+		if (post1(qp, wr)) {
+			bad++;
+			continue;
+		}
+		memset(expect, 0, sizeof(expect));
+		end = lone_expected(l, wr, ind, src, len, wqe, expect);
+		bad += lone_misses(l, ind, len, expect, end, bf, ahead);
+		if (bad) {
+			bytes = (end + 63) & ~63U;
+			printf("# %s, %u bytes:\n", l->t->name, len);
+			dump_bytes("expected", expect, end);
+			dump_bytes("ring", wqe, bytes);
+			dump_bytes("BlueFlame", bf, bytes);
+			break;
+		}
+	}
+	return bad;
+}
+
 /*
  * A lone one-SGE inline request of every length the QP takes, on each
  * transport: the ring holds exactly the WQE worked out by hand, the same
@@ -427,7 +630,7 @@ static void test_lone_inline_layout(void)
 	};
 	struct ibv_ah_attr ah_attr = { .dlid = 0x21, .port_num = 1 };
 	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
-	uint8_t payload[260], expect[1024];
+	uint8_t payload[260];
 	unsigned int c, i;
 
 	for (i = 0; i < sizeof(payload); i++)
@@ -435,131 +638,21 @@ static void test_lone_inline_layout(void)
 
 	for (c = 0; c < ARRAY_SIZE(cases); c++) {
 		const struct inline_case *t = &cases[c];
-		struct ibv_qp_cap cap = {
-			.max_send_wr = 4, .max_send_sge = 1,
-			.max_inline_data = t->max_inline,
-		};
 		struct ibv_sge sge = { 0, 0, 0x77 };
 		struct ibv_send_wr wr = {
 			.sg_list = &sge, .num_sge = 1, .opcode = t->opcode,
 			.send_flags = t->send_flags | IBV_SEND_INLINE,
 			.imm_data = htobe32(0x0badcafe),
 		};
-		uint32_t qpn = 0x900 + c, srcrb = 0, imm = 0, be;
-		unsigned int len, bad = 0, stride, fence;
-		struct mlx4_qp *qp;
+		struct lone_qp l;
+		unsigned int bad;
 
-		qp = fake_qp(&env, t->type, &cap, cq,
-			     t->type == IBV_QPT_XRC_SEND ? NULL : cq, NULL,
-			     qpn, 0);
-		stride = 1 << qp->sq.wqe_shift;
-		wr.wr.rdma.remote_addr = 0x0102030405060708ULL;
-		wr.wr.rdma.rkey = 0x0a0b0c0d;
-		if (t->type == IBV_QPT_UD) {
-			wr.wr.ud.ah = ah;
-			wr.wr.ud.remote_qpn = 0x1234;
-			wr.wr.ud.remote_qkey = 0x5678;
-		}
-		if (t->type == IBV_QPT_XRC_SEND) {
-			wr.qp_type.xrc.remote_srqn = 0x4321;
-			srcrb = 0x4321 << 8;
-		}
-		if (t->send_flags & IBV_SEND_SIGNALED)
-			srcrb |= MLX4_WQE_CTRL_CQ_UPDATE;
-		if (t->send_flags & IBV_SEND_SOLICITED)
-			srcrb |= MLX4_WQE_CTRL_SOLICIT;
-		if (t->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
-		    t->opcode == IBV_WR_SEND_WITH_IMM)
-			imm = htobe32(0x0badcafe);
-		fence = t->send_flags & IBV_SEND_FENCE ? MLX4_WQE_CTRL_FENCE : 0;
-
-		for (len = 0; len <= cap.max_inline_data; len++) {
-			unsigned int ind = qp->sq.head, end, size, bytes;
-			uint8_t *wqe = send_wqe(qp, ind);
-			uint8_t *bf = env.bf + env.ctx->bf_offset;
-			uint8_t *ahead = send_wqe(qp, ind + qp->sq_spare_wqes);
-
-			/* Odd lengths and addresses: the copies take any. */
-			sge.addr = (uintptr_t)(payload + len % 3);
-			sge.length = len;
-			wr.wr_id = len;
-			qp->sq.tail = ind;	/* as if all were completed */
-			/*
-			 * With 128-byte WQEs the second block is stamped
-			 * whatever it holds; larger strides keep every block
-			 * past a WQE's end stamped, so there is nothing to
-			 * plant.
-			 */
-			if (stride == 128)
-				memset(ahead + 64, 0x5a, 4);
-			clear_doorbells();
-			if (post1(qp, &wr)) {
-				bad++;
-				continue;
-			}
-
-			memset(expect, 0, sizeof(expect));
-			end = expected_inline_wqe(expect, t->data_offset,
-						  payload + len % 3, len);
-			size = (end + 15) / 16;
-			bytes = (end + 63) & ~63U;
-			/*
-			 * BlueFlame (WQE counter and QPN in the control
-			 * segment) only with a payload: a WQE with none is
-			 * rung at the UAR, as rdma-core does.
-			 */
-			be = htobe32((ind & qp->sq.wqe_cnt ? 1U << 31 : 0) |
-				     (len ? (ind & 0xffff) << 8 : 0) |
-				     be32toh(qp->fast_op[t->opcode].opcode_be));
-			memcpy(expect, &be, 4);
-			be = htobe32((len ? qpn << 8 : 0) | fence | size);
-			memcpy(expect + 4, &be, 4);
-			be = htobe32(srcrb);
-			memcpy(expect + 8, &be, 4);
-			memcpy(expect + 12, &imm, 4);
-			if (t->data_offset == 32) {
-				uint64_t raddr = htobe64(wr.wr.rdma.remote_addr);
-
-				memcpy(expect + 16, &raddr, 8);
-				be = htobe32(wr.wr.rdma.rkey);
-				memcpy(expect + 24, &be, 4);
-			} else if (t->type == IBV_QPT_UD) {
-				/* The address vector as test_ud_send() has it. */
-				memcpy(expect + 16, wqe + 16, 32);
-				be = htobe32(0x1234);
-				memcpy(expect + 48, &be, 4);
-				be = htobe32(0x5678);
-				memcpy(expect + 52, &be, 4);
-			}
-
-			bad += memcmp(wqe, expect, end) != 0;
-			if (len) {
-				bad += memcmp(bf, wqe, bytes) != 0;
-				bad += env.ctx->bf_offset != (unsigned int)
-				       (bf == env.bf ? 256 : 0);
-				bad += uar_send_doorbell() != 0;
-			} else {
-				bad += memcmp(bf, "\0\0\0\0\0\0\0\0", 8) != 0;
-				bad += env.ctx->bf_offset != (unsigned int)
-				       (bf == env.bf ? 0 : 256);
-				bad += uar_send_doorbell() != htobe32(qpn << 8);
-			}
-			bad += qp->sq.head != ind + 1;
-			bad += qp->sq.wrid[ind & qp->sq.mask] != len;
-			/* Stamped ahead by the lone path: a payload. */
-			if (qp->sq_stamp && len)
-				bad += memcmp(ahead + 64, "\xff\xff\xff\xff", 4) != 0;
-			if (bad) {
-				printf("# %s, %u bytes:\n", t->name, len);
-				dump_bytes("expected", expect, end);
-				dump_bytes("ring", wqe, bytes);
-				dump_bytes("BlueFlame", bf, bytes);
-				break;
-			}
-		}
+		lone_qp_make(&l, t, 0x900 + c, &wr, ah);
+		bad = lone_inline_lengths(&l, &wr, payload);
 		CHECK(!bad, "%s: a lone inline WQE differs", t->name);
-		CHECK(!qp->sq_stamp == (stride == 64), "%s: stamping", t->name);
-		fake_qp_free(qp);
+		CHECK(!l.qp->sq_stamp == ((1 << l.qp->sq.wqe_shift) == 64),
+		      "%s: stamping", t->name);
+		fake_qp_free(l.qp);
 	}
 	mlx4_destroy_ah(ah);
 }
@@ -1033,6 +1126,97 @@ static void check_refused(struct mlx4_qp *qp, struct ibv_send_wr *wr,
 	free(before);
 }
 
+/* A READ scatters into at most max_sge_rd (30) of the 32 SGEs. */
+static void read_scatter_limit(struct ibv_send_wr *wrs, struct ibv_sge *sges)
+{
+	struct ibv_qp_cap big = { .max_send_wr = 4, .max_send_sge = 32 };
+	struct ibv_sge many[31];
+	struct mlx4_qp *qp = fake_qp(&env, IBV_QPT_RC, &big, cq, cq, NULL,
+				     0x504, 0);
+	int i;
+
+	for (i = 0; i < 31; i++)
+		many[i] = sges[0];
+	wrs[0].sg_list = many;
+	wrs[0].opcode = IBV_WR_RDMA_READ;
+	wrs[0].num_sge = 31;
+	check_refused(qp, &wrs[0], &wrs[0], ENOMEM, 0);
+	wrs[0].num_sge = 30;
+	check_refused(qp, &wrs[0], NULL, 0, 1);
+	wrs[0].opcode = IBV_WR_SEND;
+	wrs[0].num_sge = 31;
+	check_refused(qp, &wrs[0], NULL, 0, 1);
+	wrs[0].sg_list = sges;
+	wrs[0].num_sge = 1;
+	fake_qp_free(qp);
+}
+
+/*
+ * A gather length beyond the port's max_msg_sz (1 GB) is EINVAL,
+ * nothing written, on the fast path (one WR) and the general one (the
+ * second of two); with bit 31 set the device would read the segment as
+ * inline data, its lkey and address sent as payload.  @wrs and @sges are
+ * left for SENDs of one SGE again, @rc's queue emptied.
+ */
+static void gather_length_limits(struct mlx4_qp *rc, struct ibv_send_wr *wrs,
+				 struct ibv_sge *sges)
+{
+	wrs[0].opcode = IBV_WR_RDMA_WRITE;
+	wrs[0].next = NULL;
+	sges[0].length = 0x8000000c;
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 0x80000000;	/* 2 GB: not a pointer's length */
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 0x40000001;	/* 1 GB + 1 */
+	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
+	sges[0].length = 8;
+	wrs[0].next = &wrs[1];
+	wrs[1].next = NULL;
+	wrs[1].sg_list = sges + 2;
+	sges[2].length = 0xfffffff0;
+	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	sges[2].length = 0x40000001;
+	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
+	/* A SEND of the longest message the port takes, then of none. */
+	sges[2].length = 0x40000000;
+	wrs[0].next = NULL;
+	check_refused(rc, &wrs[1], NULL, 0, 1);
+	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "40000000");
+	sges[2].length = 0;
+	check_refused(rc, &wrs[1], NULL, 0, 1);
+	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "80000000");
+	sges[2].length = 13;
+	wrs[1].sg_list = sges;
+	wrs[1].next = &wrs[2];
+	wrs[0].next = NULL;
+	wrs[0].opcode = IBV_WR_SEND;
+	rc->sq.tail = rc->sq.head;
+}
+
+/* Opcodes the QP type does not allow; @cap for its QPs. */
+static void type_opcodes(struct ibv_qp_cap *cap, struct ibv_send_wr *wrs)
+{
+	struct mlx4_qp *ud = fake_qp(&env, IBV_QPT_UD, cap, cq, cq, NULL,
+				     0x501, 0);
+	struct mlx4_qp *uc = fake_qp(&env, IBV_QPT_UC, cap, cq, cq, NULL,
+				     0x502, 0);
+
+	wrs[0].opcode = IBV_WR_RDMA_WRITE;
+	check_refused(ud, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_RDMA_READ;
+	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
+	wrs[0].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
+	/* SEND with invalidate is UC's too (kernel, rdma-core). */
+	wrs[0].opcode = IBV_WR_SEND_WITH_INV;
+	check_refused(uc, &wrs[0], NULL, 0, 1);
+	wrs[0].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	check_refused(uc, &wrs[0], NULL, 0, 1);
+	wrs[0].opcode = IBV_WR_SEND;
+	fake_qp_free(ud);
+	fake_qp_free(uc);
+}
+
 static void test_send_errors(void)
 {
 	struct ibv_qp_cap cap = {
@@ -1045,7 +1229,7 @@ static void test_send_errors(void)
 		{ (uintptr_t)data, 13, 1 },
 	};
 	struct ibv_send_wr wrs[40];
-	struct mlx4_qp *rc = rc_qp(0x500, 1, 0), *ud, *uc;
+	struct mlx4_qp *rc = rc_qp(0x500, 1, 0);
 	int i;
 
 	for (i = 0; i < 40; i++) {
@@ -1082,65 +1266,8 @@ static void test_send_errors(void)
 	wrs[0].opcode = IBV_WR_TSO;
 	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
 
-	/* A READ scatters into at most max_sge_rd (30) of the 32 SGEs. */
-	{
-		struct ibv_qp_cap big = { .max_send_wr = 4, .max_send_sge = 32 };
-		struct ibv_sge many[31];
-		struct mlx4_qp *qp = fake_qp(&env, IBV_QPT_RC, &big, cq, cq,
-					     NULL, 0x504, 0);
-
-		for (i = 0; i < 31; i++)
-			many[i] = sges[0];
-		wrs[0].sg_list = many;
-		wrs[0].opcode = IBV_WR_RDMA_READ;
-		wrs[0].num_sge = 31;
-		check_refused(qp, &wrs[0], &wrs[0], ENOMEM, 0);
-		wrs[0].num_sge = 30;
-		check_refused(qp, &wrs[0], NULL, 0, 1);
-		wrs[0].opcode = IBV_WR_SEND;
-		wrs[0].num_sge = 31;
-		check_refused(qp, &wrs[0], NULL, 0, 1);
-		wrs[0].sg_list = sges;
-		wrs[0].num_sge = 1;
-		fake_qp_free(qp);
-	}
-
-	/*
-	 * A gather length beyond the port's max_msg_sz (1 GB) is EINVAL,
-	 * nothing written, on the fast path (one WR) and the general one
-	 * (the second of two); with bit 31 set the device would read the
-	 * segment as inline data, its lkey and address sent as payload.
-	 */
-	wrs[0].opcode = IBV_WR_RDMA_WRITE;
-	wrs[0].next = NULL;
-	sges[0].length = 0x8000000c;
-	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
-	sges[0].length = 0x80000000;	/* 2 GB: not a pointer's length */
-	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
-	sges[0].length = 0x40000001;	/* 1 GB + 1 */
-	check_refused(rc, &wrs[0], &wrs[0], EINVAL, 0);
-	sges[0].length = 8;
-	wrs[0].next = &wrs[1];
-	wrs[1].next = NULL;
-	wrs[1].sg_list = sges + 2;
-	sges[2].length = 0xfffffff0;
-	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
-	sges[2].length = 0x40000001;
-	check_refused(rc, &wrs[0], &wrs[1], EINVAL, 1);
-	/* A SEND of the longest message the port takes, then of none. */
-	sges[2].length = 0x40000000;
-	wrs[0].next = NULL;
-	check_refused(rc, &wrs[1], NULL, 0, 1);
-	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "40000000");
-	sges[2].length = 0;
-	check_refused(rc, &wrs[1], NULL, 0, 1);
-	CHECK_BYTES(send_wqe(rc, rc->sq.head - 1) + 16, "80000000");
-	sges[2].length = 13;
-	wrs[1].sg_list = sges;
-	wrs[1].next = &wrs[2];
-	wrs[0].next = NULL;
-	wrs[0].opcode = IBV_WR_SEND;
-	rc->sq.tail = rc->sq.head;
+	read_scatter_limit(wrs, sges);
+	gather_length_limits(rc, wrs, sges);
 
 	/* An atomic returns into exactly one buffer. */
 	wrs[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -1148,23 +1275,7 @@ static void test_send_errors(void)
 	check_refused(rc, &wrs[0], &wrs[0], ENOMEM, 0);
 	wrs[0].num_sge = 1;
 
-	/* Opcodes the QP type does not allow. */
-	ud = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x501, 0);
-	uc = fake_qp(&env, IBV_QPT_UC, &cap, cq, cq, NULL, 0x502, 0);
-	wrs[0].opcode = IBV_WR_RDMA_WRITE;
-	check_refused(ud, &wrs[0], &wrs[0], EINVAL, 0);
-	wrs[0].opcode = IBV_WR_RDMA_READ;
-	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
-	wrs[0].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	check_refused(uc, &wrs[0], &wrs[0], EINVAL, 0);
-	/* SEND with invalidate is UC's too (kernel, rdma-core). */
-	wrs[0].opcode = IBV_WR_SEND_WITH_INV;
-	check_refused(uc, &wrs[0], NULL, 0, 1);
-	wrs[0].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	check_refused(uc, &wrs[0], NULL, 0, 1);
-	wrs[0].opcode = IBV_WR_SEND;
-	fake_qp_free(ud);
-	fake_qp_free(uc);
+	type_opcodes(&cap, wrs);
 
 	/* A full queue: 31 of a chain of 32 go, the 32nd comes back. */
 	fake_qp_free(rc);
@@ -1856,6 +1967,34 @@ static void test_thread_domain_qp(void)
 }
 
 /*
+ * wr_abort: the ring as the device reads it, head unmoved, no doorbell.
+ * The wr_* calls wrote the WQE in place, its opcode too; what the device
+ * looks at in a slot it does not own, the owner bit and the stamp that
+ * opens each later block, reads as before.  @a and @b: QPs alike, three
+ * WQEs posted on each, @b's by ibv_wr_*.
+ */
+static void wr_abort_leaves_slot(struct mlx4_qp *a, struct mlx4_qp *b,
+				 char *payload)
+{
+	struct ibv_qp_ex *x = &b->verbs_qp.qp_ex;
+	unsigned int i;
+
+	clear_doorbells();
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, payload, 100);
+	ibv_wr_abort(x);
+	CHECK_EQ(b->sq.head, 3);
+	CHECK_EQ(uar_send_doorbell(), 0);
+	CHECK(!((send_wqe(a, 3)[0] ^ send_wqe(b, 3)[0]) & 0x80),
+	      "the aborted slot's owner bit reads as before");
+	for (i = 64; i < 1U << b->sq.wqe_shift; i += 64)
+		CHECK(!memcmp(send_wqe(a, 3) + i, send_wqe(b, 3) + i, 4),
+		      "the aborted slot's block %u reads as before (stamp)",
+		      i / 64);
+}
+
+/*
  * The ibv_wr_* calls build the WQEs ibv_post_send builds: two QPs alike,
  * one fed a list, the other the same requests as one wr_* batch; the
  * rings must match byte for byte, and each ring its doorbell once.
@@ -1944,26 +2083,7 @@ static void test_wr_api_same_wqes(void)
 	for (i = 0; i < 3; i++)
 		CHECK_EQ(a->sq.wrid[i], b->sq.wrid[i]);
 
-	/*
-	 * wr_abort: the ring as the device reads it, head unmoved, no
-	 * doorbell.  The wr_* calls wrote the WQE in place, its opcode
-	 * too; what the device looks at in a slot it does not own, the
-	 * owner bit and the stamp that opens each later block, reads as
-	 * before.
-	 */
-	clear_doorbells();
-	ibv_wr_start(x);
-	ibv_wr_send(x);
-	ibv_wr_set_inline_data(x, payload, 100);
-	ibv_wr_abort(x);
-	CHECK_EQ(b->sq.head, 3);
-	CHECK_EQ(uar_send_doorbell(), 0);
-	CHECK(!((send_wqe(a, 3)[0] ^ send_wqe(b, 3)[0]) & 0x80),
-	      "the aborted slot's owner bit reads as before");
-	for (i = 64; i < 1U << b->sq.wqe_shift; i += 64)
-		CHECK(!memcmp(send_wqe(a, 3) + i, send_wqe(b, 3) + i, 4),
-		      "the aborted slot's block %u reads as before (stamp)",
-		      i / 64);
+	wr_abort_leaves_slot(a, b, payload);
 
 	fake_qp_free(a);
 	fake_qp_free(b);

@@ -632,7 +632,7 @@ static char *render(const char *prefix, const char *line)
  * device keeps or a driver could see (two queues run independently, and a
  * CQE is written whenever the device gets to it), so none is compared.
  * ST_BF is a BlueFlame copy the simulator found unlike the ring's WQE
- * (sim/doorbell.c).
+ * (sim/adapter/doorbell.c).
  */
 enum stream { ST_CMD, ST_SQ, ST_BF, ST_RQ, ST_SRQ, ST_CQE, ST_ARM, ST_NONE };
 

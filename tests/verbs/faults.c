@@ -26,11 +26,12 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "../cases.h"
 #include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../wait.h"
-#include "../../sim/protocol.h"
+#include "../../sim/host/protocol.h"
 
 #define BUF_SIZE	8192
 #define SEND_OFF	0
@@ -335,7 +336,7 @@ static const char *status_str(int n, const struct ibv_wc *wc)
 static const struct params rc_params = RC_QP(14, 3, 3);	/* 67 ms */
 
 /* ------------------------------------------------------------------ */
-/* SENDs under faults: one table, one runner                           */
+/* SENDs under faults: scenarios, each a case, one runner            */
 /* ------------------------------------------------------------------ */
 
 enum end { REQUESTER, RESPONDER };
@@ -364,116 +365,137 @@ struct send_scenario {
 	} counts[2];
 };
 
-static const struct send_scenario send_scenarios[] = {
-	{
-		.what = "RC SEND lost once",
-		.qp = RC_QP(14, 3, 3),
-		.faults = { { "drop --next 1", REQUESTER } },
-		.sends = { 0x5a }, .status = { IBV_WC_SUCCESS },
-		.min_timeouts = 1, .when = "after the ACK timeout (retransmitted)",
-		.arrivals = { 0x5a }, .counts = { { "dropped", 1 } },
-	}, {
-		.what = "RC SEND whose ACK is lost",
-		.qp = RC_QP(14, 3, 3),
-		.faults = { { "drop --next 1", RESPONDER } },
-		.sends = { 0x5a }, .status = { IBV_WC_SUCCESS },
-		.min_timeouts = 1, .when = "after the ACK timeout (retransmitted)",
-		.arrivals = { 0x5a }, .counts = { { "dropped", 1 } },
-	}, {
-		/* Faults stack, and the first that matches a packet decides. */
-		.what = "RC SEND under drop, drop, duplicate",
-		.qp = RC_QP(10, 3, 3),	/* ACK timeout 4.2 ms */
-		.faults = { { "drop --next 1", REQUESTER },
-			    { "drop --next 1", REQUESTER },
-			    { "duplicate --next 5", REQUESTER } },
-		.sends = { 0x5b }, .status = { IBV_WC_SUCCESS },
-		.min_timeouts = 2, .when = "after two retransmissions",
-		.arrivals = { 0x5b },
-		.counts = { { "dropped", 2 }, { "duplicated", 1 } },
-	}, {
-		/* Every request lost: RETRY_EXC_ERR, then the next is flushed. */
-		.what = "RC SEND always lost",
-		.qp = RC_QP(10, 2, 3),	/* ACK timeout 4.2 ms */
-		.faults = { { "drop --rate 1", REQUESTER } },
-		.sends = { 1, 2 },
-		.status = { IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR },
-		.min_timeouts = 1 + 2, .when = "after 1 + retry_cnt ACK timeouts",
-		.counts = { { "dropped", 1 + 2 } },	/* 1 + retry_cnt */
-	}, {
-		/* The requester's PSN ahead: sequence NAKs, not timeouts. */
-		.what = "RC PSN ahead of the responder's",
-		.qp = { IBV_QPT_RC, .timeout = 16 /* 268 ms */, .retry_cnt = 3,
-			.rnr_retry = 3, .min_rnr_timer = 1, .a_sq_psn = 100 },
-		.sends = { 1 }, .status = { IBV_WC_RETRY_EXC_ERR },
-		.max_timeouts = 1, .when = "at once, NAKed, not timed out",
-	}, {
-		/* The requester's PSN behind: a duplicate, acknowledged. */
-		.what = "RC SEND with a PSN already received",
-		.qp = { IBV_QPT_RC, .timeout = 14, .retry_cnt = 3,
-			.rnr_retry = 3, .min_rnr_timer = 1,
-			.a_sq_psn = 40, .b_rq_psn = 50 },
-		.sends = { 1 }, .status = { IBV_WC_SUCCESS },
-	}, {
-		.what = "RC SEND to withheld receives, rnr_retry 2",
-		.qp = RC_QP(14, 3, 2),
-		.faults = { { "rnr", RESPONDER } },
-		.sends = { 1 }, .status = { IBV_WC_RNR_RETRY_EXC_ERR },
-		.counts = { { "rnr", 1 + 2 } },		/* 1 + rnr_retry */
-	}, {
-		/* Held back less than the ACK timeout: late, not retransmitted. */
-		.what = "RC SEND delayed 20 ms",
-		.qp = RC_QP(16, 3, 3),	/* ACK timeout 268 ms */
-		.faults = { { "delay 20 --next 1", REQUESTER } },
-		.sends = { 0x3c }, .status = { IBV_WC_SUCCESS },
-		.min_ms = 19, .max_timeouts = 1,
-		.when = "after the delay, before the ACK timeout",
-		.arrivals = { 0x3c }, .counts = { { "delayed", 1 } },
-	}, {
-		.what = "RC SEND whose ACK is delayed 20 ms",
-		.qp = RC_QP(16, 3, 3),	/* ACK timeout 268 ms */
-		.faults = { { "delay 20 --next 1", RESPONDER } },
-		.sends = { 0x3c }, .status = { IBV_WC_SUCCESS },
-		.min_ms = 19, .max_timeouts = 1,
-		.when = "after the delay, before the ACK timeout",
-		.arrivals = { 0x3c }, .counts = { { "delayed", 1 } },
-	}, {
-		/*
-		 * Held back beyond the ACK timeout: the retransmission
-		 * completes it, and the original, arriving after, is a
-		 * duplicate (settle_ms waits for it).
-		 */
-		.what = "RC SEND delayed past the ACK timeout",
-		.qp = RC_QP(12, 3, 3),	/* ACK timeout 16.8 ms */
-		.faults = { { "delay 300 --next 1", REQUESTER } },
-		.sends = { 0x3d }, .status = { IBV_WC_SUCCESS },
-		.min_timeouts = 1, .max_ms = 250,
-		.when = "after the ACK timeout, before the 300 ms delay",
-		.settle_ms = 350,
-		.arrivals = { 0x3d }, .counts = { { "delayed", 1 } },
-	}, {
-		/* A datagram overtaken by the next one. */
-		.what = "UD SEND reordered",
-		.qp = { IBV_QPT_UD },
-		.faults = { { "reorder --next 1", REQUESTER } },
-		.sends = { 0x11, 0x22 },
-		.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
-		.arrivals = { 0x22, 0x11 }, .counts = { { "reordered", 1 } },
-	}, {
-		/* UD and UC lose silently. */
-		.what = "UD SEND lost",
-		.qp = { IBV_QPT_UD },
-		.faults = { { "drop --next 1", REQUESTER } },
-		.sends = { 0x11, 0x22 },
-		.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
-		.arrivals = { 0x22 }, .counts = { { "dropped", 1 } },
-	}, {
-		.what = "UC SEND lost",
-		.qp = { IBV_QPT_UC },
-		.faults = { { "drop --next 1", REQUESTER } },
-		.sends = { 0x11, 0x22 },
-		.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
-		.arrivals = { 0x22 }, .counts = { { "dropped", 1 } },
-	},
+static const struct send_scenario rc_send_lost = {
+	.what = "RC SEND lost once",
+	.qp = RC_QP(14, 3, 3),
+	.faults = { { "drop --next 1", REQUESTER } },
+	.sends = { 0x5a }, .status = { IBV_WC_SUCCESS },
+	.min_timeouts = 1, .when = "after the ACK timeout (retransmitted)",
+	.arrivals = { 0x5a }, .counts = { { "dropped", 1 } },
+};
+
+static const struct send_scenario rc_ack_lost = {
+	.what = "RC SEND whose ACK is lost",
+	.qp = RC_QP(14, 3, 3),
+	.faults = { { "drop --next 1", RESPONDER } },
+	.sends = { 0x5a }, .status = { IBV_WC_SUCCESS },
+	.min_timeouts = 1, .when = "after the ACK timeout (retransmitted)",
+	.arrivals = { 0x5a }, .counts = { { "dropped", 1 } },
+};
+
+/* Faults stack, and the first that matches a packet decides. */
+static const struct send_scenario rc_faults_stacked = {
+	.what = "RC SEND under drop, drop, duplicate",
+	.qp = RC_QP(10, 3, 3),	/* ACK timeout 4.2 ms */
+	.faults = { { "drop --next 1", REQUESTER },
+		    { "drop --next 1", REQUESTER },
+		    { "duplicate --next 5", REQUESTER } },
+	.sends = { 0x5b }, .status = { IBV_WC_SUCCESS },
+	.min_timeouts = 2, .when = "after two retransmissions",
+	.arrivals = { 0x5b },
+	.counts = { { "dropped", 2 }, { "duplicated", 1 } },
+};
+
+/* Every request lost: RETRY_EXC_ERR, then the next is flushed. */
+static const struct send_scenario rc_send_always_lost = {
+	.what = "RC SEND always lost",
+	.qp = RC_QP(10, 2, 3),	/* ACK timeout 4.2 ms */
+	.faults = { { "drop --rate 1", REQUESTER } },
+	.sends = { 1, 2 },
+	.status = { IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR },
+	.min_timeouts = 1 + 2, .when = "after 1 + retry_cnt ACK timeouts",
+	.counts = { { "dropped", 1 + 2 } },	/* 1 + retry_cnt */
+};
+
+/* The requester's PSN ahead: sequence NAKs, not timeouts. */
+static const struct send_scenario rc_psn_ahead = {
+	.what = "RC PSN ahead of the responder's",
+	.qp = { IBV_QPT_RC, .timeout = 16 /* 268 ms */, .retry_cnt = 3,
+		.rnr_retry = 3, .min_rnr_timer = 1, .a_sq_psn = 100 },
+	.sends = { 1 }, .status = { IBV_WC_RETRY_EXC_ERR },
+	.max_timeouts = 1, .when = "at once, NAKed, not timed out",
+};
+
+/* The requester's PSN behind: a duplicate, acknowledged. */
+static const struct send_scenario rc_psn_behind = {
+	.what = "RC SEND with a PSN already received",
+	.qp = { IBV_QPT_RC, .timeout = 14, .retry_cnt = 3,
+		.rnr_retry = 3, .min_rnr_timer = 1,
+		.a_sq_psn = 40, .b_rq_psn = 50 },
+	.sends = { 1 }, .status = { IBV_WC_SUCCESS },
+};
+
+static const struct send_scenario rc_rnr_retry_exceeded = {
+	.what = "RC SEND to withheld receives, rnr_retry 2",
+	.qp = RC_QP(14, 3, 2),
+	.faults = { { "rnr", RESPONDER } },
+	.sends = { 1 }, .status = { IBV_WC_RNR_RETRY_EXC_ERR },
+	.counts = { { "rnr", 1 + 2 } },		/* 1 + rnr_retry */
+};
+
+/* Held back less than the ACK timeout: late, not retransmitted. */
+static const struct send_scenario rc_send_delayed = {
+	.what = "RC SEND delayed 20 ms",
+	.qp = RC_QP(16, 3, 3),	/* ACK timeout 268 ms */
+	.faults = { { "delay 20 --next 1", REQUESTER } },
+	.sends = { 0x3c }, .status = { IBV_WC_SUCCESS },
+	.min_ms = 19, .max_timeouts = 1,
+	.when = "after the delay, before the ACK timeout",
+	.arrivals = { 0x3c }, .counts = { { "delayed", 1 } },
+};
+
+static const struct send_scenario rc_ack_delayed = {
+	.what = "RC SEND whose ACK is delayed 20 ms",
+	.qp = RC_QP(16, 3, 3),	/* ACK timeout 268 ms */
+	.faults = { { "delay 20 --next 1", RESPONDER } },
+	.sends = { 0x3c }, .status = { IBV_WC_SUCCESS },
+	.min_ms = 19, .max_timeouts = 1,
+	.when = "after the delay, before the ACK timeout",
+	.arrivals = { 0x3c }, .counts = { { "delayed", 1 } },
+};
+
+/*
+ * Held back beyond the ACK timeout: the retransmission completes it, and
+ * the original, arriving after, is a duplicate (settle_ms waits for it).
+ */
+static const struct send_scenario rc_delayed_past_timeout = {
+	.what = "RC SEND delayed past the ACK timeout",
+	.qp = RC_QP(12, 3, 3),	/* ACK timeout 16.8 ms */
+	.faults = { { "delay 300 --next 1", REQUESTER } },
+	.sends = { 0x3d }, .status = { IBV_WC_SUCCESS },
+	.min_timeouts = 1, .max_ms = 250,
+	.when = "after the ACK timeout, before the 300 ms delay",
+	.settle_ms = 350,
+	.arrivals = { 0x3d }, .counts = { { "delayed", 1 } },
+};
+
+/* A datagram overtaken by the next one. */
+static const struct send_scenario ud_reordered = {
+	.what = "UD SEND reordered",
+	.qp = { IBV_QPT_UD },
+	.faults = { { "reorder --next 1", REQUESTER } },
+	.sends = { 0x11, 0x22 },
+	.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
+	.arrivals = { 0x22, 0x11 }, .counts = { { "reordered", 1 } },
+};
+
+/* UD and UC lose silently. */
+static const struct send_scenario ud_send_lost = {
+	.what = "UD SEND lost",
+	.qp = { IBV_QPT_UD },
+	.faults = { { "drop --next 1", REQUESTER } },
+	.sends = { 0x11, 0x22 },
+	.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
+	.arrivals = { 0x22 }, .counts = { { "dropped", 1 } },
+};
+
+static const struct send_scenario uc_send_lost = {
+	.what = "UC SEND lost",
+	.qp = { IBV_QPT_UC },
+	.faults = { { "drop --next 1", REQUESTER } },
+	.sends = { 0x11, 0x22 },
+	.status = { IBV_WC_SUCCESS, IBV_WC_SUCCESS },
+	.arrivals = { 0x22 }, .counts = { { "dropped", 1 } },
 };
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -911,7 +933,7 @@ static void ud_multicast(void)
 	const char *what = "UD multicast";
 	union ibv_gid mgid = { .raw = { 0xff, 0x0e, [15] = 0x42 } };
 	struct params p = { IBV_QPT_UD };
-	struct ibv_wc wc;
+	struct ibv_wc wc = {};	/* drain() fills it only when one arrives */
 	struct conn c;
 	long long dropped, duplicated;
 	int n;
@@ -1268,28 +1290,104 @@ static void hostile_requests(void)
 	check(fault_count("rules") == 0, "control: refused requests leave no rule");
 }
 
-int main(void)
+/* A scenario as a case of the table below. */
+static void send_case(const void *scenario)
 {
+	run_send_scenario(scenario);
+}
+
+static void rc_read_answer_lost(void)
+{
+	rc_lost_answer(IBV_WR_RDMA_READ);
+}
+
+static void rc_atomic_answer_lost(void)
+{
+	rc_lost_answer(IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/*
+ * The cases, in the order a full run takes them.  Each makes its own
+ * connection (device, PD, CQs, QPs) and clears the faults it set.
+ */
+static const struct test_case cases[] = {
+	{ "bad_arguments", bad_arguments,
+	  "`mlx4sim fault` refuses arguments that make no sense (status 2)" },
+	{ "hostile_requests", hostile_requests,
+	  "the daemon refuses malformed fault requests on its socket" },
+	{ "rc_send_lost", NULL,
+	  "an RC SEND lost once: retransmitted after the ACK timeout",
+	  send_case, &rc_send_lost },
+	{ "rc_ack_lost", NULL,
+	  "an RC SEND whose ACK is lost: retransmitted, received once",
+	  send_case, &rc_ack_lost },
+	{ "rc_faults_stacked", NULL,
+	  "drop, drop, duplicate on one QP: the first rule that matches decides",
+	  send_case, &rc_faults_stacked },
+	{ "rc_send_always_lost", NULL,
+	  "an RC SEND always lost: RETRY_EXC_ERR after retry_cnt, then a flush",
+	  send_case, &rc_send_always_lost },
+	{ "rc_psn_ahead", NULL,
+	  "a requester's PSN ahead: NAKed at once, RETRY_EXC_ERR",
+	  send_case, &rc_psn_ahead },
+	{ "rc_psn_behind", NULL,
+	  "a requester's PSN behind: a duplicate, acknowledged",
+	  send_case, &rc_psn_behind },
+	{ "rc_rnr_retry_exceeded", NULL,
+	  "receives withheld: RNR_RETRY_EXC_ERR after rnr_retry",
+	  send_case, &rc_rnr_retry_exceeded },
+	{ "rc_send_delayed", NULL,
+	  "an RC SEND delayed less than the ACK timeout: late, not resent",
+	  send_case, &rc_send_delayed },
+	{ "rc_ack_delayed", NULL,
+	  "an RC SEND's ACK delayed less than the ACK timeout",
+	  send_case, &rc_ack_delayed },
+	{ "rc_delayed_past_timeout", NULL,
+	  "an RC SEND delayed past the ACK timeout: resent, the late one a duplicate",
+	  send_case, &rc_delayed_past_timeout },
+	{ "ud_reordered", NULL, "a UD datagram overtaken by the next one",
+	  send_case, &ud_reordered },
+	{ "ud_send_lost", NULL, "a UD SEND lost silently",
+	  send_case, &ud_send_lost },
+	{ "uc_send_lost", NULL, "a UC SEND lost silently",
+	  send_case, &uc_send_lost },
+	{ "rc_read_answer_lost", rc_read_answer_lost,
+	  "an RDMA READ whose answer is lost: answered again, data intact" },
+	{ "rc_atomic_answer_lost", rc_atomic_answer_lost,
+	  "a fetch-add whose answer is lost: executed once, answered again" },
+	{ "rnr_forever", rnr_forever,
+	  "rnr_retry 7 retries for ever, completes when receives return" },
+	{ "ack_timeout_infinite", ack_timeout_infinite,
+	  "ACK timeout 0: a lost SEND is never resent, flushed in ERROR" },
+	{ "rc_duplicated", rc_duplicated,
+	  "a duplicated SEND and fetch-add: each executed and completed once" },
+	{ "rc_self_delayed_error", rc_self_delayed_error,
+	  "a delayed bad WRITE to itself: the NAK's error, not a flush" },
+	{ "ud_delay_flood", ud_delay_flood,
+	  "a UD flood held back: 4096 wait in the switch, the rest are lost" },
+	{ "ud_multicast", ud_multicast,
+	  "a multicast datagram dropped, then duplicated" },
+	{ "port_down_up", port_down_up,
+	  "port 1 down and up: events, query_port, sysfs, RC and UD traffic" },
+	{ "qp_fatal", qp_fatal,
+	  "IBV_EVENT_QP_FATAL: the QP in ERROR, its receives flushed" },
+	{ "device_fatal", device_fatal,
+	  "a device reset: blocked waiters wake, EIO, a new open works" },
+};
+
+/* Usage: faults [--list | NAME...] (MLX4SIM names the mlx4sim command) */
+int main(int argc, char **argv)
+{
+	int ret = cases_select(cases, CASES_N(cases), argc, argv, 1);
+
+	if (ret >= 0)
+		return ret;
 	mlx4sim = getenv("MLX4SIM");
 	if (!mlx4sim) {
 		printf("Bail out! MLX4SIM (the mlx4sim command) is not set\n");
 		return 1;
 	}
 	alarm(120);
-	bad_arguments();
-	hostile_requests();
-	for (size_t i = 0; i < NELEMS(send_scenarios); i++)
-		run_send_scenario(&send_scenarios[i]);
-	rc_lost_answer(IBV_WR_RDMA_READ);
-	rc_lost_answer(IBV_WR_ATOMIC_FETCH_AND_ADD);
-	rnr_forever();
-	ack_timeout_infinite();
-	rc_duplicated();
-	rc_self_delayed_error();
-	ud_delay_flood();
-	ud_multicast();
-	port_down_up();
-	qp_fatal();
-	device_fatal();
+	cases_run(cases, CASES_N(cases));
 	return tap_finish();
 }

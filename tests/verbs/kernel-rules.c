@@ -6,7 +6,8 @@
  * (those a provider checks before the kernel sees them are sent as uverbs
  * write commands), then the layouts: a WQ's receive WQEs where the device reads them, a
  * receive-inline QP whose stride the kernel takes, and a type 2 memory
- * window whose key is gone.  Prints TAP.
+ * window whose key is gone.  Prints TAP.  Each rule is a case of its own
+ * (tests/cases.h), named as its row of kernel-rules.txt.
  *
  * The mlx4 direct verbs are taken from whichever provider libibverbs
  * loaded, so that the same program checks the distribution's and ours.
@@ -33,6 +34,7 @@
 
 #include "../device.h"
 #include "../tap.h"
+#include "../cases.h"
 #include "../wait.h"
 
 static struct ibv_context *ctx;
@@ -354,91 +356,133 @@ static int wq_range_after_destroy(void)
 	return ret;
 }
 
-/* Four WQs from one range, and tables over some of them. */
-static struct ibv_wq *range4[4];
-
-static int wq_range_of_four(void)
+/*
+ * Four WQs from one range into @wqs: 0 when their numbers are
+ * consecutive and aligned to four, ERANGE when not (the four are made
+ * all the same), else the errno of the one that failed (none is left).
+ */
+static int range_of_four(struct ibv_wq *wqs[4])
 {
 	int i;
 
 	set_wq_range(2);
 	for (i = 0; i < 4; i++) {
-		range4[i] = make_wq(4, 1);
-		if (!range4[i])
+		wqs[i] = make_wq(4, 1);
+		if (!wqs[i])
 			break;
 	}
 	if (i < 4) {
 		int err = errno;
 
-		while (i--)
-			ibv_destroy_wq(range4[i]);
+		while (i--) {
+			ibv_destroy_wq(wqs[i]);
+			wqs[i] = NULL;
+		}
 		set_wq_range(0);
 		return err;
 	}
 	for (i = 1; i < 4; i++)
-		if (range4[i]->wq_num != range4[0]->wq_num + i)
+		if (wqs[i]->wq_num != wqs[0]->wq_num + i)
 			return ERANGE;
-	return range4[0]->wq_num % 4 ? ERANGE : 0;
+	return wqs[0]->wq_num % 4 ? ERANGE : 0;
 }
 
-static bool have_range4(void)
+static void free_four(struct ibv_wq *wqs[4])
 {
 	for (int i = 0; i < 4; i++)
-		if (!range4[i])
-			return false;
-	return true;
+		if (wqs[i])
+			ibv_destroy_wq(wqs[i]);
+}
+
+static int wq_range_of_four(void)
+{
+	struct ibv_wq *wqs[4] = {};
+	int ret = range_of_four(wqs);
+
+	free_four(wqs);
+	return ret;
+}
+
+/*
+ * @use's answer over four WQs of one range, made for it (and gone after):
+ * -1 when they cannot be made (wq_range_of_four says why).  @use may
+ * destroy one, leaving NULL in its place.
+ */
+static int over_range_of_four(int (*use)(struct ibv_wq *wqs[4]))
+{
+	struct ibv_wq *wqs[4] = {};
+	int ret;
+
+	range_of_four(wqs);
+	ret = wqs[0] ? use(wqs) : -1;
+	free_four(wqs);
+	return ret;
+}
+
+static int table_over_two(struct ibv_wq *wqs[4])
+{
+	return made(make_table(wqs, 2), destroy_tbl);
 }
 
 static int table_of_four(void)
 {
-	if (!have_range4())
-		return -1;
-	return made(make_table(range4, 2), destroy_tbl);
+	return over_range_of_four(table_over_two);
+}
+
+static int table_from_second(struct ibv_wq *wqs[4])
+{
+	return made(make_table(wqs + 1, 1), destroy_tbl);
 }
 
 static int table_unaligned(void)
 {
-	if (!have_range4())
-		return -1;
-	return made(make_table(range4 + 1, 1), destroy_tbl);
+	return over_range_of_four(table_from_second);
+}
+
+static int table_first_and_third(struct ibv_wq *wqs[4])
+{
+	struct ibv_wq *pair[2] = { wqs[0], wqs[2] };
+
+	return made(make_table(pair, 1), destroy_tbl);
 }
 
 static int table_not_consecutive(void)
 {
-	struct ibv_wq *wqs[2] = { range4[0], range4[2] };
+	return over_range_of_four(table_first_and_third);
+}
 
-	if (!have_range4())
-		return -1;
-	return made(make_table(wqs, 1), destroy_tbl);
+static int table_of_512(struct ibv_wq *wqs[4])
+{
+	struct ibv_wq *all[512];
+
+	for (int i = 0; i < 512; i++)
+		all[i] = wqs[i % 4];
+	return made(make_table(all, 9), destroy_tbl);
 }
 
 static int table_too_big(void)
 {
-	struct ibv_wq *wqs[512];
+	return over_range_of_four(table_of_512);
+}
 
-	if (!have_range4())
+static int destroy_first_in_table(struct ibv_wq *wqs[4])
+{
+	struct ibv_rwq_ind_table *tbl = make_table(wqs, 2);
+	int ret;
+
+	if (!tbl)
 		return -1;
-	for (int i = 0; i < 512; i++)
-		wqs[i] = range4[i % 4];
-	return made(make_table(wqs, 9), destroy_tbl);
+	ret = ibv_destroy_wq(wqs[0]);
+	if (!ret)
+		wqs[0] = NULL;
+	if (ibv_destroy_rwq_ind_table(tbl))
+		return -1;
+	return ret;
 }
 
 static int wq_in_table_destroyed(void)
 {
-	struct ibv_rwq_ind_table *tbl;
-	int ret;
-
-	if (!have_range4())
-		return -1;
-	tbl = make_table(range4, 2);
-	if (!tbl)
-		return -1;
-	ret = ibv_destroy_wq(range4[0]);
-	if (!ret)
-		range4[0] = NULL;
-	if (ibv_destroy_rwq_ind_table(tbl))
-		return -1;
-	return ret;
+	return over_range_of_four(destroy_first_in_table);
 }
 
 static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
@@ -2351,30 +2395,25 @@ static const struct rule rules[] = {
 	  EBUSY, srq_busy },
 };
 
-static void check_rules(void)
+/* A row of rules[] as a case: the errno its attempt gets is the kernel's. */
+static void check_rule(const void *row)
 {
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		const struct rule *r = &rules[i];
-		int expect = r->expect;
-		int got;
+	const struct rule *r = row;
+	int expect = r->expect;
+	int got;
 
-		if (r->expect_without_wqs && !have_wqs())
-			expect = r->expect_without_wqs;
-		if (r->expect_on_roce && ethernet)
-			expect = r->expect_on_roce == SUCCEEDS ? 0 :
-				 r->expect_on_roce;
-		if (expect == NOT_APPLICABLE) {
-			skip_without_wqs(r->what);
-			continue;
-		}
-		got = r->try();
-		check(got == expect, "%s: %s (%s): %s, expected %s", r->name,
-		      r->what, r->source, got ? strerror(got) : "succeeded",
-		      expect ? strerror(expect) : "success");
+	if (r->expect_without_wqs && !have_wqs())
+		expect = r->expect_without_wqs;
+	if (r->expect_on_roce && ethernet)
+		expect = r->expect_on_roce == SUCCEEDS ? 0 : r->expect_on_roce;
+	if (expect == NOT_APPLICABLE) {
+		skip_without_wqs(r->what);
+		return;
 	}
-	for (int i = 0; i < 4; i++)
-		if (range4[i])
-			ibv_destroy_wq(range4[i]);
+	got = r->try();
+	check(got == expect, "%s: %s (%s): %s, expected %s", r->name,
+	      r->what, r->source, got ? strerror(got) : "succeeded",
+	      expect ? strerror(expect) : "success");
 }
 
 /* ------------------------------------------------------------------ */
@@ -2729,17 +2768,50 @@ static void dead_window(void)
 	free_ends(e);
 }
 
+/* After the rules: the layouts the device reads, and a dead window. */
+static const struct test_case layouts[] = {
+	{ "wq_layouts", wq_layouts,
+	  "WQs of 1, 4 and 8 SGEs where the device reads them; a pinned buffer" },
+	{ "inline_recv_layout", inline_recv_layout,
+	  "a receive-inline size not a power of two: the stride the kernel takes" },
+	{ "dead_window", dead_window,
+	  "a type 2 window invalidated and deallocated opens nothing" },
+};
+
+/*
+ * The cases: each row of rules[] (named as in kernel-rules.txt), then
+ * the layouts.  Each makes and frees its own objects on main's PD, CQ
+ * and registered page.
+ */
+static struct test_case *make_cases(size_t *n)
+{
+	size_t nrules = sizeof(rules) / sizeof(rules[0]);
+	struct test_case *cases;
+
+	*n = nrules + CASES_N(layouts);
+	cases = calloc(*n, sizeof(*cases));
+	if (!cases)
+		bail("calloc");
+	for (size_t i = 0; i < nrules; i++)
+		cases[i] = (struct test_case){
+			.name = rules[i].name, .what = rules[i].what,
+			.run_row = check_rule, .row = &rules[i],
+		};
+	memcpy(cases + nrules, layouts, sizeof(layouts));
+	return cases;
+}
+
+/* Usage: kernel-rules [--list | NAME...] */
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev_ex;
 	struct ibv_port_attr port;
+	size_t ncases;
+	struct test_case *cases = make_cases(&ncases);
+	int ret = cases_select(cases, ncases, argc, argv, 1);
 
-	/* The rows' names, for the audit table's check (kernel-rules-table). */
-	if (argc == 2 && !strcmp(argv[1], "--list")) {
-		for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-			printf("%s\n", rules[i].name);
-		return 0;
-	}
+	if (ret >= 0)
+		return ret;
 	ctx = open_first_device("kernel-rules");
 	if (ibv_query_device(ctx, &dev) || ibv_query_port(ctx, 1, &port))
 		bail("open the device");
@@ -2759,10 +2831,8 @@ int main(int argc, char **argv)
 	if (!pd || !cq || !page_mr)
 		bail("PD, CQ and a registered page");
 
-	check_rules();
-	wq_layouts();
-	inline_recv_layout();
-	dead_window();
+	cases_run(cases, ncases);
+	free(cases);
 
 	check(ibv_dereg_mr(page_mr) == 0 && ibv_destroy_cq(cq) == 0 &&
 	      ibv_dealloc_pd(pd) == 0 &&

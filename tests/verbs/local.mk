@@ -17,6 +17,18 @@ EXTRA_DIST += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
 	tests/verbs/perftest-system.tap tests/verbs/perftest-project.tap \
 	tests/verbs/devinfo.sh tests/verbs/pingpong.sh tests/verbs/perftest.sh
 
+# infiniband-diags over the umad files: ibstat, smpquery, perfquery with a
+# pingpong's counters, ibnetdiscover, iblinkinfo, ibping, a port down.
+TESTS += tests/verbs/umad-system.tap tests/verbs/umad-project.tap
+EXTRA_DIST += tests/verbs/umad-system.tap tests/verbs/umad-project.tap \
+	tests/verbs/umad.sh
+
+# OpenSM as the subnet manager (--sm opensm): the LIDs it gives, the
+# forwarding table it writes, pingpong and perftest on them, a trap.
+TESTS += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap
+EXTRA_DIST += tests/verbs/opensm-system.tap tests/verbs/opensm-project.tap \
+	tests/verbs/opensm.sh
+
 # Every opcode on every transport, data and completions checked at both
 # ends.
 check_PROGRAMS += tests/verbs/rdma-semantics
@@ -56,7 +68,7 @@ EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
 # The direct verbs: this tree's library only.
 check_PROGRAMS += tests/verbs/provider-dv
 tests_verbs_provider_dv_SOURCES = tests/verbs/provider-dv.c \
-	tests/tap.h tests/device.h
+	tests/tap.h tests/cases.h tests/device.h
 tests_verbs_provider_dv_LDADD = src/libmlx4.la -libverbs
 TESTS += tests/verbs/provider-dv.tap
 EXTRA_DIST += tests/verbs/provider-dv.tap
@@ -91,7 +103,8 @@ EXTRA_DIST += tests/verbs/domains-project.tap tests/verbs/domains-system.tap \
 # Raw packet QPs, flow steering, RSS, checksum offload and LSO on
 # Ethernet ports.
 check_PROGRAMS += tests/verbs/raw-eth
-tests_verbs_raw_eth_SOURCES = tests/verbs/raw-eth.c tests/tap.h tests/device.h
+tests_verbs_raw_eth_SOURCES = tests/verbs/raw-eth.c tests/tap.h tests/cases.h \
+	tests/device.h
 tests_verbs_raw_eth_LDADD = -libverbs -lmlx4
 TESTS += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap
 EXTRA_DIST += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap \
@@ -101,7 +114,7 @@ EXTRA_DIST += tests/verbs/raw-eth-project.tap tests/verbs/raw-eth-system.tap \
 # device, with both providers, on InfiniBand and on Ethernet ports.
 check_PROGRAMS += tests/verbs/kernel-rules
 tests_verbs_kernel_rules_SOURCES = tests/verbs/kernel-rules.c \
-	tests/tap.h tests/device.h
+	tests/tap.h tests/cases.h tests/device.h
 tests_verbs_kernel_rules_LDADD = -libverbs -ldl
 TESTS += tests/verbs/kernel-rules-system.tap \
 	tests/verbs/kernel-rules-project.tap \
@@ -135,8 +148,8 @@ EXTRA_DIST += tests/verbs/difftrace.tap tests/verbs/difftrace-accepted.txt
 # Faults on demand (mlx4sim fault): RC retransmission, RNR, duplicates,
 # losses of UD and UC, port, QP and device failures, with both providers.
 check_PROGRAMS += tests/verbs/faults
-tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/device.h \
-	tests/qp-connect.h tests/buffer.h
+tests_verbs_faults_SOURCES = tests/verbs/faults.c tests/tap.h tests/cases.h \
+	tests/device.h tests/qp-connect.h tests/buffer.h
 tests_verbs_faults_LDADD = -libverbs -lpthread
 TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults-pingpong.tap
@@ -148,6 +161,15 @@ EXTRA_DIST += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 TESTS += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap
 EXTRA_DIST += tests/verbs/ucx-system.tap tests/verbs/ucx-project.tap \
 	tests/verbs/ucx.sh
+
+# DPDK: dpdk-testpmd with the mlx4 PMD (librte-net-mlx4-23, dpdk-dev) on
+# two Ethernet ports, without hugepages; toeplitz computes the RSS hashes
+# the test expects.
+check_PROGRAMS += tests/verbs/toeplitz
+tests_verbs_toeplitz_SOURCES = tests/verbs/toeplitz.c
+TESTS += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap
+EXTRA_DIST += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap \
+	tests/verbs/dpdk.sh
 
 # MPI: a program of ours that checks every byte, run by Open MPI (pml ucx
 # and the openib BTL) and MPICH (ch4:ucx), 2 and 4 ranks.

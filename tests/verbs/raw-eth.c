@@ -16,8 +16,9 @@
  * ibv_wr_* on a raw QP, and a WQ on a parent domain (libmlx4 only); the
  * checksum verdict through an extended CQ; a WQ through RESET and back.
  *
- * Usage: raw-eth project|system|common (on `mlx4sim run --link-layer=eth`;
- * common: what both providers do alike, for tests/verbs/difftrace)
+ * Usage: raw-eth project|system|common [--list | NAME...] (on `mlx4sim
+ * run --link-layer=eth`; common: what both providers do alike, for
+ * tests/verbs/difftrace)
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -32,6 +33,7 @@
 #include <infiniband/mlx4dv.h>
 
 #include "../tap.h"
+#include "../cases.h"
 #include "../device.h"
 #include "../inet.h"
 #include "../wait.h"
@@ -670,67 +672,44 @@ static struct ibv_qp *make_rss_qp(struct ibv_rwq_ind_table *tbl)
 	return tbl ? ibv_create_qp_ex(ctx, &attr) : NULL;
 }
 
-static void test_rss(struct raw_qp *tx)
+/*
+ * An RSS QP's states, by mlx4_ib: INIT on a port, RTR with nothing else
+ * (_mlx4_ib_modify_qp, rdma-core's _mlx4_modify_qp_rss), never RTS nor
+ * back to RESET; it answers no query (mlx4_ib_query_qp).
+ */
+static void rss_qp_states(struct ibv_qp *qp)
 {
-	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
-	static const uint8_t example[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
-					     0x0a, 0xea, 0x06, 0xe6 };
-	struct rss_wq w[RSS_WQS] = {};
-	struct ibv_wq *wqs[RSS_WQS];
-	struct ibv_rwq_ind_table *tbl;
-	struct ibv_rwq_ind_table_init_attr tbl_attr = {
-		.log_ind_tbl_size = 2, .ind_tbl = wqs,
-	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 2 };
-	struct raw_qp rss = { .port = 2 };
-	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, in[12], *frame;
-	unsigned int misplaced = 0, lost = 0, per_wq[RSS_WQS] = {};
-	struct ibv_flow *flow;
-	uint32_t len;
+	struct ibv_qp_init_attr init_got;
+	struct ibv_qp_attr got;
 
-	uint8_t log_range = 2;
-
-	/* WQs of one table take consecutive numbers from one range. */
-	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
-				    &log_range))
-		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
-	check(toeplitz(example, 12) == 0x51ccc178 &&
-	      toeplitz(example, 8) == 0x323e8fc2,
-	      "the test's Toeplitz hash gives the specification's values");
-	for (int i = 0; i < RSS_WQS; i++) {
-		make_rss_wq(&w[i], pd);
-		wqs[i] = w[i].wq;
-	}
-	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
-	rss.qp = make_rss_qp(tbl);
-	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
-	      rss.qp ? "made" : strerror(errno));
-	if (!rss.qp)
-		return;
-	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PORT))
 		bail("RSS QP to INIT");
 	attr.qp_state = IBV_QPS_RTR;
-	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE | IBV_QP_QKEY) ==
+	check(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_QKEY) ==
 	      EOPNOTSUPP, "an RSS QP takes the state and port alone (EOPNOTSUPP)");
-	if (ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE))
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
 		bail("RSS QP to RTR");
-	{
-		/* mlx4_ib_query_qp answers nothing of an RSS QP. */
-		struct ibv_qp_init_attr init_got;
-		struct ibv_qp_attr got;
-
-		check(ibv_query_qp(rss.qp, &got, IBV_QP_STATE, &init_got) ==
-		      EOPNOTSUPP, "an RSS QP is not queried (EOPNOTSUPP)");
-	}
-	/* No further: _mlx4_ib_modify_qp, rdma-core's _mlx4_modify_qp_rss. */
+	check(ibv_query_qp(qp, &got, IBV_QP_STATE, &init_got) == EOPNOTSUPP,
+	      "an RSS QP is not queried (EOPNOTSUPP)");
 	attr.qp_state = IBV_QPS_RTS;
-	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
+	check(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
 	      "an RSS QP goes no further than RTR (EOPNOTSUPP)");
 	attr.qp_state = IBV_QPS_RESET;
-	check(ibv_modify_qp(rss.qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
+	check(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EOPNOTSUPP,
 	      "nor back to RESET (EOPNOTSUPP)");
-	flow = steer(&rss, port_mac[2], 8000, 0);
-	check(flow != NULL, "a rule: UDP port 8000 on port 2 to the RSS QP");
+}
+
+/*
+ * RSS_FLOWS flows from @tx to UDP port 8000, each with its own source
+ * address and port: each frame arrives once, whole, on the WQ of @w its
+ * Toeplitz hash names, and every WQ takes a share.
+ */
+static void rss_flows(struct raw_qp *tx, struct rss_wq *w)
+{
+	uint8_t *out = tx->buf + RECV_SLOTS * FRAME_MAX, in[12], *frame;
+	unsigned int misplaced = 0, lost = 0, per_wq[RSS_WQS] = {};
+	uint32_t len;
 
 	for (uint32_t i = 0; i < RSS_FLOWS; i++) {
 		size_t n = build_frame(out, port_mac[2], port_mac[1], 8000,
@@ -772,6 +751,44 @@ static void test_rss(struct raw_qp *tx)
 			misplaced++;
 	}
 	check(!misplaced, "and nothing more arrives");
+}
+
+static void test_rss(struct raw_qp *tx)
+{
+	/* The specification's example: 66.9.149.187:2794 -> 161.142.100.80:1766 */
+	static const uint8_t example[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					     0x0a, 0xea, 0x06, 0xe6 };
+	struct rss_wq w[RSS_WQS] = {};
+	struct ibv_wq *wqs[RSS_WQS];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_rwq_ind_table_init_attr tbl_attr = {
+		.log_ind_tbl_size = 2, .ind_tbl = wqs,
+	};
+	struct raw_qp rss = { .port = 2 };
+	struct ibv_flow *flow;
+	uint8_t log_range = 2;
+
+	/* WQs of one table take consecutive numbers from one range. */
+	if (mlx4dv_set_context_attr(ctx, MLX4DV_SET_CTX_ATTR_LOG_WQS_RANGE_SZ,
+				    &log_range))
+		bail("mlx4dv_set_context_attr(LOG_WQS_RANGE_SZ)");
+	check(toeplitz(example, 12) == 0x51ccc178 &&
+	      toeplitz(example, 8) == 0x323e8fc2,
+	      "the test's Toeplitz hash gives the specification's values");
+	for (int i = 0; i < RSS_WQS; i++) {
+		make_rss_wq(&w[i], pd);
+		wqs[i] = w[i].wq;
+	}
+	tbl = ibv_create_rwq_ind_table(ctx, &tbl_attr);
+	rss.qp = make_rss_qp(tbl);
+	check(tbl && rss.qp, "an RSS QP over 4 WQs, Toeplitz over IPv4 addresses and UDP ports (%s)",
+	      rss.qp ? "made" : strerror(errno));
+	if (!rss.qp)
+		return;
+	rss_qp_states(rss.qp);
+	flow = steer(&rss, port_mac[2], 8000, 0);
+	check(flow != NULL, "a rule: UDP port 8000 on port 2 to the RSS QP");
+	rss_flows(tx, w);
 	check(ibv_destroy_rwq_ind_table(tbl) == EBUSY,
 	      "the table an RSS QP spreads over is busy");
 	check(!ibv_destroy_flow(flow) && !ibv_destroy_qp(rss.qp) &&
@@ -1255,27 +1272,61 @@ static void test_lso_shapes(struct raw_qp *rx)
 #define TEST_VLAN	0x2123		/* priority 1, VID 0x123 */
 
 /*
- * A raw send built by hand, as DPDK's mlx4 driver does, asking the
- * adapter to insert a VLAN tag: control segment bytes 4-5 the tag, byte 6
- * the insert bit (1 << 6), byte 7 the size; rung through the UAR, the
- * route on which those bytes mean this.
+ * A raw send of @len bytes at @frame built by hand, as DPDK's mlx4
+ * driver does, as the first WQE of @tx's send queue, rung through the
+ * UAR: control segment bytes 0-1 and 8-11 the destination MAC when
+ * @name_mac (for the adapter's loopback), else zero; with @vlan, bytes
+ * 4-5 a tag to insert and byte 6 the insert bit (1 << 6), the route on
+ * which those bytes mean this; byte 7 the size.  Returns what poll_one
+ * does, the completion in @wc.
  */
+static int post_by_hand(struct raw_qp *tx, const uint8_t *frame, size_t len,
+			bool name_mac, uint16_t vlan, struct ibv_wc *wc)
+{
+	struct mlx4dv_qp dv;
+	struct mlx4dv_obj obj = { .qp = { .in = tx->qp, .out = &dv } };
+	struct mlx4_wqe_data_seg *d;
+	uint32_t flags;
+	uint8_t *wqe;
+
+	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP))
+		bail("mlx4dv_init_obj");
+	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
+	memset(wqe, 0, 32);
+	flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT);
+	memcpy(wqe + 8, &flags, 4);
+	if (name_mac) {
+		memcpy(wqe + 8, frame, 2);
+		memcpy(wqe + 12, frame + 2, 4);
+	}
+	if (vlan) {
+		wqe[4] = vlan >> 8;
+		wqe[5] = vlan & 0xff;
+		wqe[6] = 1 << 6;
+	}
+	wqe[7] = 2;				/* 32 bytes */
+	d = (void *)(wqe + 16);
+	d->byte_count = htobe32(len);
+	d->lkey = htobe32(tx->mr->lkey);
+	d->addr = htobe64((uintptr_t)frame);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
+	return poll_one(tx->cq, wc);
+}
+
+/* A hand-built WQE asking for VLAN insertion. */
 static void test_vlan_insert(struct raw_qp *rx)
 {
 	struct raw_qp tx = {};
-	struct mlx4dv_qp dv;
-	struct mlx4dv_obj obj = { .qp = { .out = &dv } };
 	struct ibv_flow *flow = NULL;
-	uint8_t *frame, *wqe, *got;
-	uint32_t flags;
+	uint8_t *frame, *got;
 	struct ibv_wc wc;
 	size_t len;
 	int slot, n = 0;
 
 	make_raw_qp(&tx, 1);
-	obj.qp.in = tx.qp;
-	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP))
-		bail("mlx4dv_init_obj");
 	{
 		struct {
 			struct ibv_flow_attr attr;
@@ -1297,27 +1348,7 @@ static void test_vlan_insert(struct raw_qp *rx)
 	frame = tx.buf + RECV_SLOTS * FRAME_MAX;
 	len = build_frame(frame, port_mac[2], port_mac[1], 4000, 200, 77,
 			  true, false);
-	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
-	flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE | MLX4_WQE_CTRL_SOLICIT);
-	memcpy(wqe + 8, &flags, 4);
-	memcpy(wqe + 8, frame, 2);		/* the destination MAC */
-	memcpy(wqe + 12, frame + 2, 4);
-	wqe[4] = TEST_VLAN >> 8;
-	wqe[5] = TEST_VLAN & 0xff;
-	wqe[6] = 1 << 6;			/* insert the tag */
-	wqe[7] = 2;				/* 32 bytes */
-	{
-		struct mlx4_wqe_data_seg *d = (void *)(wqe + 16);
-
-		d->byte_count = htobe32(len);
-		d->lkey = htobe32(tx.mr->lkey);
-		d->addr = htobe64((uintptr_t)frame);
-	}
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
-	n = poll_one(tx.cq, &wc);
+	n = post_by_hand(&tx, frame, len, true, TEST_VLAN, &wc);
 	slot = receive(rx, &wc);
 	got = slot >= 0 ? rx->buf + slot * FRAME_MAX : NULL;
 	check(flow && n == 1 && wc.status == IBV_WC_SUCCESS && got &&
@@ -1500,6 +1531,41 @@ static void test_unknown_macs(struct raw_qp *tx, struct raw_qp *rx_a,
 	ibv_dereg_mr(lo.mr);
 	ibv_destroy_cq(lo.cq);
 	free(lo.buf);
+}
+
+/*
+ * A WQE whose control segment leaves the destination MAC zero asks for
+ * no loopback (DPDK's mlx4 PMD on a physical function, mlx4_en without
+ * its loopback flag): the frame leaves, reaching a rule on the other
+ * port, but not one on the sender's own port, and it is no breach of
+ * the protocol (mlx4sim run fails this test on one).
+ */
+static void test_zero_ctrl_mac(struct raw_qp *rx_b)
+{
+	static const uint8_t made_up[6] = { 0x02, 0x5a, 0, 0, 0x29, 5 };
+	struct raw_qp tx = {}, lo = {};
+	struct ibv_flow *rule[2];
+	struct ibv_wc wc;
+	uint8_t *frame;
+	size_t len;
+	int n;
+
+	make_raw_qp(&tx, 1);
+	make_raw_qp(&lo, 1);
+	rule[0] = eth_rule(&lo, made_up, port_mac[1]);
+	rule[1] = eth_rule(rx_b, made_up, port_mac[1]);
+	frame = tx.buf + RECV_SLOTS * FRAME_MAX;
+	len = build_frame(frame, made_up, port_mac[1], 4000, 64, 56, true,
+			  false);
+	n = post_by_hand(&tx, frame, len, false, 0, &wc);
+	check(rule[0] && rule[1] && n == 1 && wc.status == IBV_WC_SUCCESS &&
+	      got(rx_b, frame, len) && nothing_arrives(&lo),
+	      "a WQE with no MAC in its control segment: its frame reaches port 2's rule, not the sender's port (no loopback)");
+	for (int i = 0; i < 2; i++)
+		if (rule[i])
+			ibv_destroy_flow(rule[i]);
+	free_raw_qp(&lo);
+	free_raw_qp(&tx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1882,36 +1948,39 @@ static void test_wq_parent_domain(struct raw_qp *tx, bool project)
 	free(w.buf);
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------------ */
+/* The cases                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * main()'s set-up, which every case shares: a sender on port 1, two
+ * receivers on port 2 and the rules taking port 2's MAC with UDP port
+ * 4000 to rx_a, 5000 to rx_b.  A case gives back the receive slots it
+ * took and takes down the rules it made.
+ */
+static struct raw_qp tx, rx_a, rx_b;
+
+/*
+ * Which provider runs the program (project, system), for what the two
+ * do differently; common (or none): only what both do alike, as
+ * tests/verbs/difftrace.tap compares them.
+ */
+static const char *provider = "common";
+
+/* The frame tx sends from. */
+static uint8_t *tx_frame(void)
 {
-	struct raw_qp tx = {}, rx_a = {}, rx_b = {};
-	uint8_t *out, expect[FRAME_MAX];
-	struct ibv_flow *to_a, *to_b, *any, *high;
+	return tx.buf + RECV_SLOTS * FRAME_MAX;
+}
+
+/* Each frame reaches the QP of its UDP port, whole. */
+static void frames_by_udp_port(void)
+{
+	uint8_t *out = tx_frame(), expect[FRAME_MAX];
 	struct ibv_wc wc;
+	int slot, wrong = 0;
 	size_t len;
-	int slot = -1, wrong = 0;
 
-	ctx = open_first_device("raw-eth");
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		bail("ibv_alloc_pd");
-	if (!read_mac(1, port_mac[1]) || !read_mac(2, port_mac[2])) {
-		printf("Bail out! raw-eth: the ports' MACs are not in sysfs (are the ports Ethernet?)\n");
-		return 1;
-	}
-	make_raw_qp(&tx, 1);
-	make_raw_qp(&rx_a, 2);
-	make_raw_qp(&rx_b, 2);
-	out = tx.buf + RECV_SLOTS * FRAME_MAX;
-
-	to_a = steer(&rx_a, port_mac[2], 4000, 1);
-	to_b = steer(&rx_b, port_mac[2], 5000, 1);
-	check(to_a && to_b, "flow rules: port 2's MAC with UDP port 4000 to QP A, 5000 to QP B (%s)",
-	      to_a && to_b ? "made" : strerror(errno));
-	if (!to_a || !to_b)
-		return tap_finish();
-
-	/* Each frame reaches the QP of its UDP port, whole. */
 	for (uint32_t i = 0; i < 40; i++) {
 		struct raw_qp *want = i % 2 ? &rx_b : &rx_a;
 		size_t payload = 1 + (i * 37) % 1400;
@@ -1934,7 +2003,17 @@ int main(int argc, char **argv)
 	      wrong);
 	check(nothing_arrives(&rx_a) && nothing_arrives(&rx_b),
 	      "and no frame twice");
+}
+
+static void port_down(void)
+{
 	test_port_down(&tx, &rx_a);
+}
+
+static void unmatched_frames(void)
+{
+	uint8_t *out = tx_frame();
+	size_t len;
 
 	len = build_frame(out, port_mac[2], port_mac[1], 6000, 64, 99, true,
 			  false);
@@ -1945,31 +2024,40 @@ int main(int argc, char **argv)
 			  false);
 	check(!send_frame(&tx, len, false) && nothing_arrives(&rx_a),
 	      "a frame to another port's MAC does not reach port 2's rules");
+}
 
-	/* What mlx4_ib cannot steer by: refused. */
-	{
-		struct {
-			struct ibv_flow_attr attr;
-			struct ibv_flow_spec_ipv6 ipv6;
-		} __attribute__((packed)) rule = {
-			.attr = { .type = IBV_FLOW_ATTR_NORMAL,
-				  .size = sizeof(rule), .num_of_specs = 1,
-				  .port = 2 },
-			.ipv6 = { .type = IBV_FLOW_SPEC_IPV6,
-				  .size = sizeof(struct ibv_flow_spec_ipv6) },
-		};
-		struct ibv_flow *f = ibv_create_flow(rx_a.qp, &rule.attr);
+/* What mlx4_ib cannot steer by: refused. */
+static void ipv6_rule(void)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_ipv6 ipv6;
+	} __attribute__((packed)) rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL,
+			  .size = sizeof(rule), .num_of_specs = 1,
+			  .port = 2 },
+		.ipv6 = { .type = IBV_FLOW_SPEC_IPV6,
+			  .size = sizeof(struct ibv_flow_spec_ipv6) },
+	};
+	struct ibv_flow *f = ibv_create_flow(rx_a.qp, &rule.attr);
 
-		check(!f && errno == EINVAL,
-		      "a rule with an IPv6 specification: EINVAL (%s)",
-		      f ? "made" : strerror(errno));
-		if (f)
-			ibv_destroy_flow(f);
-	}
+	check(!f && errno == EINVAL,
+	      "a rule with an IPv6 specification: EINVAL (%s)",
+	      f ? "made" : strerror(errno));
+	if (f)
+		ibv_destroy_flow(f);
+}
 
-	/* Priorities: a rule of a lower value wins over a matching one. */
-	any = steer(&rx_b, port_mac[2], 0, 2);
-	high = steer(&rx_b, port_mac[2], 4000, 0);
+/* Priorities: a rule of a lower value wins over a matching one. */
+static void priorities(void)
+{
+	struct ibv_flow *any = steer(&rx_b, port_mac[2], 0, 2);
+	struct ibv_flow *high = steer(&rx_b, port_mac[2], 4000, 0);
+	uint8_t *out = tx_frame();
+	struct ibv_wc wc;
+	int slot = -1;
+	size_t len;
+
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 100, 7, true,
 			  false);
 	check(any && high && !send_frame(&tx, len, false) &&
@@ -1979,6 +2067,7 @@ int main(int argc, char **argv)
 		post_recv_slot(&rx_b, slot);
 	if (high)
 		ibv_destroy_flow(high);
+	slot = -1;
 	len = build_frame(out, port_mac[2], port_mac[1], 7000, 100, 8, true,
 			  false);
 	check(!send_frame(&tx, len, false) &&
@@ -1988,29 +2077,62 @@ int main(int argc, char **argv)
 		post_recv_slot(&rx_b, slot);
 	if (any)
 		ibv_destroy_flow(any);
+}
 
+static void vlan_insert(void)
+{
 	test_vlan_insert(&rx_b);
-	test_eth_fields(&tx, &rx_b);
-	test_unknown_macs(&tx, &rx_a, &rx_b);
+}
 
-	/* Checksums: the adapter's, and its verdict on arrival. */
+static void eth_fields(void)
+{
+	test_eth_fields(&tx, &rx_b);
+}
+
+static void unknown_macs(void)
+{
+	test_unknown_macs(&tx, &rx_a, &rx_b);
+}
+
+static void zero_ctrl_mac(void)
+{
+	test_zero_ctrl_mac(&rx_b);
+}
+
+/* A frame the adapter checksums (IBV_SEND_IP_CSUM) arrives as computed here. */
+static void ip_checksum_offload(void)
+{
+	uint8_t *out = tx_frame(), expect[FRAME_MAX], *f;
+	struct ibv_wc wc;
+	int slot = -1;
+	size_t len;
+
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 11, false,
 			  false);
 	check(!send_frame(&tx, len, true) &&
 	      (slot = receive(&rx_a, &wc)) >= 0 &&
 	      (wc.wc_flags & IBV_WC_IP_CSUM_OK),
 	      "IBV_SEND_IP_CSUM: the adapter fills in the checksums, the receiver reports IBV_WC_IP_CSUM_OK");
-	if (slot >= 0) {
-		uint8_t *f = rx_a.buf + slot * FRAME_MAX;
+	if (slot < 0)
+		return;
+	f = rx_a.buf + slot * FRAME_MAX;
+	build_frame(expect, port_mac[2], port_mac[1], 4000, 333, 11, true,
+		    false);
+	check(!memcmp(f, expect, len),
+	      "the frame arrives with the IPv4 header and UDP checksums computed here (%02x%02x %02x%02x, want %02x%02x %02x%02x)",
+	      f[24], f[25], f[40], f[41], expect[24], expect[25], expect[40],
+	      expect[41]);
+	post_recv_slot(&rx_a, slot);
+}
 
-		build_frame(expect, port_mac[2], port_mac[1], 4000, 333, 11,
-			    true, false);
-		check(!memcmp(f, expect, len),
-		      "the frame arrives with the IPv4 header and UDP checksums computed here (%02x%02x %02x%02x, want %02x%02x %02x%02x)",
-		      f[24], f[25], f[40], f[41], expect[24], expect[25],
-		      expect[40], expect[41]);
-		post_recv_slot(&rx_a, slot);
-	}
+/* The receiver's verdict on checksums that do not hold: not IP_CSUM_OK. */
+static void bad_ip_checksums(void)
+{
+	uint8_t *out = tx_frame();
+	struct ibv_wc wc;
+	int slot = -1;
+	size_t len;
+
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 12, false,
 			  true);
 	check(!send_frame(&tx, len, false) &&
@@ -2019,6 +2141,7 @@ int main(int argc, char **argv)
 	      "a UDP checksum that does not hold: no IBV_WC_IP_CSUM_OK");
 	if (slot >= 0)
 		post_recv_slot(&rx_a, slot);
+	slot = -1;
 	len = build_frame(out, port_mac[2], port_mac[1], 4000, 333, 13, true,
 			  false);
 	out[24] ^= 0x5a;		/* the IPv4 header's checksum */
@@ -2028,27 +2151,176 @@ int main(int argc, char **argv)
 	      "an IPv4 header checksum that does not hold (UDP's does): no IBV_WC_IP_CSUM_OK");
 	if (slot >= 0)
 		post_recv_slot(&rx_a, slot);
+}
+
+static void tcp_checksums(void)
+{
 	test_tcp_checksums(&tx, &rx_b);
+}
 
+static void flow_refusals(void)
+{
 	test_flow_refusals(&rx_b);
-	test_default_rules(&tx, &rx_a);
-	test_sniffer_rules(&tx, &rx_a);
-	test_rss(&tx);
-	test_rss_wq_states();
-	test_wq_scatter_fcs(&tx);
-	/* The two providers differ here: not for the differential trace. */
-	if (argc > 1 && strcmp(argv[1], "common")) {
-		bool project = !strcmp(argv[1], "project");
+}
 
-		test_lso(&rx_a, project);
-		if (project)
-			test_lso_shapes(&rx_a);
-		test_wr_raw(&rx_a, project);
-		test_wq_parent_domain(&tx, project);
-		/* Alike in both, but new to the differential trace. */
+static void default_rules(void)
+{
+	test_default_rules(&tx, &rx_a);
+}
+
+static void sniffer_rules(void)
+{
+	test_sniffer_rules(&tx, &rx_a);
+}
+
+static void rss(void)
+{
+	test_rss(&tx);
+}
+
+static void wq_scatter_fcs(void)
+{
+	test_wq_scatter_fcs(&tx);
+}
+
+/*
+ * Whether a case where the two providers differ runs: not in the
+ * differential trace's run (common); one named there says why it
+ * prints nothing.
+ */
+static bool providers_case(const char *name, bool project_only)
+{
+	bool runs = project_only ? !strcmp(provider, "project") :
+				   strcmp(provider, "common") != 0;
+
+	if (!runs && cases_chosen)
+		printf("# %s: with %s only\n", name,
+		       project_only ? "project (libmlx4)" : "project or system");
+	return runs;
+}
+
+static bool project(void)
+{
+	return !strcmp(provider, "project");
+}
+
+static void lso(void)
+{
+	if (providers_case("lso", false))
+		test_lso(&rx_a, project());
+}
+
+static void lso_shapes(void)
+{
+	if (providers_case("lso_shapes", true))
+		test_lso_shapes(&rx_a);
+}
+
+static void wr_raw(void)
+{
+	if (providers_case("wr_raw", false))
+		test_wr_raw(&rx_a, project());
+}
+
+static void wq_parent_domain(void)
+{
+	if (providers_case("wq_parent_domain", false))
+		test_wq_parent_domain(&tx, project());
+}
+
+/* Alike in both providers, but new to the differential trace. */
+static void csum_cq_ex(void)
+{
+	if (providers_case("csum_cq_ex", false))
 		test_csum_cq_ex(&tx);
+}
+
+static void wq_reset(void)
+{
+	if (providers_case("wq_reset", false))
 		test_wq_reset(&tx);
+}
+
+/* The cases, in the order a full run takes them. */
+static const struct test_case cases[] = {
+	{ "frames_by_udp_port", frames_by_udp_port,
+	  "40 frames, each on the QP its UDP port's rule names, byte for byte" },
+	{ "port_down", port_down,
+	  "a port down carries nothing; up, its frames arrive again" },
+	{ "unmatched_frames", unmatched_frames,
+	  "frames no rule of the port matches reach no QP" },
+	{ "ipv6_rule", ipv6_rule, "a rule with an IPv6 specification: EINVAL" },
+	{ "priorities", priorities,
+	  "a rule of a lower priority value wins over one that also matches" },
+	{ "vlan_insert", vlan_insert,
+	  "a VLAN tag the adapter inserts in a WQE built by hand (mlx4dv)" },
+	{ "eth_fields", eth_fields,
+	  "a rule naming source MAC and ethertype steers by destination and VLAN" },
+	{ "unknown_macs", unknown_macs,
+	  "frames to MACs no port owns: flooded, kept where a rule names them" },
+	{ "zero_ctrl_mac", zero_ctrl_mac,
+	  "a WQE with no MAC in its control segment: no loopback, no breach" },
+	{ "ip_checksum_offload", ip_checksum_offload,
+	  "IBV_SEND_IP_CSUM: the adapter's IPv4 and UDP checksums" },
+	{ "bad_ip_checksums", bad_ip_checksums,
+	  "checksums that do not hold: no IBV_WC_IP_CSUM_OK" },
+	{ "tcp_checksums", tcp_checksums,
+	  "TCP in IPv4: IBV_WC_IP_CSUM_OK for good checksums only" },
+	{ "flow_refusals", flow_refusals,
+	  "rule types and flags mlx4_ib and uverbs refuse" },
+	{ "default_rules", default_rules,
+	  "MC_DEFAULT and ALL_DEFAULT rules take what no other rule takes" },
+	{ "sniffer_rules", sniffer_rules, "SNIFFER and DONT_TRAP rules get copies; the steered frame still arrives" },
+	{ "rss", rss,
+	  "an RSS QP over four WQs: each flow on the WQ its Toeplitz hash names" },
+	{ "rss_wq_states", test_rss_wq_states,
+	  "a WQ's state reaches the device only under an RSS QP, on its port" },
+	{ "wq_scatter_fcs", wq_scatter_fcs,
+	  "IBV_WQ_FLAGS_SCATTER_FCS: each frame with its FCS; other flags refused" },
+	{ "lso", lso, "an LSO send leaves as TCP segments (project or system)" },
+	{ "lso_shapes", lso_shapes,
+	  "LSO from several gather entries, headers at the QP's limit (project)" },
+	{ "wr_raw", wr_raw, "ibv_wr_* on a raw packet QP (project or system)" },
+	{ "wq_parent_domain", wq_parent_domain,
+	  "a WQ on a parent domain with allocators (project or system)" },
+	{ "csum_cq_ex", csum_cq_ex,
+	  "the checksum verdict through an extended CQ (project or system)" },
+	{ "wq_reset", wq_reset, "a WQ through RESET and back (project or system)" },
+};
+
+/* Usage: raw-eth [project|system|common] [--list | NAME...] */
+int main(int argc, char **argv)
+{
+	struct ibv_flow *to_a, *to_b;
+	int first = 1, ret;
+
+	if (argc > 1 && (!strcmp(argv[1], "project") ||
+			 !strcmp(argv[1], "system") ||
+			 !strcmp(argv[1], "common")))
+		provider = argv[first++];
+	ret = cases_select(cases, CASES_N(cases), argc, argv, first);
+	if (ret >= 0)
+		return ret;
+
+	ctx = open_first_device("raw-eth");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		bail("ibv_alloc_pd");
+	if (!read_mac(1, port_mac[1]) || !read_mac(2, port_mac[2])) {
+		printf("Bail out! raw-eth: the ports' MACs are not in sysfs (are the ports Ethernet?)\n");
+		return 1;
 	}
+	make_raw_qp(&tx, 1);
+	make_raw_qp(&rx_a, 2);
+	make_raw_qp(&rx_b, 2);
+	to_a = steer(&rx_a, port_mac[2], 4000, 1);
+	to_b = steer(&rx_b, port_mac[2], 5000, 1);
+	check(to_a && to_b, "flow rules: port 2's MAC with UDP port 4000 to QP A, 5000 to QP B (%s)",
+	      to_a && to_b ? "made" : strerror(errno));
+	if (!to_a || !to_b)
+		return tap_finish();
+
+	cases_run(cases, CASES_N(cases));
 
 	check(ibv_destroy_qp(rx_a.qp) == EBUSY,
 	      "destroying a QP a flow rule steers to: EBUSY");

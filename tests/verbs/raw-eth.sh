@@ -5,11 +5,13 @@
 # command is $MLX4SIM); its TAP is this test's.  The kernel gives raw
 # packet QPs to CAP_NET_RAW only: skipped, saying so, without it or
 # without Ethernet ports (tests/probes.sh).
-# Usage: raw-eth.sh project|system
+# Usage: raw-eth.sh project|system [--list | NAME...]
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$(dirname "$0")/../probes.sh"
 need_cap_net_raw
 need_ethernet_ports
-exec "$top_builddir/sim/mlx4sim" run --provider="$1" --link-layer=eth -- \
+provider=$1
+shift
+exec "$top_builddir/sim/mlx4sim" run --provider="$provider" --link-layer=eth -- \
 	env MLX4SIM="$top_builddir/sim/mlx4sim" \
-	"$top_builddir/tests/verbs/raw-eth" "$1"
+	"$top_builddir/tests/verbs/raw-eth" "$provider" "$@"

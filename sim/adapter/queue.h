@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device's view of the work queues in the client's memory: the send
+ * queue it reads by owner bits, the receive queues and SRQs it takes
+ * from by their doorbell records.  What it reads here, it reads in the
+ * order the driver writes (see dma.c's ordered transfers).
+ */
+#ifndef MLX4SIM_QUEUE_H
+#define MLX4SIM_QUEUE_H
+
+#include "adapter.h"
+
+#define SQ_BATCH	64	/* send WQEs looked at in one transfer */
+#define SQ_READY_MAX	16	/* owner words looked at alone (sq_ready) */
+#define RQ_FETCH_BYTES	4096	/* receive WQEs fetched in one transfer, at most */
+#define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
+#define SQ_FETCH_BYTES	8192	/* at most, in one look (one WQE at least) */
+
+/* A receive WQE, taken from its queue. */
+struct sim_recv {
+	struct sim_cq *cq;
+	uint32_t qpn;			/* for the CQE */
+	uint32_t wqe_index;
+	struct sim_pd *pd;
+	int nseg;
+	struct dma_seg seg[CX3_MAX_SGE];	/* translated, in the owner */
+	pid_t pid;
+	uint64_t total;
+	bool bad_key;			/* a scatter entry the key does not open */
+};
+
+int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
+int sq_ready(struct sim_qp *qp);
+int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
+
+int rq_take(struct sim_qp *qp, struct sim_recv *r);
+int srq_take(struct sim_srq *srq, struct sim_recv *r);
+uint16_t rq_untaken(struct sim_qp *qp);
+void rq_cache_drop(struct sim_qp *qp);
+
+#endif
