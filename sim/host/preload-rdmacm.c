@@ -154,6 +154,14 @@ static bool readable_now(int fd)
 	return poll(&p, 1, 0) == 1;
 }
 
+/* Whether the command in @buf is a GET_EVENT: the only one that waits. */
+static bool is_get_event(const void *buf, size_t count,
+			 struct rdma_ucm_cmd_hdr *hdr)
+{
+	return count >= sizeof(*hdr) && !copy_checked(hdr, buf, sizeof(*hdr)) &&
+	       hdr->cmd == RDMA_USER_CM_CMD_GET_EVENT;
+}
+
 /*
  * A GET_EVENT the daemon need not be asked about yet: its header and
  * command sound (ucma's ENOSPC and EFAULT come first), and no event there
@@ -168,8 +176,7 @@ static bool no_event_yet(int fd, const void *buf, size_t count)
 	struct rdma_ucm_get_event cmd;
 	struct rdma_ucm_cmd_hdr hdr;
 
-	return count >= sizeof(hdr) && !copy_checked(&hdr, buf, sizeof(hdr)) &&
-	       hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT &&
+	return is_get_event(buf, count, &hdr) &&
 	       hdr.in + sizeof(hdr) <= count && hdr.out >= min &&
 	       !copy_checked(&cmd, (const uint8_t *)buf + sizeof(hdr),
 			     sizeof(cmd)) &&
@@ -184,6 +191,7 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 		.migrate_from = migrate_source(buf, count),
 	};
 	struct mlx4sim_reply reply;
+	struct rdma_ucm_cmd_hdr hdr;
 	int err, unused;
 
 	if (no_event_yet(fd, buf, count)) {
@@ -200,7 +208,9 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 			real.close(unused);
 		if (err)
 			return fail(err);
-		if (reply.ret != -EAGAIN || !blocking(fd))
+		/* Another command's EAGAIN is its answer (RESOLVE_ROUTE's). */
+		if (reply.ret != -EAGAIN || !is_get_event(buf, count, &hdr) ||
+		    !blocking(fd))
 			break;
 		err = event_wait(fd, e->conn);
 		if (err)

@@ -11,7 +11,8 @@
 # connections, udaddy (UD, by SIDR), mckey (multicast), rdma_server and
 # rdma_client, rstream and riostream (rsockets), perftest's -R, and
 # libfabric's verbs provider (fi_pingpong, MSG and RDM), on both link
-# layers.  Every program runs under a time limit (guarded).
+# layers; InfiniBand without a subnet manager, and under OpenSM.  Every
+# program runs under a time limit (guarded).
 # Usage: rdmacm.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program rping rdmacm-utils
@@ -233,4 +234,23 @@ pings_and_refusals InfiniBand 192.168.78.1 192.168.78.2 192.168.78.3 \
 	fd00:78::4 fd00:78::2 192.168.78.200
 programs InfiniBand 192.168.78.1 192.168.78.4
 check "no strict-mode breach" sim_stop
+
+# No subnet manager (--sm none): the ports wait in INIT, ib_sa has no SM
+# to ask for a path record, and RESOLVE_ROUTE fails (EAGAIN) at once.
+sim_start --provider="$provider" --sm none --hcas 2
+refused "--sm none: no SM for a path record: rdma_resolve_route fails, EAGAIN" \
+	"rdma_resolve_route: Resource temporarily unavailable" \
+	-a 192.168.78.1 -I 192.168.78.3
+check "no strict-mode breach" sim_stop
+# OpenSM's subnet: the LIDs it gave carry the path and the CM's MADs.
+if ! command -v opensm >/dev/null 2>&1; then
+	skip "rping under OpenSM: opensm not found (apt-get install opensm)"
+elif [ "$(id -u)" != 0 ]; then
+	skip "rping under OpenSM: the umad files it needs are root's"
+else
+	sim_start --provider="$provider" --sm opensm --hcas 2
+	rping_pair "rping over InfiniBand between adapters, OpenSM's LIDs" \
+		192.168.78.1 -I 192.168.78.3
+	check "no strict-mode breach" sim_stop
+fi
 finish
