@@ -68,22 +68,10 @@ int rdmacm_open(int flags)
 	struct conn *conn;
 	int err, file;
 
-	if ((flags & O_ACCMODE) != O_RDWR)
-		return fail(-EINVAL);
-	conn = conn_open(&err);
+	conn = device_connect(MLX4SIM_OP_UCMA_OPEN, 0, flags, &reply, &file,
+			      &err);
 	if (!conn)
 		return fail(err);
-	err = transact(conn, MLX4SIM_OP_UCMA_OPEN, 0, NULL, 0, &reply, NULL,
-		       0, &file);
-	if (!err)
-		err = reply.ret;
-	/* It came close-on-exec; the program's flags decide. */
-	if (!err && file >= 0 && !(flags & O_CLOEXEC) &&
-	    real.fcntl(file, F_SETFD, 0))
-		err = -errno;
-	if (!err && file >= 0 && (flags & O_NONBLOCK) &&
-	    real.fcntl(file, F_SETFL, O_RDWR | O_NONBLOCK))
-		err = -errno;
 	return conn_register(conn, file, err, FD_RDMA_CM,
 			     err ? 0 : reply.event_file);
 }

@@ -184,25 +184,49 @@ int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
 	return file;
 }
 
+/*
+ * The open of a device file that takes O_RDWR only: a connection whose
+ * first request @op (with @arg) the daemon answers with the file
+ * (*@file) in *@reply, the file given the program's O_CLOEXEC and
+ * O_NONBLOCK.  NULL (with *@err) if there is no connection; otherwise
+ * conn_register() makes the descriptor or, after *@err, undoes it all.
+ */
+struct conn *device_connect(uint32_t op, uint32_t arg, int flags,
+			    struct mlx4sim_reply *reply, int *file, int *err)
+{
+	struct conn *conn;
+
+	*file = -1;
+	if ((flags & O_ACCMODE) != O_RDWR) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	conn = conn_open(err);
+	if (!conn)
+		return NULL;
+	*err = transact(conn, op, arg, NULL, 0, reply, NULL, 0, file);
+	if (!*err)
+		*err = reply->ret;
+	/* It came close-on-exec; the program's flags decide. */
+	if (!*err && *file >= 0 && !(flags & O_CLOEXEC) &&
+	    real.fcntl(*file, F_SETFD, 0))
+		*err = -errno;
+	if (!*err && *file >= 0 && (flags & O_NONBLOCK) &&
+	    real.fcntl(*file, F_SETFL, O_NONBLOCK))
+		*err = -errno;
+	return conn;
+}
+
 static int uverbs_open(int index, int flags)
 {
 	struct mlx4sim_reply reply;
 	struct conn *conn;
 	int err, file;
 
-	if ((flags & O_ACCMODE) != O_RDWR)
-		return fail(-EINVAL);
-	conn = conn_open(&err);
+	conn = device_connect(MLX4SIM_OP_OPEN, index, flags, &reply, &file,
+			      &err);
 	if (!conn)
 		return fail(err);
-	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
-		       &file);
-	if (!err)
-		err = reply.ret;
-	/* It came close-on-exec; the program's flags decide. */
-	if (!err && file >= 0 && !(flags & O_CLOEXEC) &&
-	    real.fcntl(file, F_SETFD, 0))
-		err = -errno;
 	return conn_register(conn, file, err, FD_UVERBS, index);
 }
 

@@ -199,6 +199,8 @@ int transact(struct conn *conn, uint32_t op, uint32_t arg,
 	     void *data, size_t cap, int *fd);
 int copy_checked(void *to, const void *from, size_t len);
 struct conn *conn_open(int *err);
+struct conn *device_connect(uint32_t op, uint32_t arg, int flags,
+			    struct mlx4sim_reply *reply, int *file, int *err);
 int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
 		  uint32_t id);
 
