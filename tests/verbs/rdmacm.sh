@@ -9,7 +9,7 @@
 # (rdmacm-abi.c); the connection manager's events in order, a peer that
 # rejects, disconnects or goes (rdmacm-events.c); ucmatose with several
 # connections, udaddy (UD, by SIDR), mckey (multicast), rdma_server and
-# rdma_client, rstream and riostream (rsockets), perftest's -R, and
+# rdma_client, cmtime, rstream and riostream (rsockets), perftest's -R, and
 # libfabric's verbs provider (fi_pingpong, MSG and RDM), on both link
 # layers; InfiniBand without a subnet manager, and under OpenSM.  Every
 # program runs under a time limit (guarded).
@@ -92,6 +92,32 @@ cm_pair() {
 	ok "$1"
 }
 
+# cmtime_pair LINK SERVER_ADDRESS CLIENT_ADDRESS: cmtime's 20 connections,
+# each step timed.  Its server never ends (killed once the client has),
+# and its client ends well even when refused: the client must have heard
+# no event but those it waits for, and timed every step.
+cmtime_pair() {
+	new_port
+	timeout 60 cmtime -b $2 -p $port >"$work/server.log" 2>&1 &
+	server=$!
+	tries=0
+	while :; do
+		guarded cmtime -s $2 -b $3 -p $port -c 20 >"$work/client.log" 2>&1
+		client_status=$?
+		grep -q "REJECTED" "$work/client.log" || break
+		tries=$((tries + 1))
+		[ $tries -lt 30 ] || break
+		sleep 0.2
+	done
+	kill $server 2>/dev/null
+	wait $server 2>/dev/null
+	check "cmtime, 20 connections timed step by step ($1)" sh -c "
+		test $client_status -eq 0 && ! grep -q '^event:' '$work/client.log' &&
+		grep -q '^connect *: *[0-9.]* *[0-9.]* *[0-9.]* *[0-9.]*\$' '$work/client.log' &&
+		grep -q '^disconnect *: *[0-9.]* *[0-9.]* *[0-9.]* *[0-9.]*\$' '$work/client.log' ||
+		{ cat '$work/client.log' '$work/server.log'; false; }"
+}
+
 # programs LINK SERVER_ADDRESS CLIENT_ADDRESS: the rest of rdmacm-utils,
 # perftest's -R, and the events, between two ports.
 programs() {
@@ -107,6 +133,7 @@ programs() {
 		"sleep 0.5; mckey -m 224.0.1.10 -b $b -s -C 10"
 	cm_pair "rdma_server and rdma_client ($link)" "rdma_server -p $port" \
 		"rdma_client -s $a -p $port"
+	cmtime_pair "$link" $a $b
 	cm_pair "rstream, rsockets ($link)" "rstream -p $port -S 4096 -C 200" \
 		"rstream -s $a -p $port -S 4096 -C 200"
 	cm_pair "riostream ($link)" "riostream -p $port -S 4096 -C 200" \
