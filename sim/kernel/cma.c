@@ -150,6 +150,22 @@ void cma_destroy(struct cma_id *id)
 	free(id);
 }
 
+/*
+ * The id's device is gone (cma_process_remove(), then ucma's close_work):
+ * what rdma_destroy_id() releases goes now, with no word to the peer (a
+ * dead device sends no MAD); the id stays for its process to destroy.
+ */
+void cma_device_gone(struct cma_id *id)
+{
+	id->state = CMA_DEVICE_REMOVAL;
+	timer_cancel(&id->timer);
+	if (id->cm) {
+		cm_drop(id->cm);
+		id->cm = NULL;
+	}
+	cma_release_port(id);
+}
+
 /* ------------------------------------------------------------------ */
 /* Port numbers                                                        */
 /* ------------------------------------------------------------------ */

@@ -237,6 +237,7 @@ struct cma_id {
 	struct ucma_file *file;
 	uint32_t handle;		/* ucma's id */
 	bool published;			/* its handle finds it */
+	bool closed;			/* its device gone: DESTROY_ID only */
 	uint64_t uid;
 	int events_reported;
 	int backlog;			/* CONNECT_REQUESTs it may still queue */
@@ -284,6 +285,7 @@ void ucma_conn_failed(struct cma_id *conn);
 /* cma.c: what ucma's commands ask, and ib_cm's events */
 struct cma_id *cma_create(uint16_t ps, uint8_t qp_type);
 void cma_destroy(struct cma_id *id);
+void cma_device_gone(struct cma_id *id);
 int cma_bind(struct cma_id *id, const struct sockaddr *addr);
 int cma_listen(struct cma_id *id, int backlog);
 int cma_connect(struct cma_id *id, const struct rdma_ucm_conn_param *p,

@@ -46,6 +46,7 @@ bool has_capability(pid_t pid, int cap);
 int ucma_request(struct sim_ctx *ctx, uint32_t op, const void *payload,
 		 size_t len);
 void ucma_close(struct sim_ctx *ctx);
+void ucma_device_removal(const struct sim_hca *hca);
 /* cm-timer.c: the connection manager's timers, from the loop */
 void timers_run(uint64_t now, uint64_t *deadline);
 /* ipoib.c: the InfiniBand ports' IP interfaces */

@@ -315,18 +315,58 @@ static void id_destroy(struct cma_id *id)
 	cma_destroy(id);
 }
 
+/*
+ * The adapter reset after a catastrophic error: mlx4_core unregisters its
+ * device, and cma_process_remove() gives every id on it DEVICE_REMOVAL
+ * (reported if the process has the id's uid), after which ucma's
+ * close_work destroys the rdma_cm id under the process's handle, which
+ * only DESTROY_ID still takes.  Ids listening on every device have none.
+ */
+void ucma_device_removal(const struct sim_hca *hca)
+{
+	struct rdma_ucm_conn_param p = {};
+	struct ucma_file *file;
+	struct cma_id *id;
+	struct cma_mc *mc;
+
+	list_for_each(&files, file, struct ucma_file, link)
+		list_for_each(&file->ids, id, struct cma_id, file_link) {
+			if (!id->port || id->port->hca != hca || id->closed)
+				continue;
+			ucma_event(id, CMA_EV_DEVICE_REMOVAL, 0, &p, sizeof(p),
+				   NULL);
+			list_for_each(&id->mcs, mc, struct cma_mc, link)
+				cma_leave(mc);
+			cma_device_gone(id);
+			id->closed = true;
+		}
+}
+
 /* ------------------------------------------------------------------ */
 /* The commands                                                        */
 /* ------------------------------------------------------------------ */
 
-/* ucma_get_ctx(): an id of this file; ENOENT for none, EINVAL another's. */
-struct cma_id *ucma_get_id(const struct ucma_cmd *c, uint32_t handle,
-			   int *err)
+/* _ucma_find_context(): ENOENT for none, EINVAL for another file's. */
+static struct cma_id *find_id(const struct ucma_cmd *c, uint32_t handle,
+			      int *err)
 {
 	struct cma_id *id = handle_get(&id_handles, handle);
 
 	*err = !id ? -ENOENT : id->file != c->file ? -EINVAL : 0;
 	return *err ? NULL : id;
+}
+
+/* ucma_get_ctx(): an id of this file, ENXIO once its device went. */
+struct cma_id *ucma_get_id(const struct ucma_cmd *c, uint32_t handle,
+			   int *err)
+{
+	struct cma_id *id = find_id(c, handle, err);
+
+	if (id && id->closed) {
+		*err = -ENXIO;
+		return NULL;
+	}
+	return id;
 }
 
 /* ucma_get_ctx_dev(): one that is bound to a device as well. */
@@ -413,7 +453,7 @@ static int ucma_destroy_id(struct ucma_cmd *c)
 
 	if (err)
 		return err;
-	id = ucma_get_id(c, cmd.id, &err);
+	id = find_id(c, cmd.id, &err);
 	if (!id)
 		return err;
 	resp.events_reported = id->events_reported;
@@ -608,6 +648,8 @@ static int ucma_leave_mcast(struct ucma_cmd *c)
 		return err;
 	if (!mc || mc->id->file != c->file)
 		return mc ? -EINVAL : -ENOENT;
+	if (mc->id->closed)
+		return -ENXIO;
 	cma_leave(mc);
 	id_cleanup_mc_events(mc);
 	resp.events_reported = mc->events_reported;

@@ -10,8 +10,9 @@
  * that goes before it accepts (REJECTED) and one that goes when
  * connected (DISCONNECTED), an active side that goes while its request
  * waits, a new id accepted before its request is read and then taken
- * with its listener.
- * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port)
+ * with its listener; the adapter's reset (DEVICE_REMOVAL).
+ * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port
+ * of the first adapter; $MLX4SIM, the command, for the reset)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
 
@@ -32,6 +34,7 @@
 #define EV_REJECTED		8
 #define EV_ESTABLISHED		9
 #define EV_DISCONNECTED		10
+#define EV_DEVICE_REMOVAL	11
 #define EV_TIMEWAIT_EXIT	15
 #define REJ_CONSUMER_DEFINED	28
 #define QPS_RTR			2
@@ -197,6 +200,7 @@ static void rejected(int server, int client)
 static uint32_t connected(int server, int client, uint32_t *active)
 {
 	struct ib_uverbs_qp_attr crtr, crts, srtr, srts;
+	bool got;
 	struct rdma_ucm_event_resp ev;
 	uint32_t conn;
 
@@ -213,11 +217,12 @@ static uint32_t connected(int server, int client, uint32_t *active)
 	      !memcmp(ev.param.conn.private_data, "welcome", 7),
 	      "CONNECT_RESPONSE on the active side, the passive QPN and data (event %u)",
 	      ev.event);
-	CHECK(!qp_attr(client, *active, QPS_RTR, &crtr) &&
+	/* The attributes first: CHECK's arguments print them. */
+	got = !qp_attr(client, *active, QPS_RTR, &crtr) &&
 	      !qp_attr(client, *active, QPS_RTS, &crts) &&
 	      !qp_attr(server, conn, QPS_RTR, &srtr) &&
-	      !qp_attr(server, conn, QPS_RTS, &srts) &&
-	      crtr.dest_qp_num == 0x311 && srtr.dest_qp_num == 0x211 &&
+	      !qp_attr(server, conn, QPS_RTS, &srts);
+	CHECK(got && crtr.dest_qp_num == 0x311 && srtr.dest_qp_num == 0x211 &&
 	      crts.sq_psn == srtr.rq_psn && srts.sq_psn == crtr.rq_psn &&
 	      crtr.max_dest_rd_atomic == 4 && crts.max_rd_atomic == 2,
 	      "INIT_QP_ATTR: each side's QPN the other's destination, each one's send PSN the other's receive PSN (%x/%x %x/%x)",
@@ -358,6 +363,73 @@ static void accept_unread(int client)
 	close(server);
 }
 
+/* LISTEN on @id again: 0 or -errno. */
+static int listen_again(int fd, uint32_t id)
+{
+	struct rdma_ucm_listen l = { .id = id, .backlog = 8 };
+
+	return ucm(fd, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0);
+}
+
+/* The next event of @fd is DEVICE_REMOVAL for @id. */
+static bool removal_of(int fd, uint32_t id)
+{
+	struct rdma_ucm_event_resp ev = next_event(fd, 2000);
+
+	return ev.event == EV_DEVICE_REMOVAL && ev.id == id && !ev.status;
+}
+
+/*
+ * The adapter fails (`mlx4sim fault fatal`, the command in $MLX4SIM) and
+ * is reset: every id on it hears DEVICE_REMOVAL (a listener on every
+ * device nothing), a connection's two ends no DISCONNECTED; then only
+ * DESTROY_ID takes those ids (ENXIO), and the address and port are free
+ * for a new listener.
+ */
+static void device_removal(int client)
+{
+	const char *mlx4sim = getenv("MLX4SIM");
+	int server = open(RDMA_CM, O_RDWR);
+	uint32_t listener = create_id(server, 0x5e), any, active, conn;
+	struct sockaddr_in wild = server_addr;
+	struct rdma_ucm_bind_ip b;
+	char cmd[4096];
+
+	if (!mlx4sim) {
+		printf("ok %d - # SKIP the adapter's reset: $MLX4SIM names no mlx4sim\n",
+		       ++tap_count);
+		close(server);
+		return;
+	}
+	listen_on(server, listener);
+	conn = connected(server, client, &active);
+	any = create_id(server, 0xa1);
+	b = (struct rdma_ucm_bind_ip){ .id = any };
+	wild.sin_addr.s_addr = INADDR_ANY;
+	wild.sin_port = htons(ntohs(server_addr.sin_port) + 1);
+	memcpy(&b.addr, &wild, sizeof(wild));
+	if (ucm(server, RDMA_USER_CM_CMD_BIND_IP, &b, sizeof(b), 0) ||
+	    listen_again(server, any))
+		bail("a listener on every device");
+	snprintf(cmd, sizeof(cmd), "'%s' fault fatal --hca 0", mlx4sim);
+	CHECK(system(cmd) == 0, "mlx4sim fault fatal --hca 0");
+	CHECK(removal_of(server, listener) && removal_of(server, conn),
+	      "DEVICE_REMOVAL for the listener and the passive id");
+	CHECK(removal_of(client, active), "DEVICE_REMOVAL for the active id");
+	CHECK(no_event(server, 300) && no_event(client, 0),
+	      "nothing more: no DISCONNECTED, nothing for the listener on every device");
+	CHECK(listen_again(server, listener) == -ENXIO &&
+	      listen_again(server, conn) == -ENXIO,
+	      "LISTEN on the removed ids: ENXIO");
+	CHECK(!destroy_id(server, listener) && !destroy_id(server, conn) &&
+	      !destroy_id(client, active), "DESTROY_ID takes them");
+	listener = create_id(server, 0x5f);
+	listen_on(server, listener);
+	CHECK(!destroy_id(server, listener) && !destroy_id(server, any),
+	      "the reset device and the freed port take a new listener");
+	close(server);
+}
+
 int main(int argc, char **argv)
 {
 	int server, client;
@@ -382,6 +454,7 @@ int main(int argc, char **argv)
 	server_gone(client);
 	server_gone_early(client);
 	accept_unread(client);
+	device_removal(client);
 	close(client);
 	return tap_finish();
 }

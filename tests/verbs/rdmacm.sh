@@ -161,10 +161,12 @@ programs() {
 	else
 		skip "libfabric ($link): fi_pingpong not found (apt-get install libfabric-bin)"
 	fi
-	"$TESTS_BIN/verbs/rdmacm-events" $a $port >"$work/events.tap" 2>&1
+	MLX4SIM="$top_builddir/sim/mlx4sim" "$TESTS_BIN/verbs/rdmacm-events" \
+		$a $port >"$work/events.tap" 2>&1
 	events=$?
-	check "rdmacm-events: REQ, REP, RTU, REJ, DREQ, DREP and what each side hears ($link)" sh -c "
+	check "rdmacm-events: REQ, REP, RTU, REJ, DREQ, DREP, the adapter's reset, and what each side hears ($link)" sh -c "
 		test $events -eq 0 && grep -q '^1\.\.' '$work/events.tap' &&
+		grep -q '^ok .* DEVICE_REMOVAL for the active id' '$work/events.tap' &&
 		! grep -q '^not ok' '$work/events.tap' || { cat '$work/events.tap'; false; }"
 }
 
