@@ -138,15 +138,21 @@ struct cma_id *cma_create(uint16_t ps, uint8_t qp_type)
 }
 
 /* _destroy_id(): what it was doing stops, its peer hears (cm_destroy). */
-void cma_destroy(struct cma_id *id)
+/* What an id holds below it: its timer, its ib_cm id (@end), its port. */
+static void release(struct cma_id *id, void (*end)(struct cm_id *cm))
 {
-	id->state = CMA_DESTROYING;
 	timer_cancel(&id->timer);
 	if (id->cm) {
-		cm_destroy(id->cm);
+		end(id->cm);
 		id->cm = NULL;
 	}
 	cma_release_port(id);
+}
+
+void cma_destroy(struct cma_id *id)
+{
+	id->state = CMA_DESTROYING;
+	release(id, cm_destroy);
 	free(id);
 }
 
@@ -158,12 +164,7 @@ void cma_destroy(struct cma_id *id)
 void cma_device_gone(struct cma_id *id)
 {
 	id->state = CMA_DEVICE_REMOVAL;
-	timer_cancel(&id->timer);
-	if (id->cm) {
-		cm_drop(id->cm);
-		id->cm = NULL;
-	}
-	cma_release_port(id);
+	release(id, cm_drop);
 }
 
 /* ------------------------------------------------------------------ */

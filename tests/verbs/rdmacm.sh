@@ -21,6 +21,17 @@ need_program ip iproute2
 need_ethernet_ports
 provider=$1
 
+# client_retried PATTERN CMD...: the client, logged in client.log, run
+# again while its log says PATTERN (its server not yet listening); its
+# exit status in client_status.
+client_retried() {
+	refused=$1
+	shift
+	run_client "$work/client.log" "$@"
+	client_status=$?
+	unset refused
+}
+
 # rping_pair NAME SERVER_ADDRESS [CLIENT OPTIONS]: ten pings, data
 # checked by both (-V), the server showing each (-v).  The client tries
 # again while the server is not yet listening (REJECTED).
@@ -30,16 +41,8 @@ rping_pair() {
 	new_port
 	guarded rping -s -v -V -C 10 -a "$addr" -p $port >"$work/server.log" 2>&1 &
 	server=$!
-	tries=0
-	while :; do
-		guarded rping -c -V -C 10 -a "$addr" -p $port "$@" \
-			>"$work/client.log" 2>&1
-		client_status=$?
-		grep -q "RDMA_CM_EVENT_REJECTED" "$work/client.log" || break
-		tries=$((tries + 1))
-		[ $tries -lt 50 ] || break
-		sleep 0.1
-	done
+	client_retried RDMA_CM_EVENT_REJECTED rping -c -V -C 10 -a "$addr" \
+		-p $port "$@"
 	wait $server
 	server_status=$?
 	if [ $server_status -eq 0 ] && [ $client_status -eq 0 ] &&
@@ -58,16 +61,8 @@ cm_once() {
 	guarded sh -c "$1" >"$work/server.log" 2>&1 &
 	server=$!
 	sleep 0.3
-	tries=0
-	while :; do
-		guarded sh -c "$2" >"$work/client.log" 2>&1
-		client_status=$?
-		grep -qi "REJECTED\|UNREACHABLE\|Connection refused\|Unexpected CM event" \
-			"$work/client.log" || break
-		tries=$((tries + 1))
-		[ $tries -lt 30 ] || break
-		sleep 0.2
-	done
+	client_retried "REJECTED\|UNREACHABLE\|Connection refused\|Unexpected CM event" \
+		sh -c "$2"
 	[ $client_status -eq 0 ] || kill $server 2>/dev/null
 	wait $server
 	server_status=$?
@@ -100,15 +95,7 @@ cmtime_pair() {
 	new_port
 	timeout 60 cmtime -b $2 -p $port >"$work/server.log" 2>&1 &
 	server=$!
-	tries=0
-	while :; do
-		guarded cmtime -s $2 -b $3 -p $port -c 20 >"$work/client.log" 2>&1
-		client_status=$?
-		grep -q "REJECTED" "$work/client.log" || break
-		tries=$((tries + 1))
-		[ $tries -lt 30 ] || break
-		sleep 0.2
-	done
+	client_retried REJECTED cmtime -s $2 -b $3 -p $port -c 20
 	kill $server 2>/dev/null
 	wait $server 2>/dev/null
 	check "cmtime, 20 connections timed step by step ($1)" sh -c "
