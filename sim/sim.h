@@ -575,7 +575,7 @@ struct sim {
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
 	struct list_node failing_qps;	/* see qp_fail_later() */
 	uint64_t breaches;
-	uint64_t progress;		/* commands taken and CQEs written */
+	uint64_t progress;		/* commands, WQE fetches and CQEs */
 	uint32_t next_event_file;
 	uint32_t next_xrcdn;
 	uint64_t start_ns;

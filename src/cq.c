@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Completion queues: creation, polling (ibv_poll_cq and the extended
- * start/next/end interface), arming, resizing, and removing the
- * completions of a queue that goes away.
- *
- * A CQ is a power-of-two ring of 32- or 64-byte entries that the device
- * fills; the CQE proper is the last 32 bytes of each entry.  Entry n
- * belongs to software when its owner bit equals !!(n & entries), the
- * parity of the pass the consumer index is on.
+ * Completion queues: creation, ibv_poll_cq, arming, resizing, and
+ * removing the completions of a queue that goes away.  Reading CQEs,
+ * which ibv_poll_cq shares with the extended interface's polling
+ * (cq_ex.c), is cqe.h's, which says what a CQ's ring is.
  */
 #include <config.h>
 
@@ -16,20 +12,9 @@
 #include <string.h>
 
 #include "annotate.h"
+#include "cqe.h"
 #include "mlx4.h"
 #include "mmio.h"
-
-enum {
-	CQ_OK		=  0,
-	CQ_EMPTY	= -1,
-	CQ_POLL_ERR	= -2,
-};
-
-static inline struct mlx4_cqe *get_cqe(struct mlx4_cq *cq, uint32_t n)
-{
-	return (struct mlx4_cqe *)((char *)cq->cqe_base +
-				   ((n & cq->mask) << cq->cqe_shift));
-}
 
 static inline int cqe_is_sw_owned(struct mlx4_cqe *cqe, uint32_t n,
 				  uint32_t nent)
@@ -62,73 +47,6 @@ void mlx4_cq_set_cons_index(struct mlx4_cq *cq, uint32_t ci)
 	set_ci_state(cq, ci, get_cqe(cq, ci), sw_owner_bit(cq, ci));
 }
 
-/* The CQE after @cqe, and *owner for it. */
-static inline struct mlx4_cqe *cqe_after(struct mlx4_cq *cq,
-					 struct mlx4_cqe *cqe, uint8_t *owner)
-{
-	cqe = (struct mlx4_cqe *)((char *)cqe + cq->cqe_size);
-	if (likely(cqe != cq->cqe_end))
-		return cqe;
-	/* The ring wraps: a new pass, the other owner bit. */
-	*owner ^= MLX4_CQE_OWNER_MASK;
-	return cq->cqe_base;
-}
-
-/*
- * The CQE at the consumer index is consumed: the index, its CQE and its
- * owner bit move on; the owner bit is stored only when the ring wraps.
- */
-static inline uint32_t step_ci(struct mlx4_cq *cq)
-{
-	cq->ci_cqe = cqe_after(cq, cq->ci_cqe, &cq->ci_owner);
-	return ++cq->cons_index;
-}
-
-/*
- * The kind of @cqe: its last byte with the owner bit of software's pass
- * (@owner) taken out.  MLX4_CQE_OWNER_MASK set: the CQE is the device's
- * still; else the IS_SEND bit, bit 5 and the opcode, what it completes.
- * One byte that one compare each sorts: the common completions are the
- * kinds up to LAST_RECV_KIND and those from MLX4_CQE_IS_SEND_MASK to
- * LAST_SEND_KIND.
- */
-static inline uint8_t cqe_kind(struct mlx4_cqe *cqe, uint8_t owner)
-{
-	return cqe->owner_sr_opcode ^ owner;
-}
-
-enum {
-	/* Successful receives: the receive opcodes, 0 to 3. */
-	LAST_RECV_KIND	= MLX4_RECV_OPCODE_SEND_INVAL,
-	/*
-	 * Successful sends: all opcodes below the error CQE's.  Bit 5 set,
-	 * or an opcode beyond (the error CQE's), takes the long way.
-	 */
-	LAST_SEND_KIND	= MLX4_CQE_IS_SEND_MASK | (MLX4_CQE_OPCODE_ERROR - 1),
-};
-
-/*
- * @cqe was seen to be software's by its owner bit: its body may be read
- * from now on, not before (the device writes the owner bit last).
- */
-static inline void cqe_body_ready(struct mlx4_cqe *cqe)
-{
-	udma_from_device_barrier();
-	mlx4_mark_defined(cqe, sizeof(*cqe));
-}
-
-/* Tell the device we consumed up to @ci, once the CQEs were read. */
-static inline void write_cons_index(struct mlx4_cq *cq, uint32_t ci)
-{
-	udma_to_device_barrier();
-	*cq->set_ci_db = htobe32(ci & 0xffffff);
-}
-
-static inline void update_cons_index(struct mlx4_cq *cq)
-{
-	write_cons_index(cq, cq->cons_index);
-}
-
 /*
  * Mark the @nent entries of a new ring device-owned for the pass on which
  * the consumer, starting at index @first, will meet each of them.  The
@@ -150,226 +68,11 @@ void mlx4_cq_init_buf(void *buf, uint32_t nent, int cqe_size, uint32_t first)
 }
 
 /* ---------------------------------------------------------------------
- * Decoding a CQE
+ * ibv_poll_cq: each CQE decoded into an ibv_wc
  */
-
-static enum ibv_wc_status syndrome_to_status(uint8_t syndrome)
-{
-	switch (syndrome) {
-	case MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR:
-		return IBV_WC_LOC_LEN_ERR;
-	case MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR:
-		return IBV_WC_LOC_QP_OP_ERR;
-	case MLX4_CQE_SYNDROME_LOCAL_PROT_ERR:
-		return IBV_WC_LOC_PROT_ERR;
-	case MLX4_CQE_SYNDROME_WR_FLUSH_ERR:
-		return IBV_WC_WR_FLUSH_ERR;
-	case MLX4_CQE_SYNDROME_MW_BIND_ERR:
-		return IBV_WC_MW_BIND_ERR;
-	case MLX4_CQE_SYNDROME_BAD_RESP_ERR:
-		return IBV_WC_BAD_RESP_ERR;
-	case MLX4_CQE_SYNDROME_LOCAL_ACCESS_ERR:
-		return IBV_WC_LOC_ACCESS_ERR;
-	case MLX4_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:
-		return IBV_WC_REM_INV_REQ_ERR;
-	case MLX4_CQE_SYNDROME_REMOTE_ACCESS_ERR:
-		return IBV_WC_REM_ACCESS_ERR;
-	case MLX4_CQE_SYNDROME_REMOTE_OP_ERR:
-		return IBV_WC_REM_OP_ERR;
-	case MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR:
-		return IBV_WC_RETRY_EXC_ERR;
-	case MLX4_CQE_SYNDROME_RNR_RETRY_EXC_ERR:
-		return IBV_WC_RNR_RETRY_EXC_ERR;
-	case MLX4_CQE_SYNDROME_REMOTE_ABORTED_ERR:
-		return IBV_WC_REM_ABORT_ERR;
-	default:
-		return IBV_WC_GENERAL_ERR;
-	}
-}
-
-#define SEND_CQE(op)	(MLX4_CQE_IS_SEND_MASK | (op))
-
-/* A bit of a CQE's last byte that neither the owner nor the opcode take. */
-#define CQE_SPARE_BIT	0x20
-
-/*
- * The entry of cqe_wc for the CQEs of @kind (IS_SEND and the opcode),
- * under each of the four values of the bits that do not say what a CQE
- * completes: the owner bit and the spare one.
- */
-#define CQE_WC(kind, wc_opcode, wc_flags)				\
-	[kind] = { wc_opcode, wc_flags },				\
-	[(kind) | CQE_SPARE_BIT] = { wc_opcode, wc_flags },		\
-	[(kind) | MLX4_CQE_OWNER_MASK] = { wc_opcode, wc_flags },	\
-	[(kind) | CQE_SPARE_BIT | MLX4_CQE_OWNER_MASK] = { wc_opcode, wc_flags }
-
-/*
- * What a completion reports, by the last byte of its CQE: a send by the
- * opcode of its WQE, a receive by the opcode of the incoming message.
- * One table, indexed by the whole byte, so that reading a CQE's opcode
- * needs no branch and no mask (see bench/README).  An error CQE has no
- * opcode: a receive's reads as IBV_WC_RECV, a send's as 0.
- */
-static const struct {
-	uint8_t opcode;		/* enum ibv_wc_opcode */
-	uint8_t flags;		/* enum ibv_wc_flags */
-} cqe_wc[256] = {
-	CQE_WC(SEND_CQE(MLX4_OPCODE_NOP), IBV_WC_SEND, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND), IBV_WC_SEND, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND_INVAL), IBV_WC_SEND, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_SEND_IMM), IBV_WC_SEND, IBV_WC_WITH_IMM),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_WRITE), IBV_WC_RDMA_WRITE, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_WRITE_IMM), IBV_WC_RDMA_WRITE,
-	       IBV_WC_WITH_IMM),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_RDMA_READ), IBV_WC_RDMA_READ, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_ATOMIC_CS), IBV_WC_COMP_SWAP, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_ATOMIC_FA), IBV_WC_FETCH_ADD, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_BIND_MW), IBV_WC_BIND_MW, 0),
-	CQE_WC(SEND_CQE(MLX4_OPCODE_LOCAL_INVAL), IBV_WC_LOCAL_INV, 0),
-	CQE_WC(MLX4_RECV_OPCODE_RDMA_WRITE_IMM, IBV_WC_RECV_RDMA_WITH_IMM,
-	       IBV_WC_WITH_IMM),
-	CQE_WC(MLX4_RECV_OPCODE_SEND, IBV_WC_RECV, 0),
-	CQE_WC(MLX4_RECV_OPCODE_SEND_IMM, IBV_WC_RECV, IBV_WC_WITH_IMM),
-	CQE_WC(MLX4_RECV_OPCODE_SEND_INVAL, IBV_WC_RECV, IBV_WC_WITH_INV),
-	CQE_WC(MLX4_CQE_OPCODE_ERROR, IBV_WC_RECV, 0),
-};
-
-/*
- * IBV_WC_IP_CSUM_OK of a receive on a QP with checksum offload: an IPv4
- * packet whose IP header and TCP/UDP checksums the device found good.
- */
-static inline unsigned int csum_ok(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
-{
-	uint32_t ok = MLX4_BE32(MLX4_CQE_STATUS_IPV4_CSUM_OK);
-
-	return qp && qp->csum && (cqe->status & ok) == ok ?
-	       IBV_WC_IP_CSUM_OK : 0;
-}
-
-/*
- * Retiring the WQE a CQE completes, which gives its wr_id.  A send's
- * wqe_index counts WQEs modulo 2^16: the unsignalled ones before it
- * retire with it.
- */
-static inline uint64_t retire_send(struct mlx4_wq *wq, unsigned int wqe_index)
-{
-	uint32_t tail = wq->tail + (uint16_t)(wqe_index - wq->tail);
-
-	wq->tail = tail + 1;
-	return wq->wrid[tail & wq->mask];
-}
-
-/*
- * A receive queue completes in order, and the wqe_index of its flush
- * CQEs means nothing: retire the tail.
- */
-static inline uint64_t retire_recv(struct mlx4_wq *wq)
-{
-	return wq->wrid[wq->tail++ & wq->mask];
-}
-
-/* For an SRQ, wqe_index is the WQE's place in the buffer. */
-static inline uint64_t retire_srq_wqe(struct mlx4_srq *srq, uint16_t wqe_index)
-{
-	uint64_t wr_id;
-
-	wqe_index &= srq->mask;
-	wr_id = srq->wrid[wqe_index];
-	mlx4_free_srq_wqe(srq, wqe_index);
-	return wr_id;
-}
-
-/* The WQE of @qp that @cqe completes: retired, its wr_id returned. */
-static inline uint64_t retire_wqe(struct mlx4_qp *qp, struct mlx4_cqe *cqe)
-{
-	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
-		return retire_send(&qp->sq, be16toh(cqe->wqe_index));
-	if (unlikely(qp->verbs_qp.qp.srq))
-		return retire_srq_wqe(to_msrq(qp->verbs_qp.qp.srq),
-				      be16toh(cqe->wqe_index));
-	return retire_recv(&qp->rq);
-}
-
-/*
- * An XRC receive names an SRQ, not one of our QPs: the WQE it completes,
- * retired.  Nonzero if the SRQ is unknown.
- */
-static int retire_xrc_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-			  uint64_t *wr_id)
-{
-	struct mlx4_srq *srq;
-
-	srq = mlx4_table_find(&cq->ctx->xsrq_table,
-			      be32toh(cqe->g_mlpath_rqpn) & MLX4_CQE_QPN_MASK);
-	if (unlikely(!srq))
-		return CQ_POLL_ERR;
-	*wr_id = retire_srq_wqe(srq, be16toh(cqe->wqe_index));
-	return CQ_OK;
-}
-
-/* The QPN field of @cqe as the CQE holds it: big-endian. */
-static inline __be32 cqe_qpn_be(struct mlx4_cqe *cqe)
-{
-	return cqe->vlan_my_qpn & MLX4_BE32(MLX4_CQE_QPN_MASK);
-}
-
-/* A send_qpn or recv_qpn that no CQE's QPN field equals. */
-#define NO_QPN	MLX4_BE32(~(uint32_t)MLX4_CQE_QPN_MASK)
-
-/* No CQE takes the fast paths until cache_qp() opens them again. */
-static void close_fast_paths(struct mlx4_cq *cq)
-{
-	cq->send_qpn = NO_QPN;
-	cq->recv_qpn = NO_QPN;
-}
-
-/*
- * @qp (NULL: none) is the QP of the last completion.  The fast paths
- * take the next CQE if its QPN field is send_qpn or recv_qpn, by the
- * CQE's direction: one compare, with no byte swap nor test of NULL or of
- * an SRQ, with cqe_kind() (see bench/README).
- *
- * The extended interface's fast paths leave the ibv_cq_ex's status as
- * they find it, a success: it is set here, where they open, and an error
- * closes them (poll_one_ex_any()), so that the CQE after it takes the
- * long way, which sets it again: the fast paths then store no status
- * (see bench/README).
- */
-static void cache_qp(struct mlx4_cq *cq, struct mlx4_qp *qp)
-{
-	cq->last_qp = qp;
-	if (!qp) {
-		close_fast_paths(cq);
-		return;
-	}
-	cq->send_qpn = htobe32(qp->qpn);
-	cq->recv_qpn = qp->verbs_qp.qp.srq ? NO_QPN : htobe32(qp->qpn);
-	cq->verbs_cq.cq_ex.status = IBV_WC_SUCCESS;
-}
-
-/*
- * The QP of @qpn, cached for the CQEs that follow; but not one whose
- * number has MLX4_XRC_QPN_BIT: a receive CQE with that bit names an XRC
- * SRQ, and the fast paths, which compare a CQE's QPN with the cached
- * QP's only, need not tell the two apart.
- */
-static struct mlx4_qp *lookup_qp(struct mlx4_cq *cq, uint32_t qpn)
-{
-	struct mlx4_qp *qp = mlx4_table_find(&cq->ctx->qp_table, qpn);
-
-	cache_qp(cq, (qpn & MLX4_XRC_QPN_BIT) ? NULL : qp);
-	return qp;
-}
-
-/* Whether @cqe, of @qpn, completes a receive on an XRC SRQ. */
-static inline int cqe_is_xrc_recv(struct mlx4_cqe *cqe, uint32_t qpn)
-{
-	return (qpn & MLX4_XRC_QPN_BIT) &&
-	       !(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK);
-}
 
 /* A successful send's ibv_wc, but wr_id and qp_num; @kind its CQE's. */
-static inline void fill_send_wc(struct mlx4_cqe *cqe, uint8_t kind,
+static inline void fill_send_wc(struct mlx4_cqe *cqe, unsigned long kind,
 				struct ibv_wc *wc)
 {
 	wc->status = IBV_WC_SUCCESS;
@@ -461,32 +164,6 @@ static inline void fill_recv_wc(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
 }
 
 /*
- * The WQE that @cqe, of @qpn, completes, whatever its queue, retired:
- * its wr_id in *@wr_id, its QP (NULL for an XRC SRQ's) in *@qp and in
- * cq->last_qp.  CQ_POLL_ERR for a CQE of no queue we know.
- */
-static int retire_any_wqe(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-			  uint32_t qpn, uint64_t *wr_id, struct mlx4_qp **qp)
-{
-	if (cqe_is_xrc_recv(cqe, qpn)) {
-		*qp = NULL;
-		cache_qp(cq, NULL);
-		return retire_xrc_wqe(cq, cqe, wr_id);
-	}
-	*qp = cq->last_qp;
-	if (!*qp || (*qp)->qpn != qpn) {
-		*qp = lookup_qp(cq, qpn);
-		if (unlikely(!*qp))
-			return CQ_POLL_ERR;
-	} else {
-		/* After an error that closed them. */
-		cache_qp(cq, *qp);
-	}
-	*wr_id = retire_wqe(*qp, cqe);
-	return CQ_OK;
-}
-
-/*
  * Fill @wc from @cqe, whatever it is: an error, an XRC receive, the
  * completion of any QP.  cq->last_qp caches the QP of the last one.
  */
@@ -532,7 +209,7 @@ poll_one_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, struct ibv_wc *wc)
  * any other CQE.
  */
 static inline int poll_send_common(struct mlx4_cq *cq, struct mlx4_cqe *cqe,
-				   uint8_t kind, struct ibv_wc *wc)
+				   unsigned long kind, struct ibv_wc *wc)
 {
 	struct mlx4_qp *qp;
 
@@ -788,7 +465,7 @@ poll_cq_recvs(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  */
 static int __attribute__((noinline))
 poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-		   struct mlx4_cqe *cqe, unsigned int kind)
+		   struct mlx4_cqe *cqe, unsigned long kind)
 {
 	if (ne > 1 && next_cqe_is_sw(cq, cqe))
 		return poll_cq_recvs(cq, ne, wc, cqe, kind);
@@ -806,11 +483,13 @@ poll_cq_first_recv(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
  * loop, which has calls and thus a stack frame, takes the others.  A
  * receive's decoding takes more registers than the caller-saved ones:
  * in a function of its own, it does not give a send's a frame either
- * (see bench/README).
+ * (see bench/README).  @kind is a word here, as for poll_cq_first_recv(),
+ * poll_send_common() and fill_send_wc(): it indexes cqe_wc[] as it comes,
+ * with no widening.
  */
 static int __attribute__((noinline))
 poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
-	       struct mlx4_cqe *cqe, unsigned int kind)
+	       struct mlx4_cqe *cqe, unsigned long kind)
 {
 	if (unlikely(ne <= 0)) {
 		mlx4_unlock(&cq->lock);
@@ -822,16 +501,6 @@ poll_cq_locked(struct mlx4_cq *cq, int ne, struct ibv_wc *wc,
 	if (!poll_send_common(cq, cqe, kind, wc))
 		return poll_cq_loop(cq, ne, 0, wc, cqe, kind);
 	return poll_first_done(cq, ne, wc);
-}
-
-/* The CQE at the consumer index if software's (*@kind: its kind). */
-static inline struct mlx4_cqe *ci_cqe_sw(struct mlx4_cq *cq,
-					 uint8_t *kind)
-{
-	struct mlx4_cqe *cqe = cq->ci_cqe;
-
-	*kind = cqe_kind(cqe, cq->ci_owner);
-	return *kind & MLX4_CQE_OWNER_MASK ? NULL : cqe;
 }
 
 static int __attribute__((noinline, cold))
@@ -865,311 +534,6 @@ int mlx4_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return 0;
 	}
 	return poll_cq_locked(cq, ne, wc, cqe, kind);
-}
-
-/* ---------------------------------------------------------------------
- * Extended polling: ibv_start_poll / ibv_next_poll / ibv_end_poll
- */
-
-/*
- * No end_poll follows a failed start_poll: the CQE it consumed (of an
- * unknown queue) told to the device, the CQ unlocked.
- */
-static void poll_ex_failed(struct mlx4_cq *cq)
-{
-	update_cons_index(cq);
-	mlx4_unlock(&cq->lock);
-}
-
-/*
- * The CQE poll_one_ex() leaves, out of line: an error, an XRC receive, an
- * SRQ's, a QP not in the cache.
- */
-static int poll_one_ex_any(struct mlx4_cq *cq, struct mlx4_cqe *cqe)
-{
-	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
-	uint32_t qpn = be32toh(cqe->vlan_my_qpn) & MLX4_CQE_QPN_MASK;
-	struct mlx4_qp *qp;
-
-	if (retire_any_wqe(cq, cqe, qpn, &ibcq->wr_id, &qp))
-		return EINVAL;
-
-	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
-	    MLX4_CQE_OPCODE_ERROR) {
-		ibcq->status = syndrome_to_status(
-			((struct mlx4_err_cqe *)cqe)->syndrome);
-		/* The fast paths set no status: cache_qp(). */
-		close_fast_paths(cq);
-	} else {
-		ibcq->status = IBV_WC_SUCCESS;
-	}
-	return 0;
-}
-
-/* poll_one_ex_any(); for ibv_start_poll (@starting), a failure ends the poll. */
-static int __attribute__((noinline, cold))
-poll_one_ex_rare(struct mlx4_cq *cq, struct mlx4_cqe *cqe, int starting)
-{
-	int err = poll_one_ex_any(cq, cqe);
-
-	if (err && starting)
-		poll_ex_failed(cq);
-	return err;
-}
-
-/*
- * Consume the next CQE: wr_id and status in the ibv_cq_ex, the CQE in
- * cq->cur_cqe and its QP in cq->last_qp (NULL for an XRC SRQ's) for the
- * getters.  The QP stays cached across polls: mlx4_cq_clean() drops it.
- * Inline, the common case: a success of that QP, not on an SRQ.  For
- * ibv_start_poll (@starting), a failure ends the poll; the rare cases
- * are tail calls, so that the common one takes no stack frame.
- */
-static inline __attribute__((always_inline))
-int poll_one_ex(struct mlx4_cq *cq, int starting)
-{
-	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
-	struct mlx4_cqe *cqe;
-	uint8_t kind;
-
-	cqe = ci_cqe_sw(cq, &kind);
-	if (!cqe) {
-		if (starting)
-			mlx4_unlock(&cq->lock);
-		return ENOENT;
-	}
-	cqe_body_ready(cqe);
-	step_ci(cq);
-	cq->cur_cqe = cqe;
-
-	if (kind & MLX4_CQE_IS_SEND_MASK) {
-		if (unlikely(kind > LAST_SEND_KIND ||
-			     cqe_qpn_be(cqe) != cq->send_qpn))
-			return poll_one_ex_rare(cq, cqe, starting);
-		ibcq->wr_id = retire_send(&cq->last_qp->sq,
-					  be16toh(cqe->wqe_index));
-	} else {
-		if (unlikely(kind > LAST_RECV_KIND ||
-			     cqe_qpn_be(cqe) != cq->recv_qpn))
-			return poll_one_ex_rare(cq, cqe, starting);
-		ibcq->wr_id = retire_recv(&cq->last_qp->rq);
-	}
-	/* ibcq->status is IBV_WC_SUCCESS already: cache_qp(). */
-	return 0;
-}
-
-static int __attribute__((noinline, cold))
-start_poll_contended(struct mlx4_cq *cq)
-{
-	mlx4_lock_contended(&cq->lock);
-	return poll_one_ex(cq, 1);
-}
-
-/*
- * ibv_start_poll of a CQ whose lock is taken (@locked), or not: the
- * lock's mode, chosen when the CQ is made, chooses the function
- * with no test of the mode on the way (see bench/README).
- */
-static inline __attribute__((always_inline))
-int start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr,
-	       int locked)
-{
-	struct mlx4_cq *cq = to_mcq_ex(ibcq);
-
-	if (unlikely(attr->comp_mask))
-		return EINVAL;
-
-	/* Waiting for the lock is a call: out of line, with no frame here. */
-	if (locked && unlikely(mlx4_lock_taken(&cq->lock)))
-		return start_poll_contended(cq);
-	return poll_one_ex(cq, 1);
-}
-
-static int mlx4_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
-{
-	return start_poll(ibcq, attr, 1);
-}
-
-/* For a CQ one thread at a time polls (mlx4_lock_init()). */
-static int mlx4_start_poll_single(struct ibv_cq_ex *ibcq,
-				  struct ibv_poll_cq_attr *attr)
-{
-	return start_poll(ibcq, attr, 0);
-}
-
-static int mlx4_next_poll(struct ibv_cq_ex *ibcq)
-{
-	return poll_one_ex(to_mcq_ex(ibcq), 0);
-}
-
-static void mlx4_end_poll(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cq *cq = to_mcq_ex(ibcq);
-
-	update_cons_index(cq);
-	mlx4_unlock(&cq->lock);
-}
-
-static enum ibv_wc_opcode mlx4_cq_read_opcode(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-
-	return cqe_wc[cqe->owner_sr_opcode].opcode;
-}
-
-static uint32_t mlx4_cq_read_vendor_err(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-
-	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) !=
-	    MLX4_CQE_OPCODE_ERROR)
-		return 0;
-	return ((struct mlx4_err_cqe *)cqe)->vendor_err;
-}
-
-static uint32_t mlx4_cq_read_byte_len(struct ibv_cq_ex *ibcq)
-{
-	return be32toh(to_mcq_ex(ibcq)->cur_cqe->byte_cnt);
-}
-
-static __be32 mlx4_cq_read_imm_data(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-
-	/* A send with invalidate reports the rkey, host order, here. */
-	if ((cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK) ==
-	    MLX4_RECV_OPCODE_SEND_INVAL &&
-	    !(cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK))
-		return be32toh(cqe->immed_rss_invalid);
-	return cqe->immed_rss_invalid;
-}
-
-static uint32_t mlx4_cq_read_qp_num(struct ibv_cq_ex *ibcq)
-{
-	return be32toh(to_mcq_ex(ibcq)->cur_cqe->vlan_my_qpn) &
-	       MLX4_CQE_QPN_MASK;
-}
-
-static uint32_t mlx4_cq_read_src_qp(struct ibv_cq_ex *ibcq)
-{
-	return be32toh(to_mcq_ex(ibcq)->cur_cqe->g_mlpath_rqpn) & 0xffffff;
-}
-
-static unsigned int mlx4_cq_read_wc_flags(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-	unsigned int opcode = cqe->owner_sr_opcode & MLX4_CQE_OPCODE_MASK;
-	unsigned int flags;
-
-	if (cqe->owner_sr_opcode & MLX4_CQE_IS_SEND_MASK)
-		return cqe_wc[cqe->owner_sr_opcode].flags;
-	flags = cqe_wc[opcode & 3].flags | csum_ok(to_mcq_ex(ibcq)->last_qp, cqe);
-	if (be32toh(cqe->g_mlpath_rqpn) & 0x80000000)
-		flags |= IBV_WC_GRH;
-	return flags;
-}
-
-static uint32_t mlx4_cq_read_slid(struct ibv_cq_ex *ibcq)
-{
-	return be16toh(to_mcq_ex(ibcq)->cur_cqe->rlid);
-}
-
-static uint8_t mlx4_cq_read_sl(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cq *cq = to_mcq_ex(ibcq);
-	uint16_t sl_vid = be16toh(cq->cur_cqe->sl_vid);
-
-	if (cq->last_qp && cq->last_qp->link_layer == IBV_LINK_LAYER_ETHERNET)
-		return sl_vid >> 13;
-	return sl_vid >> 12;
-}
-
-static uint8_t mlx4_cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
-{
-	return (be32toh(to_mcq_ex(ibcq)->cur_cqe->g_mlpath_rqpn) >> 24) &
-	       0x7f;
-}
-
-/*
- * The adapter's 48-bit clock when it wrote the CQE, in the place of SL
- * and SLID: a CQ asks for it at creation.  The same clock as the one
- * ibv_query_rt_values_ex() reads, in the same ticks.  When the low 16
- * bits are 0 the adapter's top 32 lag one behind, the carry not yet
- * in: mlx4_en adds it back (mlx4_en_get_cqe_ts(), en_clock.c), and so
- * must we, or that time goes 65536 ticks back (rdma-core's mlx4 reads
- * the bits as they are).
- */
-static uint64_t mlx4_cq_read_completion_ts(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cqe *cqe = to_mcq_ex(ibcq)->cur_cqe;
-	uint32_t lo = (uint32_t)cqe->ts_15_8 << 8 | cqe->ts_7_0;
-
-	/* The carry of the clock's wrap leaves the 48 bits: time 0. */
-	return (((uint64_t)be32toh(cqe->ts_47_16) + !lo) << 16 | lo) &
-	       MLX4_TICKS_MASK;
-}
-
-/* The same time in wall-clock nanoseconds (src/clock.c). */
-static uint64_t mlx4_cq_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
-{
-	struct mlx4_cq *cq = to_mcq_ex(ibcq);
-
-	return mlx4_ticks_to_wallclock_ns(cq->ctx, &cq->wallclock,
-					  mlx4_cq_read_completion_ts(ibcq));
-}
-
-enum {
-	MLX4_CQ_SUPPORTED_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN |
-				     IBV_WC_EX_WITH_IMM |
-				     IBV_WC_EX_WITH_QP_NUM |
-				     IBV_WC_EX_WITH_SRC_QP |
-				     IBV_WC_EX_WITH_SLID |
-				     IBV_WC_EX_WITH_SL |
-				     IBV_WC_EX_WITH_DLID_PATH_BITS |
-				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
-				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
-	MLX4_CQ_WITH_TIME = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
-			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
-	/* A timestamped CQE has no room left for these. */
-	MLX4_CQ_NOT_WITH_TIMESTAMP = IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL,
-};
-
-/* An extended CQ: the readers of the fields @wc_flags asks for. */
-void mlx4_cq_fill_ex_ops(struct mlx4_cq *cq, uint64_t wc_flags)
-{
-	struct ibv_cq_ex *ibcq = &cq->verbs_cq.cq_ex;
-
-	cq->wc_flags = wc_flags;
-	cq->timestamped = !!(wc_flags & MLX4_CQ_WITH_TIME);
-
-	ibcq->start_poll = cq->lock.single_threaded ? mlx4_start_poll_single :
-						      mlx4_start_poll;
-	ibcq->next_poll = mlx4_next_poll;
-	ibcq->end_poll = mlx4_end_poll;
-	ibcq->read_opcode = mlx4_cq_read_opcode;
-	ibcq->read_vendor_err = mlx4_cq_read_vendor_err;
-	ibcq->read_wc_flags = mlx4_cq_read_wc_flags;
-	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
-		ibcq->read_byte_len = mlx4_cq_read_byte_len;
-	if (wc_flags & IBV_WC_EX_WITH_IMM)
-		ibcq->read_imm_data = mlx4_cq_read_imm_data;
-	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
-		ibcq->read_qp_num = mlx4_cq_read_qp_num;
-	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
-		ibcq->read_src_qp = mlx4_cq_read_src_qp;
-	if (wc_flags & IBV_WC_EX_WITH_SLID)
-		ibcq->read_slid = mlx4_cq_read_slid;
-	if (wc_flags & IBV_WC_EX_WITH_SL)
-		ibcq->read_sl = mlx4_cq_read_sl;
-	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
-		ibcq->read_dlid_path_bits = mlx4_cq_read_dlid_path_bits;
-	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
-		ibcq->read_completion_ts = mlx4_cq_read_completion_ts;
-	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
-		ibcq->read_completion_wallclock_ns =
-			mlx4_cq_read_completion_wallclock_ns;
-		mlx4_clock_anchor_set(cq->ctx, &cq->wallclock);
-	}
 }
 
 /* ---------------------------------------------------------------------

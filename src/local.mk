@@ -7,6 +7,8 @@ MLX4_PROVIDER_SOURCES = \
 	src/buf.c \
 	src/clock.c \
 	src/cq.c \
+	src/cq_ex.c \
+	src/cqe.h \
 	src/dbrec.c \
 	src/domain.c \
 	src/driver.h \

@@ -43,6 +43,8 @@ enum {
 	MLX4_MIN_SQ_STRIDE	= 6,
 	MLX4_MAX_SQ_STRIDE	= 10,
 	MLX4_MAX_SQ_WQES	= 16384,
+	/* The device's, as the kernel checks it (max_qp_wr is below). */
+	MLX4_MAX_RQ_WQES	= 16384,
 	MLX4_SRQ_MIN_STRIDE	= 5,
 	/* Receive CQEs of XRC target QPs carry this bit in their QPN. */
 	MLX4_XRC_QPN_BIT	= 1 << 23,
@@ -247,14 +249,23 @@ struct mlx4_wq {
 	void		       *buf;		/* WQE 0 */
 	struct mlx4_lock	lock;
 	unsigned int		head;		/* producer counter */
-	unsigned int		tail;		/* consumer counter */
-	unsigned int		max_post;
+	/*
+	 * The consumer counter; its low 16 bits only are compared with the
+	 * head's (wq_looks_full()), as a queue holds fewer WQEs: a send
+	 * CQE, which names the WQE it completes by those 16 bits, retires
+	 * it in one store.
+	 */
+	unsigned int		tail;
+	uint16_t		max_post;	/* WQEs it may hold */
 	unsigned int		mask;		/* wqe_cnt - 1 */
 	unsigned int		max_gs;
 	int			wqe_shift;
 	unsigned int		wqe_cnt;
 	int			offset;		/* of buf in the QP buffer */
 };
+
+_Static_assert(MLX4_MAX_SQ_WQES < 1 << 16 && MLX4_MAX_RQ_WQES < 1 << 16,
+	       "a work queue's head and tail modulo 2^16 tell full from empty");
 
 /* QP types as bits, for the per-opcode "allowed on" masks. */
 enum {
@@ -309,8 +320,13 @@ struct mlx4_wr_state {
 	 * adding the payload's big-endian never carries out of them.
 	 */
 	uint32_t		size_be;
-	uint8_t			sge_limit;	/* qp->sge_limit[], 0: none */
-	uint8_t			opcode;
+	union {
+		struct {
+			uint8_t	sge_limit;	/* qp->sge_limit[], 0: none */
+			uint8_t	opcode;
+		};
+		uint32_t	sge_limit_opcode;	/* both, for one store */
+	};
 
 	/*
 	 * The batch: its requests are WQEs [head, qp->sq.head).  What
@@ -328,10 +344,11 @@ struct mlx4_wr_state {
 	};
 	unsigned int		head;		/* qp->sq.head at wr_start() */
 	/*
-	 * qp->sq.head at which the queue looks full, from its tail at
-	 * wr_start(): the one test of the opcode calls' likely case.
+	 * qp->sq.head at which the queue looks full, modulo 2^16 as the
+	 * tail it comes from, read at wr_start(): the one test of the
+	 * opcode calls' likely case.
 	 */
-	unsigned int		stop;
+	uint16_t		stop;
 	/* The scratch WQE's place: the setters' between batches. */
 	struct mlx4_wr_place	idle;
 };
@@ -371,9 +388,12 @@ struct mlx4_qp {
 	 * wqe.h): control segment words, sq_sig_all and the checksum offload
 	 * folded in.
 	 */
-	struct mlx4_ctrl_of_flags {
-		__be32		srcrb_flags;
-		__be32		fence;		/* bf_qpn's fence bit */
+	union mlx4_ctrl_of_flags {
+		struct {
+			__be32	bf_qpn;		/* its fence bit */
+			__be32	srcrb_flags;
+		};
+		uint64_t	words;	/* both, as in the segment: one store */
 	}			ctrl_of_flags[MLX4_CTRL_OF_FLAGS];
 	struct mlx4_fast_op	fast_op[MLX4_WR_OPCODES];
 	struct mlx4_context    *ctx;

@@ -23,23 +23,45 @@
  * Send queue geometry
  */
 
-/* Bytes in front of the payload: control segment plus the largest of
- * what the QP type's opcodes put there (bind and invalidate segments
- * carry no payload, atomics one 8-byte buffer: they fit any stride). */
+/* The MLX4_QPT_BIT_* of a QP type (0: none that posts sends). */
+static unsigned int qpt_bit_of(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return MLX4_QPT_BIT_RC;
+	case IBV_QPT_UC:
+		return MLX4_QPT_BIT_UC;
+	case IBV_QPT_UD:
+		return MLX4_QPT_BIT_UD;
+	case IBV_QPT_XRC_SEND:
+		return MLX4_QPT_BIT_XRC;
+	case IBV_QPT_RAW_PACKET:
+		return MLX4_QPT_BIT_RAW;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Bytes in front of the payload: the control segment, a UD QP's
+ * datagram segment, and the longest of the segments its type's opcodes
+ * put there, of those with a gather list as long as the QP's (an
+ * atomic's one 8-byte buffer and a key operation's none fit any stride).
+ */
 static int sq_header_size(enum ibv_qp_type type)
 {
-	int size = sizeof(struct mlx4_wqe_ctrl_seg);
+	unsigned int qpt_bit = qpt_bit_of(type), op, segs = 0;
 
-	switch (type) {
-	case IBV_QPT_UD:
-		return size + sizeof(struct mlx4_wqe_datagram_seg);
-	case IBV_QPT_RC:
-	case IBV_QPT_UC:
-	case IBV_QPT_XRC_SEND:
-		return size + sizeof(struct mlx4_wqe_raddr_seg);
-	default:
-		return size;
+	for (op = 0; op < MLX4_WR_OPCODES; op++) {
+		const struct mlx4_send_op *o = &send_ops[op];
+
+		if ((o->qpt_mask & qpt_bit) && o->payload != PAYLOAD_NONE &&
+		    o->max_sge == SGE_QP_MAX && o->hdr_size > segs)
+			segs = o->hdr_size;
 	}
+	if (qpt_bit == MLX4_QPT_BIT_UD)
+		segs += sizeof(struct mlx4_wqe_datagram_seg);
+	return sizeof(struct mlx4_wqe_ctrl_seg) + segs;
 }
 
 /*
@@ -114,6 +136,57 @@ int mlx4_calc_sq_size(struct mlx4_qp *qp, enum ibv_qp_type type,
 	return 0;
 }
 
+/*
+ * The fast path's recipe for opcode @op on @qp (its qpt_bit and
+ * sge_limit[] set), and the payloads its lone inline path takes, up to
+ * @max_inline bytes.  An opcode whose WQE is not fixed headers then data
+ * gets none: its fast_op's opcode_be of 0 means "take the slow path".
+ */
+static void set_fast_op(struct mlx4_qp *qp, unsigned int op, int max_inline)
+{
+	const struct mlx4_send_op *o = &send_ops[op];
+	struct mlx4_fast_op *f = &qp->fast_op[op];
+	unsigned int data = sizeof(struct mlx4_wqe_ctrl_seg) + o->hdr_size;
+
+	memset(f, 0, sizeof(*f));
+	qp->inline_limit[op] = 0;
+	/* A raw frame takes the general path, which sets its MAC. */
+	if (qp->sge_limit[op] < 2 || o->segs >= SEG_BIND_MW ||
+	    o->imm == IMM_INVAL_RKEY || qp->qpt_bit == MLX4_QPT_BIT_RAW)
+		return;
+	if (qp->qpt_bit == MLX4_QPT_BIT_UD)
+		data += sizeof(struct mlx4_wqe_datagram_seg);
+	f->opcode_be = o->opcode_be;
+	f->size_be = htobe32(data / 16 + 1);
+	f->imm_mask = o->imm == IMM_DATA ? ~0U : 0;
+	f->data_offset = data;
+	f->segs = o->segs;
+	f->inline_room = MLX4_INLINE_ALIGN -
+			 (data + sizeof(struct mlx4_wqe_inline_seg)) %
+			 MLX4_INLINE_ALIGN;
+	/* The lone inline path fills two blocks at most. */
+	if (payload_may_go_inline(o))
+		qp->inline_limit[op] = min_int(max_inline,
+					       f->inline_room +
+					       INLINE_BLOCK_ROOM);
+}
+
+/*
+ * qp->sge_limit[] for a QP of @max_gs gather entries: one byte per
+ * opcode, 0 if not allowed, else max SGEs + 1.
+ */
+static void set_sge_limit(struct mlx4_qp *qp, unsigned int op, int max_gs)
+{
+	const struct mlx4_send_op *o = &send_ops[op];
+	int limit = max_gs < o->max_sge ? max_gs : o->max_sge;
+
+	/* A response scatters into at most max_sge_rd entries. */
+	if (o->payload == PAYLOAD_IN && qp->ctx->max_sge_rd &&
+	    limit > qp->ctx->max_sge_rd)
+		limit = qp->ctx->max_sge_rd;
+	qp->sge_limit[op] = (o->qpt_mask & qp->qpt_bit) ? limit + 1 : 0;
+}
+
 /* What the send queue actually holds, for the caps the user sees. */
 void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 			struct ibv_qp_cap *cap)
@@ -133,70 +206,12 @@ void mlx4_set_sq_limits(struct mlx4_qp *qp, enum ibv_qp_type type,
 	cap->max_send_sge = max_gs;
 	cap->max_inline_data = max_inline;
 
-	switch (type) {
-	case IBV_QPT_RC:
-		qp->qpt_bit = MLX4_QPT_BIT_RC;
-		break;
-	case IBV_QPT_UC:
-		qp->qpt_bit = MLX4_QPT_BIT_UC;
-		break;
-	case IBV_QPT_UD:
-		qp->qpt_bit = MLX4_QPT_BIT_UD;
-		break;
-	case IBV_QPT_XRC_SEND:
-		qp->qpt_bit = MLX4_QPT_BIT_XRC;
-		break;
-	case IBV_QPT_RAW_PACKET:
-		qp->qpt_bit = MLX4_QPT_BIT_RAW;
-		break;
-	default:
-		qp->qpt_bit = 0;
-		break;
-	}
+	qp->qpt_bit = qpt_bit_of(type);
 	qp->sq_stamp = sq_stamp_at_start(qp);	/* nothing posted yet */
-
-	/*
-	 * One byte per opcode: 0 if not allowed, else max SGEs + 1; and for
-	 * the opcodes whose WQE is fixed headers then data, the fast path's
-	 * recipe (an opcode_be of 0 means "take the slow path").
-	 */
 	for (op = 0; op < MLX4_WR_OPCODES; op++) {
-		const struct mlx4_send_op *o = &send_ops[op];
-		struct mlx4_fast_op *f = &qp->fast_op[op];
-		int limit = max_gs < o->max_sge ? max_gs : o->max_sge;
-		unsigned int data = sizeof(struct mlx4_wqe_ctrl_seg) +
-				    o->hdr_size;
-
-		/* A READ scatters into at most max_sge_rd entries. */
-		if (op == IBV_WR_RDMA_READ && qp->ctx->max_sge_rd &&
-		    limit > qp->ctx->max_sge_rd)
-			limit = qp->ctx->max_sge_rd;
-
-		qp->sge_limit[op] = (o->qpt_mask & qp->qpt_bit) ? limit + 1 : 0;
-
-		memset(f, 0, sizeof(*f));
-		qp->inline_limit[op] = 0;
-		/* A raw frame takes the general path, which sets its MAC. */
-		if (qp->sge_limit[op] < 2 || o->segs >= SEG_BIND_MW ||
-		    o->imm == IMM_INVAL_RKEY || qp->qpt_bit == MLX4_QPT_BIT_RAW)
-			continue;
-		if (qp->qpt_bit == MLX4_QPT_BIT_UD)
-			data += sizeof(struct mlx4_wqe_datagram_seg);
-		f->opcode_be = o->opcode_be;
-		f->size_be = htobe32(data / 16 + 1);
-		f->imm_mask = o->imm == IMM_DATA ? ~0U : 0;
-		f->data_offset = data;
-		f->segs = o->segs;
-		f->inline_room = MLX4_INLINE_ALIGN -
-				 (data + sizeof(struct mlx4_wqe_inline_seg)) %
-				 MLX4_INLINE_ALIGN;
-		/* The lone inline path fills two blocks at most. */
-		if (o->inline_ok)
-			qp->inline_limit[op] = min_int(max_inline,
-						       f->inline_room +
-						       INLINE_BLOCK_ROOM);
+		set_sge_limit(qp, op, max_gs);
+		set_fast_op(qp, op, max_inline);
 	}
-
 	mlx4_qp_update_csum(qp);
 }
 
@@ -219,14 +234,14 @@ void mlx4_qp_update_csum(struct mlx4_qp *qp)
 		   (qp->qpt_bit == MLX4_QPT_BIT_RAW && qp->ctx->raw_ip_csum &&
 		    qp->link_layer == IBV_LINK_LAYER_ETHERNET);
 	for (i = 0; i < MLX4_CTRL_OF_FLAGS; i++) {
-		struct mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
+		union mlx4_ctrl_of_flags *c = &qp->ctrl_of_flags[i];
 
 		c->srcrb_flags = qp->sq_signal_bits |
 				 srcrb_of_flags[(i & (IBV_SEND_SIGNALED |
 						      IBV_SEND_SOLICITED)) >> 1];
 		if ((i & IBV_SEND_IP_CSUM) && qp->csum)
 			c->srcrb_flags |= bits;
-		c->fence = i & IBV_SEND_FENCE ?
+		c->bf_qpn = i & IBV_SEND_FENCE ?
 			   MLX4_BE32(MLX4_WQE_CTRL_FENCE) : 0;
 	}
 }
@@ -293,7 +308,7 @@ int mlx4_wq_overflow(struct mlx4_wq *wq, unsigned int ind)
 	unsigned int used;
 
 	mlx4_lock(&wq->cq->lock);
-	used = ind - wq->tail;
+	used = (uint16_t)(ind - wq->tail);
 	mlx4_unlock(&wq->cq->lock);
 	return used >= wq->max_post;
 }
@@ -343,7 +358,7 @@ static inline int send_wr_is_plain(struct mlx4_qp *qp, struct ibv_send_wr *wr)
 static inline int wr_is_inline(const struct ibv_send_wr *wr)
 {
 	return (wr->send_flags & IBV_SEND_INLINE) &&
-	       send_ops[wr->opcode].inline_ok;
+	       payload_may_go_inline(&send_ops[wr->opcode]);
 }
 
 /*

@@ -145,6 +145,7 @@ static int check_qp_caps(struct mlx4_context *ctx, struct ibv_qp_cap *cap,
 	    cap->max_send_sge > (uint32_t)ctx->max_sge)
 		return EINVAL;
 	if (has_rq && (cap->max_recv_wr > (uint32_t)ctx->max_qp_wr ||
+		       cap->max_recv_wr > MLX4_MAX_RQ_WQES ||
 		       cap->max_recv_sge > (uint32_t)ctx->max_sge))
 		return EINVAL;
 	if (cap->max_inline_data > MLX4_MAX_WQE_SIZE)
@@ -403,35 +404,24 @@ enum {
 	MLX4_CREATE_QP_FLAGS = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB,
 };
 
-static struct ibv_qp *create_qp(struct ibv_context *context,
-				struct ibv_qp_init_attr_ex *user_attr,
-				uint32_t inl_recv_sz)
+/*
+ * Why @attr is refused before anything is made, or 0: what this provider
+ * does not know, a QP type it cannot make, an XRC target QP without its
+ * XRC domain, another QP without its PD.
+ */
+static int create_qp_refused(const struct ibv_qp_init_attr_ex *attr)
 {
-	struct mlx4_context *ctx = to_mctx(context);
-	struct ibv_qp_init_attr_ex attr = *user_attr;
-	struct mlx4_qp *qp;
-	int has_rq, ret;
+	if (attr->comp_mask & ~(uint32_t)MLX4_CREATE_QP_COMP_MASK)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    (attr->create_flags & ~(uint32_t)MLX4_CREATE_QP_FLAGS))
+		return EOPNOTSUPP;
 
-	if (attr.comp_mask & (IBV_QP_INIT_ATTR_RX_HASH |
-			      IBV_QP_INIT_ATTR_IND_TABLE))
-		return create_rss_qp(context, &attr);
-	if (attr.comp_mask & ~(uint32_t)MLX4_CREATE_QP_COMP_MASK) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if ((attr.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	    (attr.create_flags & ~(uint32_t)MLX4_CREATE_QP_FLAGS)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-
-	switch (attr.qp_type) {
+	switch (attr->qp_type) {
 	case IBV_QPT_XRC_RECV:
-		if (!(attr.comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr.xrcd) {
-			errno = EINVAL;
-			return NULL;
-		}
-		return kernel_only_qp(context, &attr, NULL);
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
+			return EINVAL;
+		return 0;
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
@@ -439,16 +429,53 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	case IBV_QPT_RAW_PACKET:	/* the kernel asks for CAP_NET_RAW */
 		break;
 	default:
-		errno = EOPNOTSUPP;
-		return NULL;
+		return EOPNOTSUPP;
 	}
-	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_PD) || !attr.pd) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	return 0;
+}
 
-	has_rq = qp_has_rq(&attr);
-	if (inl_recv_sz && (!has_rq || inl_recv_sz > ctx->max_inl_recv_sz)) {
+/*
+ * LSO (raw packet QPs): each WQE keeps room for the LSO segment, a
+ * 4-byte word and the packet headers, to the next 16 bytes.
+ */
+static int set_tso_room(struct mlx4_qp *qp, struct ibv_qp_init_attr_ex *attr)
+{
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER))
+		return 0;
+	if (attr->qp_type != IBV_QPT_RAW_PACKET ||
+	    attr->max_tso_header > MLX4_MAX_TSO_HEADER)
+		return EINVAL;
+	qp->max_tso_header = attr->max_tso_header;
+	qp->tso_room = (sizeof(struct mlx4_wqe_lso_seg) +
+			attr->max_tso_header + 15) & ~15;
+	/* The WQE size says it all; uverbs has no such attribute. */
+	attr->comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+	return 0;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *user_attr,
+				uint32_t inl_recv_sz)
+{
+	struct mlx4_context *ctx = to_mctx(context);
+	struct ibv_qp_init_attr_ex attr = *user_attr;
+	struct mlx4_qp *qp;
+	int ret;
+
+	if (attr.comp_mask & (IBV_QP_INIT_ATTR_RX_HASH |
+			      IBV_QP_INIT_ATTR_IND_TABLE))
+		return create_rss_qp(context, &attr);
+	ret = create_qp_refused(&attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	if (attr.qp_type == IBV_QPT_XRC_RECV)
+		return kernel_only_qp(context, &attr, NULL);
+	if (inl_recv_sz &&
+	    (!qp_has_rq(&attr) || inl_recv_sz > ctx->max_inl_recv_sz)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -461,22 +488,9 @@ static struct ibv_qp *create_qp(struct ibv_context *context,
 	qp->ctx = ctx;
 	qp->inl_recv_sz = inl_recv_sz;
 	qp->domain = mlx4_hold_parent_domain(attr.pd);
-	/*
-	 * LSO (raw packet QPs): each WQE keeps room for the LSO segment,
-	 * a 4-byte word and the packet headers, to the next 16 bytes.
-	 */
-	if (attr.comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) {
-		if (attr.qp_type != IBV_QPT_RAW_PACKET ||
-		    attr.max_tso_header > MLX4_MAX_TSO_HEADER) {
-			ret = EINVAL;
-			goto err_free;
-		}
-		qp->max_tso_header = attr.max_tso_header;
-		qp->tso_room = (sizeof(struct mlx4_wqe_lso_seg) +
-				attr.max_tso_header + 15) & ~15;
-		/* The WQE size says it all; uverbs has no such attribute. */
-		attr.comp_mask &= ~(uint32_t)IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
-	}
+	ret = set_tso_room(qp, &attr);
+	if (ret)
+		goto err_free;
 
 	ret = mlx4_qp_alloc_queues(qp, &attr);
 	if (ret)

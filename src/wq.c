@@ -79,6 +79,7 @@ struct ibv_wq *mlx4_create_wq(struct ibv_context *context,
 		return NULL;
 	}
 	if (attr->max_wr > (uint32_t)ctx->max_qp_wr ||
+	    attr->max_wr > MLX4_MAX_RQ_WQES ||
 	    attr->max_sge > (uint32_t)ctx->max_sge || !attr->cq || !attr->pd) {
 		errno = EINVAL;
 		return NULL;

@@ -5,9 +5,8 @@
  * queue's slots and stamps, the segments, inline data, the control
  * segment and the doorbells.  Private to the provider, and all static:
  * each path compiles the pieces into its own calls.  Most are inline;
- * stamp_later_blocks(), set_bind_seg() and set_local_inv_seg() are left
- * to the compiler, as they were when both paths were one file (marked
- * inline, they moved bench/run.sh's wr_send_inline).
+ * stamp_later_blocks(), set_bind_seg() and set_local_inv_seg(), off the
+ * fast paths, are left to the compiler.
  *
  * A send WQE is a control segment, the segments its transport and opcode
  * need, then data segments or inline data, in a power-of-two stride of
@@ -42,52 +41,77 @@ enum {
 	IMM_INVAL_RKEY,		/* wr->invalidate_rkey */
 };
 
+/* What the gather list of a request is for. */
+enum {
+	PAYLOAD_NONE,		/* nothing: it is not looked at */
+	PAYLOAD_OUT,		/* the bytes sent, which may go inline */
+	PAYLOAD_IN,		/* where the response lands: max_sge_rd */
+};
+
 #define QPT_CONNECTED	(MLX4_QPT_BIT_RC | MLX4_QPT_BIT_XRC)
 #define QPT_WRITABLE	(QPT_CONNECTED | MLX4_QPT_BIT_UC)
 #define QPT_ALL		(QPT_WRITABLE | MLX4_QPT_BIT_UD)
 #define QPT_DATAGRAM	(MLX4_QPT_BIT_UD | MLX4_QPT_BIT_RAW)
 #define RAW_DMAC_LEN	6	/* a raw frame starts with its destination */
+#define SGE_QP_MAX	0xff	/* max_sge: as many as the QP takes */
 
+/*
+ * Each verbs opcode, once: what its WQE holds and which QPs take it.
+ * The send queue's stride (sq_header_size()), the per-QP tables
+ * (qp->sge_limit[], qp->inline_limit[], qp->fast_op[]:
+ * mlx4_set_sq_limits()), the opcodes ibv_create_qp_ex() may ask for
+ * (check_send_ops()) and the ibv_wr_* calls a QP refuses
+ * (wr_refuse_untaken()) are made from it.  A new opcode is a row here
+ * (its IBV_QP_EX_WITH_* flag goes by the same name), its ibv_wr_* call
+ * in wr.c, and the device's side in sim/opcode.c.
+ */
 static const struct mlx4_send_op {
 	uint32_t opcode_be;	/* owner_opcode without the owner bit */
 	uint8_t qpt_mask;	/* QP types that may post it */
 	uint8_t segs;		/* SEG_*: what follows the control segment */
 	uint8_t hdr_size;	/* bytes of it, before any payload */
 	uint8_t imm;		/* IMM_*: what goes into ctrl->imm */
-	uint8_t inline_ok;	/* carries a payload that may go inline */
+	uint8_t payload;	/* PAYLOAD_*: what the gather list is */
 	uint8_t max_sge;	/* below the QP's own limit, if any */
+	uint16_t qp_ex_flag;	/* IBV_QP_EX_WITH_*: ibv_wr_* may build it */
 } send_ops[MLX4_WR_OPCODES] = {
-#define OP(wr, hw, types, seg, size, imm_kind, inl, sge)		\
+#define OP(wr, hw, types, seg, size, imm_kind, data, sge)		\
 	[IBV_WR_##wr] = { MLX4_BE32(MLX4_OPCODE_##hw), types, seg, size,	\
-			  imm_kind, inl, sge }
+			  imm_kind, data, sge, IBV_QP_EX_WITH_##wr }
 	OP(RDMA_WRITE,		RDMA_WRITE,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_NONE, 1, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(RDMA_WRITE_WITH_IMM,	RDMA_WRITE_IMM,	QPT_WRITABLE,
-	   SEG_RADDR, 16, IMM_DATA, 1, 0xff),
+	   SEG_RADDR, 16, IMM_DATA, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(SEND,		SEND,		QPT_ALL | MLX4_QPT_BIT_RAW,
-	   SEG_NONE, 0, IMM_NONE, 1, 0xff),
+	   SEG_NONE, 0, IMM_NONE, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(SEND_WITH_IMM,	SEND_IMM,	QPT_ALL,
-	   SEG_NONE, 0, IMM_DATA, 1, 0xff),
+	   SEG_NONE, 0, IMM_DATA, PAYLOAD_OUT, SGE_QP_MAX),
 	OP(RDMA_READ,		RDMA_READ,	QPT_CONNECTED,
-	   SEG_RADDR, 16, IMM_NONE, 0, 0xff),
+	   SEG_RADDR, 16, IMM_NONE, PAYLOAD_IN, SGE_QP_MAX),
 	/* An atomic returns 8 bytes into one local buffer. */
 	OP(ATOMIC_CMP_AND_SWP,	ATOMIC_CS,	QPT_CONNECTED,
-	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
+	   SEG_ATOMIC, 32, IMM_NONE, PAYLOAD_IN, 1),
 	OP(ATOMIC_FETCH_AND_ADD, ATOMIC_FA,	QPT_CONNECTED,
-	   SEG_ATOMIC, 32, IMM_NONE, 0, 1),
+	   SEG_ATOMIC, 32, IMM_NONE, PAYLOAD_IN, 1),
 	/*
-	 * No payload: the gather list is not looked at.  UC takes the key
-	 * operations and SEND with invalidate as RC does (the kernel's
-	 * _mlx4_ib_post_send, rdma-core's mlx4_post_send).
+	 * No payload.  UC takes the key operations and SEND with invalidate
+	 * as RC does (the kernel's _mlx4_ib_post_send, rdma-core's
+	 * mlx4_post_send).
 	 */
 	OP(LOCAL_INV,		LOCAL_INVAL,	QPT_WRITABLE,
-	   SEG_LOCAL_INV, 32, IMM_NONE, 0, 0xff),
+	   SEG_LOCAL_INV, 32, IMM_NONE, PAYLOAD_NONE, SGE_QP_MAX),
 	OP(BIND_MW,		BIND_MW,	QPT_WRITABLE,
-	   SEG_BIND_MW, 32, IMM_NONE, 0, 0xff),
+	   SEG_BIND_MW, 32, IMM_NONE, PAYLOAD_NONE, SGE_QP_MAX),
 	OP(SEND_WITH_INV,	SEND_INVAL,	QPT_WRITABLE,
-	   SEG_NONE, 0, IMM_INVAL_RKEY, 1, 0xff),
+	   SEG_NONE, 0, IMM_INVAL_RKEY, PAYLOAD_OUT, SGE_QP_MAX),
 #undef OP
 };
+
+/* Whether the opcode's payload may go inline (IBV_SEND_INLINE). */
+static inline int payload_may_go_inline(const struct mlx4_send_op *op)
+{
+	return op->payload == PAYLOAD_OUT;
+}
 
 /*
  * qp->ctrl_of_flags[] is indexed by IBV_SEND_FENCE, IBV_SEND_SIGNALED,
@@ -393,15 +417,22 @@ static inline void *inline_end(struct inline_writer *w)
 	return w->dst;
 }
 
-/* The unlocked first look: wrong only in saying "full" too early. */
+/*
+ * The unlocked first look: wrong only in saying "full" too early.  The
+ * tail, which the CQ's poller moves under its lock, is read plainly (an
+ * aligned word, read whole): whatever value the compiler reads, then or
+ * earlier, is one the poller wrote, at or behind the true tail.  (Read
+ * as volatile or atomic, it took a load of its own before the
+ * subtraction: see bench/README.)
+ */
 static inline int wq_looks_full(struct mlx4_wq *wq, unsigned int ind)
 {
-	return ind - *(volatile unsigned int *)&wq->tail >= wq->max_post;
+	return (uint16_t)(ind - wq->tail) >= wq->max_post;
 }
 
 static inline uint32_t fence_bit(struct mlx4_qp *qp, uint32_t send_flags)
 {
-	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].fence;
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].bf_qpn;
 }
 
 /*
@@ -416,10 +447,10 @@ void mlx4_set_raw_ctrl(struct mlx4_wqe_ctrl_seg *ctrl, const void *frame,
 		       uint32_t srcrb);
 
 /*
- * The control segment but its first 8 bytes (struct wqe_head below),
- * for post_send and the wr_* opcode calls alike: @srcrb is
- * qp->ctrl_of_flags[] for the request's flags (srcrb_of()), with the
- * strong-order bit or an XRC request's remote SRQN ORed in.
+ * post_send's control segment but its first 8 bytes (struct wqe_head
+ * below): @srcrb is qp->ctrl_of_flags[] for the request's flags
+ * (srcrb_of()), with the strong-order bit or an XRC request's remote
+ * SRQN ORed in.
  */
 static inline uint32_t srcrb_of(struct mlx4_qp *qp, unsigned int send_flags)
 {
@@ -432,6 +463,48 @@ static inline void set_ctrl_seg(struct mlx4_wqe_ctrl_seg *ctrl,
 	ctrl->srcrb_flags = srcrb;
 	ctrl->imm = imm;
 }
+
+/*
+ * The wr_* opcode calls' control segment: bf_qpn and srcrb_flags, bytes
+ * 4 to 11, as one word, read from qp->ctrl_of_flags[] at once for the
+ * request's flags (ctrl_words_of()), with the WQE's size and the
+ * strong-order bit ORed in (ctrl_words()), and written by one store
+ * (set_ctrl_words()), where each half took a load and a store of its
+ * own (see bench/README).  (post_send writes bf_qpn last, when it hands
+ * the WQE over.)
+ */
+static inline uint64_t ctrl_words(uint32_t bf_qpn, uint32_t srcrb)
+{
+	union mlx4_ctrl_of_flags w = { .bf_qpn = bf_qpn, .srcrb_flags = srcrb };
+
+	return w.words;
+}
+
+static inline uint64_t ctrl_words_of(struct mlx4_qp *qp,
+				     unsigned int send_flags)
+{
+	return qp->ctrl_of_flags[CTRL_INDEX(send_flags)].words;
+}
+
+/* The bf_qpn half of @words. */
+static inline uint32_t bf_qpn_of(uint64_t words)
+{
+	union mlx4_ctrl_of_flags w = { .words = words };
+
+	return w.bf_qpn;
+}
+
+static inline void set_ctrl_words(struct mlx4_wqe_ctrl_seg *ctrl,
+				  uint64_t words, uint32_t imm)
+{
+	memcpy((char *)ctrl + offsetof(struct mlx4_wqe_ctrl_seg, bf_qpn),
+	       &words, sizeof(words));
+	ctrl->imm = imm;
+}
+
+_Static_assert(offsetof(struct mlx4_wqe_ctrl_seg, srcrb_flags) ==
+	       offsetof(struct mlx4_wqe_ctrl_seg, bf_qpn) + 4,
+	       "bf_qpn and srcrb_flags side by side, as in ctrl_of_flags[]");
 
 /*
  * The device may start a later WQE before an earlier one is done; a

@@ -79,10 +79,13 @@ static inline void wr_set_err(struct mlx4_wr_state *b, int err)
 		b->err = err;
 }
 
-/* The head at which @wq looks full: its unlocked tail + max_post. */
-static inline unsigned int wq_stop(struct mlx4_wq *wq)
+/*
+ * The head at which @wq looks full, modulo 2^16 as its tail: its
+ * unlocked tail (read as wq_looks_full() reads it) + max_post.
+ */
+static inline uint16_t wq_stop(struct mlx4_wq *wq)
 {
-	return *(volatile unsigned int *)&wq->tail + wq->max_post;
+	return wq->tail + wq->max_post;
 }
 
 /*
@@ -141,12 +144,14 @@ void *wr_set_ctrl(struct ibv_qp_ex *qpx, struct mlx4_wr_state *b,
 	unsigned int flags = qpx->wr_flags;
 	unsigned int hdr = sizeof(struct mlx4_wqe_ctrl_seg) + op->hdr_size;
 	uint32_t size_be;
+	uint64_t words;
 
 	if (qpt == MLX4_QPT_BIT_UD)
 		hdr += sizeof(struct mlx4_wqe_datagram_seg);
-	set_ctrl_seg(ctrl, srcrb_of(qp, flags) | strong_order_bit(op), imm);
-	size_be = htobe32(hdr / 16) | fence_bit(qp, flags);
-	ctrl->bf_qpn = size_be;
+	words = ctrl_words_of(qp, flags) |
+		ctrl_words(htobe32(hdr / 16), strong_order_bit(op));
+	set_ctrl_words(ctrl, words, imm);
+	size_be = bf_qpn_of(words);
 	if (qpt != MLX4_QPT_BIT_UD)	/* (wr_set_sge_ud() needs none) */
 		b->size_be = size_be;
 	b->ctrl = ctrl;
@@ -206,8 +211,8 @@ wr_atomic_slow(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 /*
  * Does every QP that has this copy of an opcode call take @opcode, so
  * that the copy need not look at qp->sge_limit[]?  @qpt: see wr_begin();
- * the copies for 0 are RC, UC and XRC QPs' (UD and raw QPs have the
- * *_refused() calls for the opcodes of those that they lack).
+ * the copies for 0 are RC, UC and XRC QPs' (a UD or raw QP has the
+ * *_refused() call of each such opcode it lacks: wr_refuse_untaken()).
  */
 static inline int wr_op_taken_by_all(enum ibv_wr_opcode opcode,
 				     unsigned int qpt)
@@ -231,7 +236,7 @@ static inline int wr_begin_unlikely(struct ibv_qp_ex *qpx,
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 	struct mlx4_wr_state *b = &qp->wr;
 
-	return qp->sq.head == b->stop ||
+	return (uint16_t)qp->sq.head == b->stop ||
 	       (!wr_op_taken_by_all(opcode, qpt) && !qp->sge_limit[opcode]) ||
 	       (qpt == MLX4_QPT_BIT_RAW && b->need) ||
 	       ((qpt & QPT_DATAGRAM) && (qpx->wr_flags & IBV_SEND_IP_CSUM));
@@ -293,7 +298,11 @@ static void wr_send_imm_ud(struct ibv_qp_ex *qpx, __be32 imm_data)
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_IMM, imm_data, MLX4_QPT_BIT_UD);
 }
 
-/* Raw QPs take no SEND with immediate: the unlikely case refuses it. */
+/*
+ * The *_refused() calls: an opcode call of a QP that does not take the
+ * opcode, though RC, UC and XRC QPs all do (wr_refuse_untaken()).  The
+ * unlikely case refuses it.
+ */
 static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
 	wr_begin_slow(qpx, IBV_WR_SEND_WITH_IMM, imm_data);
@@ -302,6 +311,12 @@ static void wr_send_imm_refused(struct ibv_qp_ex *qpx, __be32 imm_data)
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	wr_begin_plain(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey), 0);
+}
+
+static void wr_send_inv_refused(struct ibv_qp_ex *qpx,
+				uint32_t invalidate_rkey)
+{
+	wr_begin_slow(qpx, IBV_WR_SEND_WITH_INV, htobe32(invalidate_rkey));
 }
 
 /* An RDMA opcode call: the remote address segment. */
@@ -327,7 +342,6 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 		      remote_addr);
 }
 
-/* UD and raw QPs take no RDMA write: the unlikely case refuses it. */
 static void wr_rdma_write_refused(struct ibv_qp_ex *qpx, uint32_t rkey,
 				  uint64_t remote_addr)
 {
@@ -398,9 +412,22 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 	set_bind_seg(seg, mw, rkey, info);
 }
 
+static void wr_bind_mw_refused(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			       uint32_t rkey,
+			       const struct ibv_mw_bind_info *info)
+{
+	wr_begin_slow(qpx, IBV_WR_BIND_MW, 0);
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	set_local_inv_seg(wr_begin_key(qpx, IBV_WR_LOCAL_INV), invalidate_rkey);
+}
+
+static void wr_local_inv_refused(struct ibv_qp_ex *qpx,
+				 uint32_t invalidate_rkey)
+{
+	wr_begin_slow(qpx, IBV_WR_LOCAL_INV, 0);
 }
 
 /* The request's WQE ends at @end: its size. */
@@ -524,7 +551,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (!b->sge_limit)
 		return;	/* no payload, or refused (b->err is set) */
-	if (!send_ops[b->opcode].inline_ok) {
+	if (!payload_may_go_inline(&send_ops[b->opcode])) {
 		wr_set_err(b, EINVAL);
 		return;
 	}
@@ -674,13 +701,24 @@ wr_start_contended(struct mlx4_qp *qp)
 	wr_start_batch(qp);
 }
 
+/*
+ * wr_start() of a QP whose send queue's lock is taken: the lock's mode,
+ * chosen when the QP is made, chooses the function (wr_start_single()
+ * for a thread domain's), with no test of the mode on the way (see
+ * bench/README).
+ */
 static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct mlx4_qp *qp = qpx_to_mqp(qpx);
 
-	if (unlikely(!mlx4_trylock(&qp->sq.lock)))
+	if (unlikely(mlx4_lock_taken(&qp->sq.lock)))
 		return wr_start_contended(qp);
 	wr_start_batch(qp);
+}
+
+static void wr_start_single(struct ibv_qp_ex *qpx)
+{
+	wr_start_batch(qpx_to_mqp(qpx));
 }
 
 /*
@@ -691,9 +729,11 @@ static void wr_start(struct ibv_qp_ex *qpx)
  */
 static inline void wr_idle(struct mlx4_wr_state *b)
 {
+	struct mlx4_wr_state idle = { .sge_limit = 0, .opcode = IBV_WR_BIND_MW };
+
 	b->place = b->idle;
-	b->sge_limit = 0;
-	b->opcode = IBV_WR_BIND_MW;
+	/* One store: two, the compiler would load them as a vector. */
+	b->sge_limit_opcode = idle.sge_limit_opcode;
 }
 
 /*
@@ -764,9 +804,11 @@ static void wr_stamp_ahead(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 /*
  * wr_complete() for a lone request with inline data that fits: by
  * BlueFlame, as post_send's goes (its first word with the owner bit
- * flipped, and the WQE counter).
+ * flipped, and the WQE counter).  Out of line, as the copy takes
+ * registers.
  */
-static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
+static int __attribute__((noinline))
+wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 {
 	struct mlx4_wqe_ctrl_seg *ctrl = b->ctrl;
 
@@ -784,10 +826,9 @@ static int wr_complete_bf(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 }
 
 /*
- * wr_complete() but for a lone request without BlueFlame: a failed
- * batch (rolled back), a lone request by BlueFlame, an empty batch, or
- * several requests.  Out of line, so that the doorbell path saves no
- * registers.
+ * wr_complete() but for a lone request: a failed batch (rolled back),
+ * an empty batch, or several requests.  Out of line, so that the
+ * doorbell path saves no registers.
  */
 static int __attribute__((noinline))
 wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
@@ -799,8 +840,6 @@ wr_complete_slow(struct mlx4_qp *qp, struct mlx4_wr_state *b)
 		mlx4_unlock(&qp->sq.lock);
 		return err ? err : EINVAL;	/* else a setter lacked */
 	}
-	if (qp->sq.head - b->head == 1 && b->bf_blocks)
-		return wr_complete_bf(qp, b);
 	if (qp->sq.head != b->head) {
 		wr_hand_over_batch(qp, b);
 		ring_uar_doorbell(qp);
@@ -826,6 +865,27 @@ enum wr_stamping {
 	WR_STAMP_ALWAYS,
 };
 
+/* b->pending with b->bf_blocks only, whatever the byte order. */
+static inline uint32_t wr_pending_bf(void)
+{
+	struct mlx4_wr_state s = { .bf_blocks = 0xff };
+
+	return s.pending;
+}
+
+/*
+ * wr_complete() when its one test fails: a lone request by BlueFlame
+ * (inline data, no error), or wr_complete_slow()'s cases.  Tail calls
+ * only, so that neither way pays for the other's registers.
+ */
+static int __attribute__((noinline))
+wr_complete_other(struct mlx4_qp *qp, struct mlx4_wr_state *b)
+{
+	if (!((qp->sq.head - b->head - 1) | (b->pending & ~wr_pending_bf())))
+		return wr_complete_bf(qp, b);
+	return wr_complete_slow(qp, b);
+}
+
 /* Hand the batch over and ring once. */
 static inline __attribute__((always_inline))
 int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
@@ -836,7 +896,7 @@ int wr_complete_stamping(struct ibv_qp_ex *qpx, enum wr_stamping stamping)
 
 	/* One test: a lone request, and nothing pending. */
 	if (unlikely((qp->sq.head - b->head - 1) | b->pending))
-		return wr_complete_slow(qp, b);
+		return wr_complete_other(qp, b);
 	ctrl = b->ctrl;	/* read once: after a barrier, it would be again */
 	udma_to_device_barrier();
 	wr_hand_over(ctrl);
@@ -858,23 +918,6 @@ static int wr_complete_stamped(struct ibv_qp_ex *qpx)
 	return wr_complete_stamping(qpx, WR_STAMP_ALWAYS);
 }
 
-/* Which verbs opcode each IBV_QP_EX_WITH_* flag asks for. */
-static const struct {
-	uint64_t flag;
-	enum ibv_wr_opcode opcode;
-} wr_ops_of_flags[] = {
-	{ IBV_QP_EX_WITH_RDMA_WRITE, IBV_WR_RDMA_WRITE },
-	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM },
-	{ IBV_QP_EX_WITH_SEND, IBV_WR_SEND },
-	{ IBV_QP_EX_WITH_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM },
-	{ IBV_QP_EX_WITH_RDMA_READ, IBV_WR_RDMA_READ },
-	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP },
-	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
-	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
-	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
-	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
-};
-
 /*
  * Creation time: may this QP (its transport set in qp->sge_limit[])
  * take every opcode in @flags?  EOPNOTSUPP for a flag this device has
@@ -884,24 +927,44 @@ static const struct {
 static int check_send_ops(struct mlx4_qp *qp, uint64_t flags)
 {
 	uint64_t known = 0;
-	size_t i;
+	unsigned int op;
 
-	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
-	     i++)
-		known |= wr_ops_of_flags[i].flag;
+	for (op = 0; op < MLX4_WR_OPCODES; op++)
+		known |= send_ops[op].qp_ex_flag;
 	if (flags & ~known)
 		return EOPNOTSUPP;
-	for (i = 0; i < sizeof(wr_ops_of_flags) / sizeof(wr_ops_of_flags[0]);
-	     i++)
-		if ((flags & wr_ops_of_flags[i].flag) &&
-		    !qp->sge_limit[wr_ops_of_flags[i].opcode])
+	for (op = 0; op < MLX4_WR_OPCODES; op++)
+		if ((flags & send_ops[op].qp_ex_flag) && !qp->sge_limit[op])
 			return EINVAL;
 	return 0;
 }
 
 /*
+ * The opcode calls of RC, UC and XRC QPs build the opcodes all three
+ * take without a test (wr_op_taken_by_all()): a QP that does not take
+ * one of those (qp->sge_limit[], from send_ops[]) gets the call that
+ * refuses it.
+ */
+static void wr_refuse_untaken(struct mlx4_qp *qp, struct ibv_qp_ex *qpx)
+{
+#define REFUSE_UNTAKEN(call, opcode)					\
+	do {								\
+		if (!qp->sge_limit[opcode])				\
+			qpx->call = call##_refused;			\
+	} while (0)
+	REFUSE_UNTAKEN(wr_send_imm, IBV_WR_SEND_WITH_IMM);
+	REFUSE_UNTAKEN(wr_send_inv, IBV_WR_SEND_WITH_INV);
+	REFUSE_UNTAKEN(wr_rdma_write, IBV_WR_RDMA_WRITE);
+	REFUSE_UNTAKEN(wr_rdma_write_imm, IBV_WR_RDMA_WRITE_WITH_IMM);
+	REFUSE_UNTAKEN(wr_bind_mw, IBV_WR_BIND_MW);
+	REFUSE_UNTAKEN(wr_local_inv, IBV_WR_LOCAL_INV);
+#undef REFUSE_UNTAKEN
+}
+
+/*
  * Give the QP its ibv_qp_ex calls, once its queues are known: those of
- * its type (UD and raw QPs need their own setters, others ignore them).
+ * its type (UD and raw QPs need their own setters, others ignore them),
+ * and for the opcodes it does not take, those that refuse them.
  */
 int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 {
@@ -934,7 +997,6 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qp->wr.idle.data = b->scratch + 1;
 	wr_idle(&qp->wr);	/* no batch yet */
 
-	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;
 	qpx->wr_send = wr_send;
@@ -953,13 +1015,13 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = wr_ignore_ud_addr;
 	qpx->wr_set_xrc_srqn = wr_ignore_xrc_srqn;
+	qpx->wr_start = qp->sq.lock.single_threaded ? wr_start_single :
+						      wr_start;
 
 	switch (qp->qpt_bit) {
 	case MLX4_QPT_BIT_UD:
 		qpx->wr_send = wr_send_ud;
 		qpx->wr_send_imm = wr_send_imm_ud;
-		qpx->wr_rdma_write = wr_rdma_write_refused;
-		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_ud_addr = wr_set_ud_addr;
 		if (sq_stamp_at_start(qp))
 			qpx->wr_complete = wr_complete_stamped;
@@ -971,15 +1033,13 @@ int mlx4_qp_init_wr_api(struct mlx4_qp *qp, uint64_t send_ops_flags)
 		break;
 	case MLX4_QPT_BIT_RAW:
 		qpx->wr_send = wr_send_raw;
-		qpx->wr_send_imm = wr_send_imm_refused;
-		qpx->wr_rdma_write = wr_rdma_write_refused;
-		qpx->wr_rdma_write_imm = wr_rdma_write_imm_refused;
 		qpx->wr_set_sge = wr_set_sge_raw;
 		qpx->wr_set_sge_list = wr_set_sge_list_raw;
 		qpx->wr_set_inline_data = wr_set_inline_data_raw;
 		qpx->wr_set_inline_data_list = wr_set_inline_data_list_raw;
 		break;
 	}
+	wr_refuse_untaken(qp, qpx);
 	qp->verbs_qp.comp_mask |= VERBS_QP_EX;
 	return 0;
 }

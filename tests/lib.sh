@@ -132,8 +132,9 @@ new_port() {
 # A queue that stops (a lost doorbell, a CQ or SRQ that is never given
 # back its entries) leaves its programs waiting for ever.  Rather than wait
 # for their 120-second timeout, end them once the simulator has taken no
-# command and written no CQE for this many seconds.
-stall_seconds=5
+# command, fetched no WQE and written no CQE for this many seconds: long
+# enough for one fetch of 8 MiB WRITEs on a machine busy with other work.
+stall_seconds=15
 
 # stall_watch PID COMMAND: end PID (a timeout(1), which passes the signal
 # on) when the simulator stalls, saying so on the standard error.
@@ -151,7 +152,7 @@ stall_watch() {
 		fi
 		_w_last=$_w_now
 		if [ $_w_still -ge $stall_seconds ]; then
-			echo "stuck: in $stall_seconds s the simulator took no command and wrote no CQE; ended $2" >&2
+			echo "stuck: in $stall_seconds s the simulator took no command, fetched no WQE and wrote no CQE; ended $2" >&2
 			kill "$1" 2>/dev/null
 			return 0
 		fi

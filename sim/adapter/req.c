@@ -1218,6 +1218,7 @@ void req_run(struct sim_qp *qp)
 	if (qp_can_send(qp) && !qp->waiting &&
 	    (n = sq_fetch(qp, raw, &more)) > 0) {
 		sim.work_done = true;
+		sim.progress++;		/* a run of big WRITEs writes no CQE */
 		prefetch_payloads(qp, raw, n);
 		/* (A run that stopped early stopped for a reason of its own.) */
 		if (run_fetched(qp, raw, n) && more)

@@ -160,6 +160,20 @@ static void test_sends(int cqe_size)
 	CHECK_EQ(poll(cq, 4, wc), 1);
 	CHECK_EQ(qp->sq.tail, 11);
 
+	/*
+	 * Past 2^16 WQEs: a CQE names its WQE by the counter's 16 bits,
+	 * and the queue's room is counted modulo 2^16.  WQEs 0xfffe to
+	 * 0x10004 outstanding, a CQE for 0x10001 (slot 1).
+	 */
+	qp->sq.head = 0x10005;
+	qp->sq.tail = 0xfffe;
+	qp->sq.wrid[1] = 0x3001;
+	put_cqe(cq, 9, "00012345 00000000 00000000 00000000"
+		       "00000000 00000000 00010000 0000004a");
+	CHECK_EQ(poll(cq, 4, wc), 1);
+	CHECK_EQ(wc[0].wr_id, 0x3001);
+	CHECK_EQ((uint16_t)(qp->sq.head - qp->sq.tail), 3);
+
 	fake_qp_free(qp);
 	fake_cq_free(cq);
 	fake_env_cleanup(&env);

@@ -2116,6 +2116,9 @@ static void test_wr_api_long_ud_batch(void)
 				    0x782, 0);
 	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
 	struct ibv_qp_ex *x = &b->verbs_qp.qp_ex;
+	struct ibv_mw mw = { .type = IBV_MW_TYPE_2 };
+	struct ibv_mw_bind_info bind = { .addr = 0x1000, .length = 64,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ };
 	struct ibv_sge sg[24];
 	struct ibv_send_wr wr[24], *bad;
 	unsigned int i, n = 24;
@@ -2201,6 +2204,27 @@ static void test_wr_api_long_ud_batch(void)
 	ibv_wr_rdma_write_imm(x, 0x99, 0x5000, htobe32(7));
 	CHECK_EQ(ibv_wr_complete(x), EINVAL);
 	CHECK_EQ(b->sq.head, n);
+
+	/*
+	 * Nor SEND with invalidate, nor the key operations, which every RC,
+	 * UC and XRC QP takes: a UD QP's calls refuse them, where those
+	 * QPs' calls would build them without a datagram segment.
+	 */
+	ibv_wr_start(x);
+	ibv_wr_send_inv(x, 0x1234);
+	ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
+	ibv_wr_set_sge(x, 0x40, 0x1000, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_local_inv(x, 0x1234);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_bind_mw(x, &mw, 0x1234, &bind);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(b->sq.head, n);
+	i = first_slot_differing(a, b, 128);
+	CHECK(i == b->sq.wqe_cnt,
+	      "refused opcode calls left the ring (slot %u differs)", i);
 
 	/*
 	 * A UD request without its address (none, or a NULL AH) fails its

@@ -41,14 +41,17 @@ mbufs=--total-num-mbufs=8192
 
 # testpmd LOG SCRIPT ARGS...: dpdk-testpmd ARGS in interactive mode, fed
 # the commands of SCRIPT, one a line; "sleep N" waits N seconds once the
-# commands before it are done, "maps" records which libmlx4 the running
-# program has mapped (LOG.maps).  Ended after 60 s at the most.
+# commands before it are done, "until N" until testpmd has shown N
+# packets received (30 s at the most: a busy machine may take its time,
+# and "stop" printed amid the packets' lines would cut one), "maps" records which libmlx4 the running
+# program has mapped (LOG.maps).  Ended after 120 s at the most (a busy
+# machine slows the EAL's start and the ports' closing).
 testpmd() {
 	_log=$1 _script=$2 _sent=0
 	shift 2
 	rm -f "$work/in"
 	mkfifo "$work/in"
-	timeout 60 dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
+	timeout 120 dpdk-testpmd $eal "$@" <"$work/in" >"$_log" 2>&1 &
 	_pid=$!
 	exec 3>"$work/in"
 	prompted 0
@@ -57,6 +60,9 @@ testpmd() {
 		sleep\ *)
 			prompted $_sent
 			sleep "${_line#sleep }" ;;
+		until\ *)
+			prompted $_sent
+			shown "${_line#until }" ;;
 		maps)
 			for _c in $(cat /proc/$_pid/task/*/children 2>/dev/null); do
 				grep -o '/[^ ]*/libmlx4\.so[^ ]*' /proc/$_c/maps
@@ -76,6 +82,16 @@ testpmd() {
 prompted() {
 	_wait=0
 	while [ "$(grep -o 'testpmd> ' "$_log" | wc -l)" -le "$1" ] &&
+	      kill -0 $_pid 2>/dev/null && [ $_wait -lt 300 ]; do
+		sleep 0.1
+		_wait=$((_wait + 1))
+	done
+}
+
+# shown N: wait (30 s at the most) until testpmd has shown N packets.
+shown() {
+	_wait=0
+	while [ "$(grep -c 'Receive queue=' "$_log")" -lt "$1" ] &&
 	      kill -0 $_pid 2>/dev/null && [ $_wait -lt 300 ]; do
 		sleep 0.1
 		_wait=$((_wait + 1))
@@ -219,16 +235,17 @@ received() {
 }
 
 # rxonly NAME COMMANDS: receive only, showing each packet, after each
-# port sent two bursts from each of its 4 queues, the frames' source
-# addresses all different (198.18.N.3 to 198.18.0.2, UDP port 9).
+# port sent two bursts of 32 from each of its 4 queues (512 in all), the
+# frames' source addresses all different (198.18.N.3 to 198.18.0.2, UDP
+# port 9).
 rxonly() {
-	printf '%s\nset fwd rxonly\nset verbose 1\nstart tx_first 2\nsleep 1\nstop\nquit\n' \
+	printf '%s\nset fwd rxonly\nset verbose 1\nstart tx_first 2\nuntil 512\nstop\nquit\n' \
 		"$2" >"$work/$1.cmds"
 	testpmd "$work/$1.log" "$work/$1.cmds" -a $pci -- -i $mbufs $queues
 	status=$?
 	received "$work/$1.log" >"$work/$1.got"
 	check "$1: testpmd exits 0 and shows what it received" sh -c "
-		test $status -eq 0 && test -s '$work/$1.got' || { cat '$work/$1.log'; false; }"
+		test $status -eq 0 && test -s '$work/$1.got' || { echo 'exit status '$status; cat '$work/$1.log'; false; }"
 }
 
 session rss

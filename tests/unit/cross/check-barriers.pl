@@ -22,7 +22,7 @@
 #                   and forward the flush.
 #  record store     the doorbell records the device reads from memory
 #                   (receive queue, SRQ, CQ consumer index), found by
-#                   their statements in SRCDIR's qp.c, srq.c and cq.c:
+#                   their statements in SRCDIR's qp.c, srq.c and cqe.h:
 #                   as MMIO store.
 #
 # Also, for named probe functions (tests/unit/cross/probe.c) holding one
@@ -148,18 +148,19 @@ while (<$mh>) {
 close $mh;
 die "no tagged stores in $mmio_h\n" unless %tag || $arch eq 's390x';
 
-# The doorbell records: the line of each one's store, for the objects
-# dumped (NAME.o.dis).
-my %records = ('qp.c' => qr/^\s*\*qp->db = htobe32\(/,
-	       'srq.c' => qr/^\s*\*srq->db = htobe32\(/,
-	       'cq.c' => qr/^\s*\*cq->set_ci_db = htobe32\(/);
+# The doorbell records: the line of each one's store, in the file that
+# holds it, for the objects dumped (NAME.o.dis) that compile that file.
+my %records = ('qp.c' => [qr/^\s*\*qp->db = htobe32\(/, 'qp'],
+	       'srq.c' => [qr/^\s*\*srq->db = htobe32\(/, 'srq'],
+	       'cqe.h' => [qr/^\s*\*cq->set_ci_db = htobe32\(/, 'cq', 'cq_ex']);
 my (%record_line, %record_seen);
 for my $f (sort keys %records) {
-	(my $stem = $f) =~ s/\.c$//;
-	next unless grep { m{(^|/)\Q$stem\E\.o\.dis$} } @dumps;
+	my ($re, @stems) = @{$records{$f}};
+	next unless grep { my $d = $_; grep { $d =~ m{(^|/)\Q$_\E\.o\.dis$} } @stems }
+		    @dumps;
 	open(my $fh, '<', "$srcdir/$f") or die "$srcdir/$f: $!\n";
 	while (<$fh>) {
-		$record_line{"$f:$."} = $f if $_ =~ $records{$f};
+		$record_line{"$f:$."} = $f if $_ =~ $re;
 	}
 	close $fh;
 	$record_seen{$f} = 0;
