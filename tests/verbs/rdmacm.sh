@@ -9,10 +9,11 @@
 # (rdmacm-abi.c); the connection manager's events in order, a peer that
 # rejects, disconnects or goes (rdmacm-events.c); ucmatose with several
 # connections, udaddy (UD, by SIDR), mckey (multicast), rdma_server and
-# rdma_client, cmtime, rstream and riostream (rsockets), perftest's -R, and
-# libfabric's verbs provider (fi_pingpong, MSG and RDM), on both link
-# layers; InfiniBand without a subnet manager, and under OpenSM.  Every
-# program runs under a time limit (guarded).
+# rdma_client, cmtime, rstream and riostream (rsockets), perftest's -R,
+# UCX's io_demo by its rdmacm connection manager, and libfabric's verbs
+# provider (fi_pingpong, MSG and RDM), on both link layers; InfiniBand
+# without a subnet manager, and under OpenSM.  Every program runs under
+# a time limit (guarded).
 # Usage: rdmacm.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program rping rdmacm-utils
@@ -105,6 +106,29 @@ cmtime_pair() {
 		{ cat '$work/client.log' '$work/server.log'; false; }"
 }
 
+# io_demo_pair LINK SERVER_ADDRESS CLIENT_ADDRESS: UCX's io_demo, which
+# connects by address through UCX's connection managers, here its rdmacm
+# one alone (the UCP address must fit rdma_cm's private data: RC only,
+# one device a side, the addresses' ports: mlx4_0 port 1, mlx4_1 port 2);
+# reads and writes with their data checked (-q).  Its client tries until
+# the server listens; its server never ends (killed once the client has).
+io_demo_pair() {
+	ucx="env UCX_SOCKADDR_TLS_PRIORITY=rdmacm UCX_TLS=rc_v,self"
+	new_port
+	timeout 60 $ucx UCX_NET_DEVICES=mlx4_0:1 io_demo -q -p $port \
+		>"$work/server.log" 2>&1 &
+	server=$!
+	guarded $ucx UCX_NET_DEVICES=mlx4_1:2 io_demo -q -p $port -i 2000 \
+		-o read,write -I $3 $2 >"$work/client.log" 2>&1
+	client_status=$?
+	kill $server 2>/dev/null
+	wait $server 2>/dev/null
+	check "UCX io_demo by UCX's rdmacm connection manager, 2000 reads and writes checked ($1)" sh -c "
+		test $client_status -eq 0 &&
+		grep -q \"Client exit with status 'OK'\" '$work/client.log' ||
+		{ tail -20 '$work/client.log' '$work/server.log'; false; }"
+}
+
 # programs LINK SERVER_ADDRESS CLIENT_ADDRESS: the rest of rdmacm-utils,
 # perftest's -R, and the events, between two ports.
 programs() {
@@ -147,6 +171,11 @@ programs() {
 			"fi_pingpong -p 'verbs;ofi_rxm' -e rdm -c -I 100 -S 4096 -P $port $a"
 	else
 		skip "libfabric ($link): fi_pingpong not found (apt-get install libfabric-bin)"
+	fi
+	if command -v io_demo >/dev/null 2>&1; then
+		io_demo_pair "$link" $a $b
+	else
+		skip "UCX io_demo ($link): io_demo not found (apt-get install ucx-utils)"
 	fi
 	MLX4SIM="$top_builddir/sim/mlx4sim" "$TESTS_BIN/verbs/rdmacm-events" \
 		$a $port >"$work/events.tap" 2>&1
