@@ -61,6 +61,14 @@
 #define CM_MSG_REP		1
 #define CM_MSG_OTHER		2
 
+/* MRA (table 107) */
+#define MRA_LOCAL_COMM_ID	0
+#define MRA_REMOTE_COMM_ID	4
+#define MRA_MESSAGE_MRAED	8	/* 2 */
+#define MRA_SERVICE_TIMEOUT	9	/* 5 */
+/* cma's MRA (CMA_CM_MRA_SETTING): about 67 s, sent only when asked */
+#define CM_MRA_SERVICE_TIMEOUT	24
+
 /* REP (table 110) */
 #define REP_LOCAL_COMM_ID	0
 #define REP_REMOTE_COMM_ID	4
@@ -138,6 +146,7 @@ void cm_enter_timewait(struct cm_id *cm);
 void cm_mad_header(uint8_t *mad, uint16_t attr_id, uint64_t tid);
 void cm_rej_mad(uint8_t *mad, uint64_t tid, uint32_t local, uint32_t remote,
 		uint8_t msg, uint16_t reason);
+void cm_mra_mad(uint8_t *mad, const struct cm_id *cm);
 
 /* cm-recv.c */
 void cm_recv(struct cm_wire *w);

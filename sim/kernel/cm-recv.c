@@ -87,10 +87,28 @@ static void path_from_req(const uint8_t *d, struct sim_port *port,
 	p->gid_type = gid_type;
 }
 
-/* Whether a REQ is one already taken (the sender's retry). */
-static bool req_duplicate(uint32_t remote_id, uint64_t remote_guid)
+/*
+ * cm_dup_req_handler(): a REQ already taken, sent again.  Ignored while
+ * rdma_cm has not reported it; an MRA once it has (the process takes its
+ * time to accept); a REJ, stale connection, from an id in timewait.
+ */
+static bool req_duplicate(struct cm_wire *w, const uint8_t *d)
 {
-	return cm_find_remote(remote_id, remote_guid) != NULL;
+	struct cm_id *cm = cm_find_remote(mad_get32(d + REQ_LOCAL_COMM_ID),
+					  mad_get64(d + REQ_LOCAL_CA_GUID));
+	uint8_t mad[MAD_SIZE];
+
+	if (!cm)
+		return false;
+	if (cm->state == CM_MRA_REQ_SENT) {
+		cm_mra_mad(mad, cm);
+		cm_wire_reply(w, mad);
+	} else if (cm->state == CM_TIMEWAIT) {
+		cm_rej_mad(mad, cm->tid, cm->local_id, cm->remote_id,
+			   CM_MSG_OTHER, CM_REJ_STALE_CONN);
+		cm_wire_reply(w, mad);
+	}
+	return true;
 }
 
 static void req_reply_rej(struct cm_wire *w, const uint8_t *d,
@@ -148,8 +166,7 @@ static void recv_req(struct cm_wire *w, const uint8_t *d)
 	struct cm_req_info req;
 	struct cm_id *cm;
 
-	if (req_duplicate(mad_get32(d + REQ_LOCAL_COMM_ID),
-			  mad_get64(d + REQ_LOCAL_CA_GUID)))
+	if (req_duplicate(w, d))
 		return;
 	cm = request_id(w, d, service_id, false);
 	if (!cm)
@@ -185,7 +202,7 @@ static void recv_rep(const uint8_t *d)
 {
 	struct cm_id *cm = cm_find(mad_get32(d + REP_REMOTE_COMM_ID));
 
-	if (!cm || cm->state != CM_REQ_SENT)
+	if (!cm || (cm->state != CM_REQ_SENT && cm->state != CM_MRA_REQ_RCVD))
 		return;			/* a duplicate REP, or a stray */
 	timer_cancel(&cm->timer);
 	cm->remote_id = mad_get32(d + REP_LOCAL_COMM_ID);
@@ -199,6 +216,26 @@ static void recv_rep(const uint8_t *d)
 	cm->state = CM_REP_RCVD;
 	if (cm->owner)
 		cma_rep_received(cm->owner, d);
+}
+
+/*
+ * cm_mra_handler(), for our REQ: the passive side needs time; the REQ
+ * waits for its answer the service timeout asked for plus the path's
+ * ACK timeout (ib_modify_mad()), then is sent again as before.
+ */
+static void recv_mra(const uint8_t *d)
+{
+	struct cm_id *cm = cm_find(mad_get32(d + MRA_REMOTE_COMM_ID));
+	uint64_t ms;
+
+	if (!cm || d[MRA_MESSAGE_MRAED] >> 6 != CM_MSG_REQ ||
+	    cm->state != CM_REQ_SENT)
+		return;			/* a duplicate MRA, or a stray */
+	ms = cm_iba_time_ms(d[MRA_SERVICE_TIMEOUT] >> 3) +
+	     cm_iba_time_ms(cm->av.packet_life_time + 1);
+	cm->state = CM_MRA_REQ_RCVD;
+	cm->timeout_ns = ms * 1000000ull;
+	timer_arm(&cm->timer, cm->timeout_ns);
 }
 
 /* cm_rtu_handler(): the connection is up on the passive side. */
@@ -232,10 +269,12 @@ static void recv_rej(const uint8_t *d)
 		return;
 	switch (cm->state) {
 	case CM_REQ_SENT:
+	case CM_MRA_REQ_RCVD:
 	case CM_REP_SENT:
 		timer_cancel(&cm->timer);
 		/* fall through */
 	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
 		cm->state = CM_IDLE;
 		break;
 	case CM_DREQ_SENT:
@@ -393,6 +432,9 @@ void cm_recv(struct cm_wire *w)
 	case CM_REQ_ATTR_ID:
 		recv_req(w, d);
 		break;
+	case CM_MRA_ATTR_ID:
+		recv_mra(d);
+		break;
 	case CM_REP_ATTR_ID:
 		recv_rep(d);
 		break;
@@ -415,6 +457,6 @@ void cm_recv(struct cm_wire *w)
 		recv_sidr_rep(d);
 		break;
 	default:
-		break;			/* MRA, LAP, APR: never sent here */
+		break;			/* LAP, APR: never sent here */
 	}
 }

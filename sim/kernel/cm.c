@@ -211,6 +211,7 @@ static void cm_send_error(struct cm_id *cm)
 {
 	switch (cm->state) {
 	case CM_REQ_SENT:
+	case CM_MRA_REQ_RCVD:
 	case CM_REP_SENT:
 		cm->state = CM_IDLE;
 		if (cm->owner)
@@ -347,7 +348,7 @@ int cm_send_rep(struct cm_id *cm, const struct cm_conn_param *p)
 
 	if (p->private_data_len > CM_REP_PRIVATE_SIZE)
 		return -EINVAL;
-	if (cm->state != CM_REQ_RCVD)
+	if (cm->state != CM_REQ_RCVD && cm->state != CM_MRA_REQ_SENT)
 		return -EINVAL;
 	cm->local_qpn = p->qp_num;
 	cm->rq_psn = p->starting_psn;
@@ -392,11 +393,35 @@ int cm_send_rtu(struct cm_id *cm)
 	return 0;
 }
 
+/*
+ * ib_prepare_cm_mra(), as rdma_cm asks it for a connection's request it
+ * reported: no MRA yet (IB_CM_MRA_FLAG_DELAY), but one answers the REQ if
+ * it comes again while the process takes its time.
+ */
+void cm_prepare_mra(struct cm_id *cm)
+{
+	if (cm->state == CM_REQ_RCVD)
+		cm->state = CM_MRA_REQ_SENT;
+}
+
+/* cm_format_mra(): the REQ acknowledged, the time asked for. */
+void cm_mra_mad(uint8_t *mad, const struct cm_id *cm)
+{
+	uint8_t *d = mad + MAD_HDR_LEN;
+
+	cm_mad_header(mad, CM_MRA_ATTR_ID, cm->tid);
+	mad_put32(d + MRA_LOCAL_COMM_ID, cm->local_id);
+	mad_put32(d + MRA_REMOTE_COMM_ID, cm->remote_id);
+	d[MRA_MESSAGE_MRAED] = CM_MSG_REQ << 6;
+	d[MRA_SERVICE_TIMEOUT] = CM_MRA_SERVICE_TIMEOUT << 3;
+}
+
 /* What a REJ says it rejects, by the state it leaves (cm_send_rej). */
 static uint8_t rejected_msg(enum cm_state state)
 {
 	switch (state) {
 	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
 		return CM_MSG_REQ;
 	case CM_REP_RCVD:
 		return CM_MSG_REP;
@@ -426,7 +451,9 @@ int cm_send_rej(struct cm_id *cm, uint16_t reason, const void *data,
 		return -EINVAL;
 	switch (cm->state) {
 	case CM_REQ_SENT:
+	case CM_MRA_REQ_RCVD:
 	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
 	case CM_REP_RCVD:
 	case CM_REP_SENT:
 		break;
@@ -553,9 +580,11 @@ void cm_destroy(struct cm_id *cm)
 	cm->owner = NULL;
 	switch (cm->state) {
 	case CM_REQ_SENT:
+	case CM_MRA_REQ_RCVD:
 		cm_send_rej(cm, CM_REJ_TIMEOUT, NULL, 0);
 		break;
 	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
 	case CM_REP_RCVD:
 	case CM_REP_SENT:
 		cm_send_rej(cm, CM_REJ_CONSUMER_DEFINED, NULL, 0);
@@ -604,10 +633,11 @@ static bool state_in(enum cm_state s, const enum cm_state *set, int n)
 }
 
 static const enum cm_state init_states[] = {
-	CM_REQ_SENT, CM_REQ_RCVD, CM_REP_RCVD, CM_REP_SENT, CM_ESTABLISHED,
+	CM_REQ_SENT, CM_MRA_REQ_RCVD, CM_REQ_RCVD, CM_MRA_REQ_SENT,
+	CM_REP_RCVD, CM_REP_SENT, CM_ESTABLISHED,
 };
 static const enum cm_state rtr_states[] = {
-	CM_REQ_RCVD, CM_REP_RCVD, CM_REP_SENT, CM_ESTABLISHED,
+	CM_REQ_RCVD, CM_MRA_REQ_SENT, CM_REP_RCVD, CM_REP_SENT, CM_ESTABLISHED,
 };
 
 static void init_attr(const struct cm_id *cm, struct ib_uverbs_qp_attr *a)

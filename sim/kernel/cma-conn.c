@@ -250,6 +250,8 @@ void cma_req_received(struct cm_id *cm, const struct cm_req_info *req)
 	p.rnr_retry_count = req->rnr_retry_count;
 	p.srq = req->srq;
 	p.qp_num = req->remote_qpn;
+	/* cma_ib_req_handler(): a connection (not UD) may take its time. */
+	cm_prepare_mra(cm);
 	ucma_conn_request(listener, conn, &p, sizeof(p), NULL);
 }
 

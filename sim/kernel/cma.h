@@ -50,6 +50,7 @@ enum cma_event_type {
 #define CM_REJ_TIMEOUT			2
 #define CM_REJ_INVALID_SERVICE_ID	8
 #define CM_REJ_CONSUMER_DEFINED		28
+#define CM_REJ_STALE_CONN		30
 #define CM_REJ_VENDOR_OPTION_NOT_SUPPORTED 35
 
 /* enum ib_cm_sidr_status */
@@ -96,7 +97,9 @@ struct cm_path {
 enum cm_state {
 	CM_IDLE,
 	CM_REQ_SENT,
+	CM_MRA_REQ_RCVD,		/* the passive side asked for time */
 	CM_REQ_RCVD,
+	CM_MRA_REQ_SENT,		/* an MRA ready for a repeated REQ */
 	CM_REP_SENT,
 	CM_REP_RCVD,
 	CM_ESTABLISHED,
@@ -174,6 +177,7 @@ struct cm_conn_param {
 int cm_send_req(struct cma_id *id, const struct cm_conn_param *p);
 int cm_send_rep(struct cm_id *cm, const struct cm_conn_param *p);
 int cm_send_rtu(struct cm_id *cm);
+void cm_prepare_mra(struct cm_id *cm);
 int cm_send_rej(struct cm_id *cm, uint16_t reason, const void *data,
 		uint8_t len);
 int cm_send_dreq(struct cm_id *cm);

@@ -10,7 +10,8 @@
  * that goes before it accepts (REJECTED) and one that goes when
  * connected (DISCONNECTED), an active side that goes while its request
  * waits, a new id accepted before its request is read and then taken
- * with its listener; the adapter's reset (DEVICE_REMOVAL).
+ * with its listener; an ACCEPT later than the request's timeout (an MRA);
+ * the adapter's reset (DEVICE_REMOVAL).
  * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port
  * of the first adapter; $MLX4SIM, the command, for the reset)
  */
@@ -306,6 +307,37 @@ static void server_gone_early(int client)
 }
 
 /*
+ * A passive side slow to accept: the request is sent again after its
+ * timeout (4.6 s on RoCE, 6.1 s on InfiniBand), ib_cm answers it with an
+ * MRA (the capture shows it), and the active side waits on quietly; the
+ * ACCEPT, 7 s late, still makes the connection.
+ */
+static void slow_accept(int server, int client)
+{
+	uint32_t active = active_id(client, 0xc6), conn;
+	struct rdma_ucm_event_resp ev;
+
+	connect_id(client, active, 0x711, "slow");
+	ev = next_event(server, 2000);
+	conn = ev.id;
+	CHECK(ev.event == EV_CONNECT_REQUEST, "CONNECT_REQUEST (event %u)",
+	      ev.event);
+	CHECK(no_event(client, 7000) && no_event(server, 0),
+	      "7 s without ACCEPT: no event on either side");
+	CHECK(!accept_id(server, conn, 0x5d, 0x811, ""), "ACCEPT, late");
+	ev = next_event(client, 2000);
+	CHECK(ev.event == EV_CONNECT_RESPONSE && ev.param.conn.qp_num == 0x811,
+	      "CONNECT_RESPONSE all the same (event %u)", ev.event);
+	CHECK(!accept_id(client, active, 0, 0, "") &&
+	      next_event(server, 2000).event == EV_ESTABLISHED,
+	      "the RTU: ESTABLISHED");
+	destroy_id(client, active);
+	destroy_id(server, conn);
+	while (next_event(server, 500).event != (uint32_t)-1)
+		;			/* its DISCONNECTED */
+}
+
+/*
  * The active side's file closes while its request waits: its REJ (reason
  * 2, timeout) reaches the new id, which the process has not accepted
  * (ucma drops its events), and ACCEPT then fails.
@@ -449,6 +481,7 @@ int main(int argc, char **argv)
 	rejected(server, client);
 	disconnected(server, client);
 	client_gone(server);
+	slow_accept(server, client);
 	destroy_id(server, listener);
 	close(server);
 	server_gone(client);

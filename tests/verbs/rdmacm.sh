@@ -247,9 +247,9 @@ if command -v tshark >/dev/null 2>&1; then
 		! grep -q 'Errors\|Warns\|Malformed' '$work/expert' ||
 		{ cat '$work/expert'; false; }"
 	tshark -r "$capture" -Y infiniband.mad >"$work/mads" 2>/dev/null
-	for kind in ConnectRequest ConnectReply ReadyToUse ConnectReject \
-		    DisconnectRequest DisconnectReply ServiceIDResReq \
-		    ServiceIDResReqResp; do
+	for kind in ConnectRequest MsgRcptAck ConnectReply ReadyToUse \
+		    ConnectReject DisconnectRequest DisconnectReply \
+		    ServiceIDResReq ServiceIDResReqResp; do
 		check "the capture holds CM $kind MADs" grep -q "CM: $kind\$" \
 			"$work/mads"
 	done
