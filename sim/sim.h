@@ -28,6 +28,7 @@
 #include "table.h"
 
 #define SIM_PAGE_SIZE		4096
+#define SIM_MAX_SHARES		8	/* ranges one command asks to share */
 
 /* ------------------------------------------------------------------ */
 /* What a ConnectX-3 (Pro) with firmware 2.42.5000 reports and enforces */
@@ -172,6 +173,16 @@ struct sim_hca {
 struct sim_event_file;
 struct umad_file;
 
+/*
+ * The pages the kernel pinned for an object, where the daemon maps them:
+ * the windows it holds (host/dma-share.c, kernel/umem.c).
+ */
+struct dma_window;
+struct sim_pins {
+	struct dma_window **win;
+	uint32_t n;
+};
+
 struct sim_ctx {
 	struct list_node link;		/* in sim.ctxs */
 	int sock;
@@ -190,7 +201,17 @@ struct sim_ctx {
 	bool control;			/* `mlx4sim fault`, not a device file */
 	bool fatal;			/* disassociated by a fatal error */
 	struct umad_file *umad;		/* an open umadN or issmN instead */
-	bool sq_backlog;		/* a send queue stopped at its share */
+	/*
+	 * The pages the last command pinned that the library is asked to
+	 * share, in order, and whose pins take them (kernel/umem.c).
+	 */
+	struct {
+		int n, next;
+		struct {
+			struct sim_pins *pins;
+			uint64_t addr, len;
+		} range[SIM_MAX_SHARES];
+	} sharing;
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
 	struct ucma_file *ucma;		/* an rdma_cm file, not a device's */
 };
@@ -265,6 +286,7 @@ struct sim_mr {
 	bool bound;			/* windows: open to remote access */
 	struct sim_mr *parent;		/* windows: the region bound to */
 	int windows;			/* regions: windows bound to it */
+	struct sim_pins pins;		/* regions: its pages */
 };
 
 enum sim_cq_arm {
@@ -293,6 +315,7 @@ struct sim_cq {
 	uint32_t comp_events_reported;
 	uint32_t async_events_reported;
 	int users;
+	struct sim_pins buf_pins, db_pins;
 };
 
 struct sim_srq {
@@ -314,6 +337,7 @@ struct sim_srq {
 	bool error;
 	uint32_t events_reported;
 	int users;
+	struct sim_pins buf_pins, db_pins;
 };
 
 /* An address vector as the device uses it, from modify_qp or a UD WQE. */
@@ -396,6 +420,10 @@ struct sim_qp {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint8_t en_sqd_async_notify;
 
+	/* requester: WQEs handed over that a pass has yet to run */
+	struct list_node busy_link;	/* in sim.busy_sqs */
+	bool busy;
+
 	/* requester: a WQE waiting for an RNR or ack-timeout retry */
 	struct list_node wait_link;	/* in sim.waiting */
 	bool waiting;
@@ -433,6 +461,7 @@ struct sim_qp {
 	uint32_t events_reported;
 	int opens;			/* open_qp handles on it */
 	bool comm_established;
+	struct sim_pins buf_pins, db_pins;
 };
 
 struct sim_qp_open {
@@ -510,6 +539,7 @@ struct sim_wq_obj {
 	uint32_t events_reported;
 	int users;
 	int rss_users;			/* RSS QPs past RESET over it */
+	struct sim_pins buf_pins, db_pins;
 	/*
 	 * The QP the device sees: what an RSS QP hands frames to (rss.c).
 	 * Its state is the device's, which follows the WQ's only while an
@@ -572,6 +602,7 @@ struct sim {
 	struct list_node mcast;
 	struct list_node flows;		/* struct sim_flow, oldest first */
 	struct list_node waiting;	/* QPs with a retry timer */
+	struct list_node busy_sqs;	/* send queues with work left */
 	struct list_node error_qps;	/* QPs in ERROR whose receives flush */
 	struct list_node failing_qps;	/* see qp_fail_later() */
 	uint64_t breaches;

@@ -113,9 +113,11 @@ void srq_check_limit(struct sim_srq *srq);
 void ctx_doorbells(struct sim_ctx *ctx);
 void bf_watch_end(struct sim_ctx *ctx);
 void doorbells_scan(void);
+void sq_busy(struct sim_qp *qp);
+void sq_idle(struct sim_qp *qp);
 
 /* req.c: the requester, executing a QP's send queue */
-void req_run(struct sim_qp *qp);
+bool req_run(struct sim_qp *qp);
 void req_run_waiting(uint64_t now, uint64_t *next_deadline);
 void req_stop_waiting(struct sim_qp *qp);
 

@@ -210,16 +210,16 @@ static void take_doorbells(struct sim_ctx *ctx, struct rung *rung)
 /*
  * Each doorbell announces at least one WQE.  A QP that rang more often
  * than it handed WQEs over has owner bits out of step with its ring (the
- * device cannot see its WQEs), or rang for nothing.
+ * device cannot see its WQEs), or rang for nothing.  Judged when the
+ * device has run what was handed over: not while the QP is busy.
  */
 static void check_doorbells(struct sim_qp *qp)
 {
 	uint32_t handed = qp->sq.head;
 
-	if (qp->ctx->sq_backlog)
-		return;		/* the device is behind: it counts later */
-	if (qp->doorbells > handed)
-		handed += sq_ready(qp);
+	if (qp->busy || qp->doorbells <= handed)
+		return;
+	handed += sq_ready(qp);
 	if (qp->doorbells <= handed)
 		return;
 	breach(qp->ctx, "QP 0x%x: %u doorbells, %u WQEs handed over: owner bits out of step with the ring?",
@@ -227,8 +227,51 @@ static void check_doorbells(struct sim_qp *qp)
 	qp->doorbells = handed;
 }
 
-/* Act on what @ctx's pages say: arm CQs, run send queues. */
-void ctx_doorbells(struct sim_ctx *ctx)
+/*
+ * Send queues with work left, which every pass runs, each its share
+ * (req_run: one fetch, at most SQ_BATCH WQEs and SQ_PASS_BYTES of
+ * payload), in turn, the longest waiting first.
+ */
+void sq_busy(struct sim_qp *qp)
+{
+	if (qp->busy)
+		return;
+	qp->busy = true;
+	list_add_tail(&sim.busy_sqs, &qp->busy_link);
+}
+
+void sq_idle(struct sim_qp *qp)
+{
+	if (!qp->busy)
+		return;
+	qp->busy = false;
+	list_del(&qp->busy_link);
+}
+
+/* One turn of @qp: its share, then to the back of the list or off it. */
+static void sq_turn(struct sim_qp *qp)
+{
+	list_del(&qp->busy_link);
+	qp->busy = false;
+	if (!req_run(qp) && !qp->waiting)
+		check_doorbells(qp);
+}
+
+/*
+ * Whether the driver has handed a WQE over at @qp's head (its owner
+ * word): a doorbell word holds the last QP that rang, so when two of a
+ * context's QPs rang between two looks, the other is found so.
+ */
+static bool sq_handed(struct sim_qp *qp)
+{
+	return qp->sq.wqe_cnt && sq_ready_one(qp);
+}
+
+/*
+ * Take @ctx's doorbells and make busy the send queues with WQEs handed
+ * over: those that rang, and any other whose head owner word says so.
+ */
+static void ctx_take(struct sim_ctx *ctx)
 {
 	struct rung rung;
 	struct sim_qp *qp;
@@ -240,20 +283,59 @@ void ctx_doorbells(struct sim_ctx *ctx)
 		for (int i = 0; i < BF_BUFFERS; i++)
 			bf_watch_check(ctx, i);
 	take_doorbells(ctx, &rung);
-	if (!rung.n && !ctx->sq_backlog)
+	if (!rung.n)
 		return;
 	sim.work_done = true;
-	ctx->sq_backlog = false;
+	for (int i = 0; i < rung.n; i++)
+		sq_busy(rung.qp[i]);
 	list_for_each(&ctx->qps, qp, struct sim_qp, ctx_link)
-		req_run(qp);
+		if (!qp->busy && sq_handed(qp))
+			sq_busy(qp);
 	for (int i = 0; i < rung.n; i++)
 		check_doorbells(rung.qp[i]);
 }
 
+/*
+ * What @ctx's pages say, acted on at once: before a command of its
+ * process, whose doorbells came first.  Its busy send queues run their
+ * share.
+ */
+void ctx_doorbells(struct sim_ctx *ctx)
+{
+	struct sim_qp *qp, *tmp;
+	struct list_node mine;
+
+	ctx_take(ctx);
+	list_init(&mine);
+	list_for_each_safe(&sim.busy_sqs, qp, tmp, struct sim_qp, busy_link)
+		if (qp->ctx == ctx) {
+			list_del(&qp->busy_link);
+			list_add_tail(&mine, &qp->busy_link);
+		}
+	while (!list_empty(&mine))
+		sq_turn(list_entry(mine.next, struct sim_qp, busy_link));
+}
+
+/*
+ * A pass: every context's doorbells, then each busy send queue its
+ * share, once.  A queue that stays busy (more handed over than a share)
+ * goes to the back and runs again next pass: no queue delays another's
+ * by more than a share a pass.
+ */
 void doorbells_scan(void)
 {
 	struct sim_ctx *ctx;
+	struct sim_qp *qp;
+	size_t turns = 0;
 
 	list_for_each(&sim.ctxs, ctx, struct sim_ctx, link)
-		ctx_doorbells(ctx);
+		ctx_take(ctx);
+	list_for_each(&sim.busy_sqs, qp, struct sim_qp, busy_link)
+		turns++;
+	if (turns)
+		sim.work_done = true;
+	/* Those busy now: one that runs again goes behind them. */
+	while (turns-- && !list_empty(&sim.busy_sqs))
+		sq_turn(list_entry(sim.busy_sqs.next, struct sim_qp,
+				   busy_link));
 }

@@ -177,6 +177,27 @@ int sq_ready(struct sim_qp *qp)
 	return handed_over(qp, (const uint8_t *)owner, sizeof(owner[0]), max);
 }
 
+/*
+ * Whether the driver has handed over the WQE at the head, by its owner
+ * word alone: a load where the QP's pages are shared (every queue of a
+ * context is looked at so on each of its doorbells), a transfer where
+ * not.  An unreadable queue says no here (its run says why).
+ */
+bool sq_ready_one(struct sim_qp *qp)
+{
+	uint64_t addr = wqe_addr(qp, qp->sq.head);
+	const uint8_t *here = dma_pins_find(&qp->buf_pins, addr, 4);
+	uint32_t owner;
+	struct dma_piece p = { addr, &owner, sizeof(owner) };
+
+	/* (memcpy: a client may have put its queue anywhere.) */
+	if (here)
+		memcpy(&owner, here, sizeof(owner));
+	else if (dma_read_queue(qp->ctx->pid, &p, 1))
+		return false;
+	return owner_handed(qp, qp->sq.head, owner);
+}
+
 /* The scatter list of a receive WQE, checked against the keys. */
 static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
 			  uint32_t max, struct sim_recv *r)

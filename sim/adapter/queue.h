@@ -15,6 +15,7 @@
 #define RQ_FETCH_BYTES	4096	/* receive WQEs fetched in one transfer, at most */
 #define MAX_STRIDE	(1u << CX3_MAX_SQ_STRIDE_LOG)	/* of a send WQE */
 #define SQ_FETCH_BYTES	8192	/* at most, in one look (one WQE at least) */
+#define SQ_PASS_BYTES	65536	/* payload a send queue starts in a pass */
 
 /* A receive WQE, taken from its queue. */
 struct sim_recv {
@@ -31,6 +32,7 @@ struct sim_recv {
 
 int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
 int sq_ready(struct sim_qp *qp);
+bool sq_ready_one(struct sim_qp *qp);
 int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
 
 int rq_take(struct sim_qp *qp, struct sim_recv *r);

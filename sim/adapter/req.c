@@ -1128,7 +1128,11 @@ static bool prefetch_add(int k, int last, const struct sim_wqe *w,
 	return true;
 }
 
-/* Read ahead the payloads of the @n WQEs fetched into @raw. */
+/*
+ * Read ahead the payloads of the @n WQEs fetched into @raw.  Not for a
+ * process whose pinned pages the daemon maps (its send queue is): there
+ * each payload is a copy, which reading ahead would only make twice.
+ */
 static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 {
 	static struct sim_wqe w;
@@ -1138,7 +1142,8 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 	int pieces = 0, last = -1, k;
 
 	prefetch.qp = NULL;
-	if (qp->type == IBV_QPT_RAW_PACKET)
+	if (qp->type == IBV_QPT_RAW_PACKET ||
+	    dma_in_window(qp->ctx->pid, qp->buf + qp->sq.offset, stride))
 		return;
 	sim.speculating = true;
 	for (k = 0; k < n; k++) {
@@ -1165,55 +1170,67 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 	prefetch.n = k;
 }
 
+enum run_end {
+	RUN_ALL,		/* every WQE fetched ran (or the QP cannot send) */
+	RUN_STOPPED,		/* an error, a wait for a retry */
+	RUN_SHARE,		/* the pass's share of payload is used */
+};
+
 /*
- * Run the @n WQEs fetched into @raw; false when the queue stops (an
- * error, a wait for a retry).
+ * Run the @n WQEs fetched into @raw, as far as a pass's share of payload
+ * goes: a WQE that starts below SQ_PASS_BYTES runs whole.
  */
-static bool run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
+static enum run_end run_fetched(struct sim_qp *qp, const uint8_t *raw, int n)
 {
 	static struct sim_wqe w;
 	size_t stride = 1u << qp->sq.wqe_shift;
+	uint64_t bytes = 0;
 
 	in_flight.n = 0;
 	for (int i = 0; i < n && qp_can_send(qp); i++) {
+		if (bytes >= SQ_PASS_BYTES)
+			return RUN_SHARE;
 		w.index = qp->sq.head;
 		TRACE(trace_send_wqe(qp, w.index, raw + i * stride));
 		if (parse_wqe(qp, raw + i * stride, &w)) {
 			fail(qp, &w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
-			return false;
+			return RUN_STOPPED;
 		}
 		check_fence(qp, &w);
 		if (execute(qp, &w) != EXEC_DONE)
-			return false;
+			return RUN_STOPPED;
 		note_in_flight(&w);
+		bytes += w.length;
 	}
-	return true;
+	return RUN_ALL;
 }
 
 /*
  * Run one fetch of the send queue, as long as the QP can send and waits
- * for no retry: a send queue's share of a pass.  A client that posts as
- * fast as the device runs its queue must not keep the device from
- * everyone else's: what the fetch left, if it found its window full,
- * waits for the next pass (ctx->sq_backlog).  In ERROR, what the driver
- * posts is flushed.
+ * for no retry: a send queue's share of a pass (at most SQ_BATCH WQEs
+ * and SQ_PASS_BYTES of payload).  A client that posts as fast as the
+ * device runs its queue must not keep the device from everyone else's:
+ * what the share left, if the fetch found its window full or the
+ * payload ran out, waits for the next pass, the QP busy (doorbell.c).
+ * In ERROR, what the driver posts is flushed.  Returns whether the QP
+ * is left busy.
  *
  * A window not full was empty past its WQEs: one handed over after that
  * look comes with a doorbell rung after it (the driver writes the WQE,
  * then rings), which the next scan takes.  Looking again at once would
  * cost a transfer for each doorbell.
  */
-void req_run(struct sim_qp *qp)
+bool req_run(struct sim_qp *qp)
 {
 	static uint8_t raw[SQ_FETCH_BYTES];
-	bool more;
+	bool more = false;
 	int n;
 
 	if (!qp->sq.wqe_cnt)
-		return;
+		return false;
 	if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {
 		comp_flush_sq(qp);
-		return;
+		return false;
 	}
 	if (qp_can_send(qp) && !qp->waiting &&
 	    (n = sq_fetch(qp, raw, &more)) > 0) {
@@ -1221,11 +1238,22 @@ void req_run(struct sim_qp *qp)
 		sim.progress++;		/* a run of big WRITEs writes no CQE */
 		prefetch_payloads(qp, raw, n);
 		/* (A run that stopped early stopped for a reason of its own.) */
-		if (run_fetched(qp, raw, n) && more)
-			qp->ctx->sq_backlog = true;
+		switch (run_fetched(qp, raw, n)) {
+		case RUN_STOPPED:
+			more = false;
+			break;
+		case RUN_SHARE:
+			more = true;
+			break;
+		case RUN_ALL:
+			break;
+		}
 		prefetch.qp = NULL;	/* read for this fetch only */
 	}
 	cq_flush();
+	if (more)
+		sq_busy(qp);
+	return more;
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,12 @@
 #define SPIN_MIN_NS	(5 * 1000ULL)
 #define SPIN_MAX_NS	(50 * 1000ULL)
 #define MAX_EVENTS	32
+/*
+ * While it looks again at once, the daemon asks the kernel about its
+ * sockets (a system call) at most this often: a pass moves its data with
+ * loads and stores (pinned memory), and a command may wait this long.
+ */
+#define SOCKETS_EVERY_NS	(10 * 1000ULL)
 
 static int listen_fd, signal_fd;
 static char socket_path[PATH_MAX];
@@ -279,8 +286,10 @@ static void write_stats(void)
 	if (!f)
 		return;
 	fprintf(f, "contexts %llu\npds %llu\nmrs %llu\ncqs %llu\nqps %llu\n"
-		"srqs %llu\nxrcds %llu\nmcast %llu\nbreaches %llu\n",
+		"srqs %llu\nxrcds %llu\nmcast %llu\npinned %llu\n"
+		"breaches %llu\n",
 		ctxs, pds, mrs, cqs, qps, srqs, xrcds, mcast,
+		(unsigned long long)dma_windows(),
 		(unsigned long long)sim.breaches);
 	fclose(f);
 	/* Readers see the old file or the new one, never half of one. */
@@ -403,10 +412,33 @@ static bool orphaned(uint64_t now)
 	return access(socket_path, F_OK) != 0;
 }
 
+/*
+ * epoll_pwait2(), which sleeps to the nanosecond; where the kernel (before
+ * 5.11) or valgrind has it not, ppoll() on the epoll descriptor, then its
+ * events without waiting.
+ */
+static int wait_events(int ep, struct epoll_event *events, int max,
+		       const struct timespec *ts)
+{
+	static bool no_pwait2;
+	struct pollfd p = { .fd = ep, .events = POLLIN };
+	int n;
+
+	if (!no_pwait2) {
+		n = epoll_pwait2(ep, events, max, ts, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		no_pwait2 = true;
+	}
+	n = ppoll(&p, 1, ts, NULL);
+	return n <= 0 ? n : epoll_wait(ep, events, max, 0);
+}
+
 static int serve(int ep)
 {
 	struct epoll_event events[MAX_EVENTS];
 	uint64_t idle_since = now_ns(), last_flush = 0, spin = SPIN_MIN_NS;
+	uint64_t last_sockets = 0;
 	bool napped = false;		/* since the last work */
 
 	for (;;) {
@@ -438,9 +470,12 @@ static int serve(int ep)
 
 		nap = sleep_ns(now, idle_since, spin, deadline);
 		napped |= nap > 0;
+		if (!nap && now - last_sockets < SOCKETS_EVERY_NS)
+			continue;
+		last_sockets = now;
 		ts.tv_sec = nap / 1000000000;
 		ts.tv_nsec = nap % 1000000000;
-		n = epoll_pwait2(ep, events, MAX_EVENTS, &ts, NULL);
+		n = wait_events(ep, events, MAX_EVENTS, &ts);
 		if (n < 0 && errno != EINTR) {
 			perror("mlx4simd: epoll_pwait2");
 			return -1;
@@ -508,6 +543,7 @@ int main(int argc, char **argv)
 	list_init(&sim.mcast);
 	list_init(&sim.flows);
 	list_init(&sim.waiting);
+	list_init(&sim.busy_sqs);
 	list_init(&sim.error_qps);
 	list_init(&sim.failing_qps);
 	sim.start_ns = now_ns();

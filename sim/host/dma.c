@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * DMA: the device reads and writes the memory of the processes it serves.
- * Everything goes through process_vm_readv/writev, so an address that is
- * not mapped fails cleanly instead of touching anything else; whether the
- * device may use an address at all (keys, PD, access rights) is decided by
- * the callers before they get here.
+ * Pages the kernel pinned and the library shared (dma-share.c) are
+ * windows the daemon maps: there a transfer is a copy.  Everything else
+ * goes through process_vm_readv/writev, so an address that is not mapped
+ * fails cleanly instead of touching anything else.  Whether the device
+ * may use an address at all (keys, PD, access rights) is decided by the
+ * callers before they get here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,7 +19,7 @@
 
 #include "host.h"
 
-#define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one transfer */
+#define DMA_IOV_MAX	DMA_PIECES_MAX	/* pieces in one system call */
 #define DMA_CHUNK	(1u << 20)	/* bounce buffer for process-to-process */
 
 /*
@@ -34,45 +36,14 @@ void dma_set_before_transfer(void (*fn)(void))
 }
 
 /*
- * One transfer.  The CQEs waiting in batches go first (unless
- * @after_batch: a read of a work queue, which the device never writes, or
- * a batch's own write), so that the device's reads and writes keep their
- * order.
- */
-static int transfer_as(pid_t pid, bool write, bool after_batch,
-		       const struct iovec *local, int nlocal,
-		       const struct iovec *remote, int nremote, size_t len)
-{
-	ssize_t n;
-
-	if (!after_batch && before_transfer)
-		before_transfer();
-	if (!len)
-		return 0;
-	if (write)
-		n = process_vm_writev(pid, local, nlocal, remote, nremote, 0);
-	else
-		n = process_vm_readv(pid, local, nlocal, remote, nremote, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
-static int transfer(pid_t pid, bool write, const struct iovec *local,
-		    int nlocal, const struct iovec *remote, int nremote,
-		    size_t len)
-{
-	return transfer_as(pid, write, false, local, nlocal, remote, nremote,
-			   len);
-}
-
-/*
  * Pieces in order.  A driver writes a WQE's body before its owner bit,
  * and reads a CQE's body after its owner bit; the device must read and
- * write likewise, or see half-made entries.  Each piece of one system
- * call is a copy of its own, so where the CPU keeps loads and stores in
- * program order (x86) one call keeps the order; elsewhere each piece
- * takes a call, and the system calls order them.
+ * write likewise, or see half-made entries.  A piece in a window is a
+ * copy followed by a fence (release after a write, acquire after a
+ * read).  Each piece of one system call is a copy of its own, so where
+ * the CPU keeps loads and stores in program order (x86) one call keeps
+ * the order; elsewhere each piece takes a call, and the system calls
+ * order them.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #define ONE_CALL_KEEPS_ORDER	1
@@ -80,31 +51,102 @@ static int transfer(pid_t pid, bool write, const struct iovec *local,
 #define ONE_CALL_KEEPS_ORDER	0
 #endif
 
+/* One transfer under way: the pieces outside windows not yet made. */
+struct xfer {
+	pid_t pid;
+	bool write;
+	int n;
+	size_t len;
+	struct iovec local[DMA_IOV_MAX], remote[DMA_IOV_MAX];
+};
+
+static int xfer_flush(struct xfer *x)
+{
+	size_t len = x->len;
+	ssize_t n;
+
+	if (!x->n)
+		return 0;
+	if (x->write)
+		n = process_vm_writev(x->pid, x->local, x->n, x->remote, x->n,
+				      0);
+	else
+		n = process_vm_readv(x->pid, x->local, x->n, x->remote, x->n,
+				     0);
+	x->n = 0;
+	x->len = 0;
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static void window_copy(bool write, uint8_t *here, uint8_t *buf, size_t len)
+{
+	if (write) {
+		memcpy(here, buf, len);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	} else {
+		memcpy(buf, here, len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	}
+}
+
+/*
+ * Add the piece [@addr, @addr + @len) <-> @buf: the parts in windows
+ * copied now (after the pieces before them), the rest to a system call.
+ */
+static int xfer_piece(struct xfer *x, uint64_t addr, uint8_t *buf, size_t len)
+{
+	while (len) {
+		uint64_t run;
+		uint8_t *here = dma_window_find(x->pid, addr, &run);
+		size_t take = MIN((uint64_t)len, run);
+		int err;
+
+		if (here || x->n == DMA_IOV_MAX) {
+			err = xfer_flush(x);
+			if (err)
+				return err;
+		}
+		if (here) {
+			window_copy(x->write, here, buf, take);
+		} else {
+			x->local[x->n] = (struct iovec){ buf, take };
+			x->remote[x->n] = (struct iovec){
+				(void *)(uintptr_t)addr, take };
+			x->n++;
+			x->len += take;
+		}
+		addr += take;
+		buf += take;
+		len -= take;
+	}
+	return ONE_CALL_KEEPS_ORDER ? 0 : xfer_flush(x);
+}
+
+/*
+ * One transfer of pieces, in order.  The CQEs waiting in batches go first
+ * (unless @after_batch: a read of a work queue, which the device never
+ * writes, or a batch's own write), so that the device's reads and writes
+ * keep their order.
+ */
 static int pieces(pid_t pid, bool write, bool after_batch,
 		  const struct dma_piece *p, int n)
 {
-	struct iovec local[DMA_IOV_MAX], remote[DMA_IOV_MAX];
-	size_t total = 0;
+	struct xfer x;		/* its arrays filled as needed: 2 KiB */
+	int err = 0;
 
-	if (n > DMA_IOV_MAX)
+	x.pid = pid;
+	x.write = write;
+	x.n = 0;
+	x.len = 0;
+	if (n > DMA_PIECES_MAX)
 		return -EINVAL;
-	if (!ONE_CALL_KEEPS_ORDER && n > 1) {
-		for (int i = 0; i < n; i++) {
-			int err = pieces(pid, write, after_batch, &p[i], 1);
-
-			if (err)
-				return err;
-			/* The kernel's copies on this CPU, in order. */
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		}
-		return 0;
-	}
-	for (int i = 0; i < n; i++) {
-		local[i] = (struct iovec){ p[i].buf, p[i].len };
-		remote[i] = (struct iovec){ (void *)(uintptr_t)p[i].addr, p[i].len };
-		total += p[i].len;
-	}
-	return transfer_as(pid, write, after_batch, local, n, remote, n, total);
+	if (!after_batch && before_transfer)
+		before_transfer();
+	for (int i = 0; i < n && !err; i++)
+		err = xfer_piece(&x, p[i].addr, p[i].buf, p[i].len);
+	return err ? err : xfer_flush(&x);
 }
 
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n)
@@ -134,26 +176,25 @@ int dma_write_batch(pid_t pid, const struct dma_piece *p, int n)
 
 int dma_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len };
-	struct iovec r = { (void *)(uintptr_t)addr, len };
+	struct dma_piece p = { addr, buf, len };
 
-	return transfer(pid, false, &l, 1, &r, 1, len);
+	return pieces(pid, false, false, &p, 1);
 }
 
 int dma_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec l = { (void *)buf, len };
-	struct iovec r = { (void *)(uintptr_t)addr, len };
+	struct dma_piece p = { addr, (void *)buf, len };
 
-	return transfer(pid, true, &l, 1, &r, 1, len);
+	return pieces(pid, true, false, &p, 1);
 }
 
 /*
- * The window [off, off + len) of a scatter/gather list as iovecs.
- * Returns the number of iovecs, or -1 if the list is shorter.
+ * The window [off, off + len) of a scatter/gather list, as pieces over
+ * @buf.  Returns the number of pieces, or -1 if the list is shorter or
+ * needs more than DMA_PIECES_MAX.
  */
 static int window(const struct dma_seg *seg, int nseg, uint64_t off,
-		  size_t len, struct iovec *iov)
+		  size_t len, uint8_t *buf, struct dma_piece *p)
 {
 	int n = 0;
 
@@ -165,11 +206,10 @@ static int window(const struct dma_seg *seg, int nseg, uint64_t off,
 			continue;
 		}
 		take = MIN(seg[i].len - off, len);
-		if (n == DMA_IOV_MAX)
+		if (n == DMA_PIECES_MAX)
 			return -1;
-		iov[n].iov_base = (void *)(uintptr_t)(seg[i].addr + off);
-		iov[n].iov_len = take;
-		n++;
+		p[n++] = (struct dma_piece){ seg[i].addr + off, buf, take };
+		buf += take;
 		len -= take;
 		off = 0;
 	}
@@ -187,26 +227,67 @@ static size_t seg_total(const struct dma_seg *seg, int nseg)
 
 int dma_readv(pid_t pid, const struct dma_seg *seg, int nseg, void *buf)
 {
-	struct iovec remote[DMA_IOV_MAX];
-	size_t len = seg_total(seg, nseg);
-	struct iovec local = { buf, len };
-	int n = window(seg, nseg, 0, len, remote);
+	struct dma_piece p[DMA_PIECES_MAX];
+	int n = window(seg, nseg, 0, seg_total(seg, nseg), buf, p);
 
-	if (n < 0)
-		return -EINVAL;
-	return transfer(pid, false, &local, 1, remote, n, len);
+	return n < 0 ? -EINVAL : pieces(pid, false, false, p, n);
 }
 
 int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
 	       const void *buf, size_t len)
 {
-	struct iovec remote[DMA_IOV_MAX];
-	struct iovec local = { (void *)buf, len };
-	int n = window(seg, nseg, 0, len, remote);
+	struct dma_piece p[DMA_PIECES_MAX];
+	int n = window(seg, nseg, 0, len, (void *)buf, p);
 
-	if (n < 0)
-		return -EINVAL;
-	return transfer(pid, true, &local, 1, remote, n, len);
+	return n < 0 ? -EINVAL : pieces(pid, true, false, p, n);
+}
+
+/* Whether every byte of the pieces is in a window of @pid. */
+static bool in_windows(pid_t pid, const struct dma_piece *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t addr = p[i].addr, end = p[i].addr + p[i].len, run;
+
+		while (addr < end) {
+			if (!dma_window_find(pid, addr, &run))
+				return false;
+			addr += MIN(run, end - addr);
+		}
+	}
+	return true;
+}
+
+/*
+ * Window to window, when both ends are wholly in windows: the pieces of
+ * @s and @d cover the same bytes, each list in order.
+ */
+static void copy_windows(pid_t src_pid, const struct dma_piece *s, int ns,
+			 pid_t dst_pid, const struct dma_piece *d, int nd)
+{
+	size_t soff = 0, doff = 0;
+	int i = 0, j = 0;
+
+	while (i < ns && j < nd) {
+		uint64_t srun, drun;
+		uint8_t *from = dma_window_find(src_pid, s[i].addr + soff, &srun);
+		uint8_t *to = dma_window_find(dst_pid, d[j].addr + doff, &drun);
+		size_t take = MIN(s[i].len - soff, d[j].len - doff);
+
+		take = MIN(take, MIN(srun, drun));
+		/* Both may be the same pages (a loopback to itself). */
+		memmove(to, from, take);
+		soff += take;
+		doff += take;
+		if (soff == s[i].len) {
+			i++;
+			soff = 0;
+		}
+		if (doff == d[j].len) {
+			j++;
+			doff = 0;
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 /*
@@ -217,8 +298,8 @@ int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
 int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 	     pid_t dst_pid, const struct dma_seg *dst, int ndst, size_t len)
 {
+	static struct dma_piece sp[DMA_PIECES_MAX], dp[DMA_PIECES_MAX];
 	static uint8_t *bounce;
-	struct iovec siov[DMA_IOV_MAX], diov[DMA_IOV_MAX];
 
 	if (!bounce) {
 		bounce = malloc(DMA_CHUNK);
@@ -227,15 +308,20 @@ int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 	}
 	for (uint64_t off = 0; off < len; off += DMA_CHUNK) {
 		size_t n = MIN(len - off, DMA_CHUNK);
-		struct iovec local = { bounce, n };
-		int ns = window(src, nsrc, off, n, siov);
-		int nd = window(dst, ndst, off, n, diov);
+		int ns = window(src, nsrc, off, n, bounce, sp);
+		int nd = window(dst, ndst, off, n, bounce, dp);
 
 		if (ns < 0 || nd < 0)
 			return -EINVAL;
-		if (transfer(src_pid, false, &local, 1, siov, ns, n))
+		if (before_transfer)
+			before_transfer();
+		if (in_windows(src_pid, sp, ns) && in_windows(dst_pid, dp, nd)) {
+			copy_windows(src_pid, sp, ns, dst_pid, dp, nd);
+			continue;
+		}
+		if (pieces(src_pid, false, true, sp, ns))
 			return -EFAULT;
-		if (transfer(dst_pid, true, &local, 1, diov, nd, n))
+		if (pieces(dst_pid, true, true, dp, nd))
 			return -EIO;
 	}
 	return 0;

@@ -37,6 +37,21 @@ int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
 	      struct dma_seg *out);
 bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write);
 
+/* dma-share.c: pinned pages the daemon maps (windows) */
+struct dma_range {
+	uint64_t addr, len;
+};
+int dma_pins_hold(pid_t pid, struct sim_pins *pins, uint64_t lo, uint64_t hi,
+		  struct dma_range *gaps, int max);
+void dma_pins_release(struct sim_pins *pins);
+int dma_window_add(pid_t pid, int fd, uint64_t addr, uint64_t len,
+		   struct sim_pins *pins);
+uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run);
+bool dma_in_window(pid_t pid, uint64_t addr, uint64_t len);
+uint8_t *dma_pins_find(const struct sim_pins *pins, uint64_t addr,
+		       uint64_t len);
+uint32_t dma_windows(void);
+
 /* userns.c: the daemon's user namespace, when it is not root. */
 int sim_own_user_namespace(void);
 /* One write of @text to a /proc or /sys file: 0 or -errno. */

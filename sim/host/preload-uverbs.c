@@ -30,17 +30,18 @@
 /* ------------------------------------------------------------------ */
 
 /*
- * One request, one reply, under the connection's lock.  A descriptor
- * that comes with the reply lands in *fd (else -1).
+ * One request and its reply; the caller holds the connection's lock.  A
+ * descriptor may go with the request (x->send_fd), and one that comes
+ * with the reply lands in x->fd (else -1).
  */
-int transact(struct conn *conn, uint32_t op, uint32_t arg,
-	     const void *payload, size_t len, struct mlx4sim_reply *reply,
-	     void *data, size_t cap, int *fd)
+int exchange_locked(struct conn *conn, struct exchange *x)
 {
-	struct mlx4sim_request req = { op, arg };
-	struct iovec out[2] = { { &req, sizeof(req) }, { (void *)payload, len } };
-	struct iovec in[2] = { { reply, sizeof(*reply) }, { data, cap } };
-	char control[CMSG_SPACE(sizeof(int))];
+	struct mlx4sim_request req = { x->op, x->arg };
+	struct iovec out[2] = { { &req, sizeof(req) },
+				{ (void *)x->payload, x->len } };
+	struct iovec in[2] = { { x->reply, sizeof(*x->reply) },
+			       { x->data, x->cap } };
+	char scontrol[MLX4SIM_FD_CONTROL], control[MLX4SIM_FD_CONTROL];
 	struct msghdr smsg = { .msg_iov = out, .msg_iovlen = 2 };
 	struct msghdr rmsg = {
 		.msg_iov = in, .msg_iovlen = 2,
@@ -48,33 +49,48 @@ int transact(struct conn *conn, uint32_t op, uint32_t arg,
 	};
 	struct cmsghdr *cm;
 	ssize_t n;
-	int err = 0;
 
-	*fd = -1;
-	pthread_mutex_lock(&conn->lock);
-	if (conn->closed) {
-		err = -EBADF;
-		goto out;
-	}
+	x->fd = -1;
+	x->got = 0;
+	if (conn->closed)
+		return -EBADF;
+	if (x->send_fd >= 0)
+		mlx4sim_pass_fd(&smsg, scontrol, x->send_fd);
 	do
 		n = sendmsg(conn->sock, &smsg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		err = errno == EMSGSIZE ? -EINVAL : -EIO;
-		goto out;
-	}
+	if (n < 0)
+		return errno == EMSGSIZE ? -EINVAL : -EIO;
 	do
 		n = recvmsg(conn->sock, &rmsg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n < (ssize_t)sizeof(*reply)) {
-		err = -EIO;		/* the daemon is gone */
-		goto out;
-	}
+	if (n < (ssize_t)sizeof(*x->reply))
+		return -EIO;		/* the daemon is gone */
+	x->got = n - sizeof(*x->reply);
 	for (cm = CMSG_FIRSTHDR(&rmsg); cm; cm = CMSG_NXTHDR(&rmsg, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(fd, CMSG_DATA(cm), sizeof(int));
-out:
+			memcpy(&x->fd, CMSG_DATA(cm), sizeof(int));
+	return 0;
+}
+
+/*
+ * One request, one reply, under the connection's lock.  A descriptor
+ * that comes with the reply lands in *fd (else -1).
+ */
+int transact(struct conn *conn, uint32_t op, uint32_t arg,
+	     const void *payload, size_t len, struct mlx4sim_reply *reply,
+	     void *data, size_t cap, int *fd)
+{
+	struct exchange x = {
+		.op = op, .arg = arg, .payload = payload, .len = len,
+		.send_fd = -1, .reply = reply, .data = data, .cap = cap,
+	};
+	int err;
+
+	pthread_mutex_lock(&conn->lock);
+	err = exchange_locked(conn, &x);
 	pthread_mutex_unlock(&conn->lock);
+	*fd = x.fd;
 	return err;
 }
 
@@ -353,6 +369,67 @@ static uint32_t channel_of(const uint8_t *cmd, size_t count)
 	return e && e->kind == FD_EVENT ? e->id + 1 : 0;
 }
 
+/* Room for a response and the shares after it. */
+#define REPLY_ROOM	(MLX4SIM_MAX_MSG + \
+			 MLX4SIM_MAX_SHARES * sizeof(struct mlx4sim_share))
+
+/*
+ * The pages the command pinned, which the reply asks to share (after
+ * the response): each moved onto a memfd (preload-mem.c) and handed to
+ * the daemon, or, where it cannot move, the range named without one.
+ */
+static void share_pinned(struct conn *conn, const struct mlx4sim_reply *reply,
+			 const uint8_t *data, size_t got)
+{
+	size_t at = reply->resp_len;
+
+	for (uint32_t i = 0; i < reply->shares && i < MLX4SIM_MAX_SHARES &&
+	     at + sizeof(struct mlx4sim_share) <= got; i++) {
+		struct mlx4sim_share share;
+		struct mlx4sim_reply answer;
+		struct exchange x = {
+			.op = MLX4SIM_OP_SHARE, .payload = &share,
+			.len = sizeof(share), .reply = &answer,
+		};
+		int err;
+
+		memcpy(&share, data + at, sizeof(share));
+		at += sizeof(share);
+		x.send_fd = pinned_move(share.addr, share.len);
+		err = exchange_locked(conn, &x);
+		if (x.send_fd >= 0)
+			real.close(x.send_fd);
+		if (x.fd >= 0)
+			real.close(x.fd);
+		if (err)
+			break;
+	}
+}
+
+/*
+ * A command and its reply, then the pages it pinned shared, all under
+ * the connection's lock: the write() returns once the device has them.
+ */
+static int write_command(struct conn *conn, const uint8_t *cmd, size_t count,
+			 struct mlx4sim_reply *reply, uint8_t *resp, int *fd)
+{
+	struct exchange x = {
+		.op = MLX4SIM_OP_WRITE, .arg = channel_of(cmd, count),
+		.payload = cmd, .len = count, .send_fd = -1,
+		.reply = reply, .data = resp, .cap = REPLY_ROOM,
+	};
+	int err;
+
+	pthread_mutex_lock(&conn->lock);
+	err = exchange_locked(conn, &x);
+	*fd = x.fd;
+	if (!err && reply->ret >= 0 && reply->shares &&
+	    reply->resp_len <= x.got)
+		share_pinned(conn, reply, resp, x.got);
+	pthread_mutex_unlock(&conn->lock);
+	return err;
+}
+
 static ssize_t uverbs_write(struct fd_entry *e, const void *buf, size_t count)
 {
 	struct mlx4sim_reply reply;
@@ -364,16 +441,14 @@ static ssize_t uverbs_write(struct fd_entry *e, const void *buf, size_t count)
 	if (count < sizeof(struct ib_uverbs_cmd_hdr) ||
 	    count > MLX4SIM_MAX_MSG - sizeof(struct mlx4sim_request))
 		return fail(-EINVAL);
-	cmd = malloc(2 * MLX4SIM_MAX_MSG);
+	cmd = malloc(MLX4SIM_MAX_MSG + REPLY_ROOM);
 	if (!cmd)
 		return fail(-ENOMEM);
 	resp = cmd + MLX4SIM_MAX_MSG;
 	err = copy_checked(cmd, buf, count);
 	if (!err) {
 		response_buffer(cmd, count, &resp_addr, &resp_size);
-		err = transact(e->conn, MLX4SIM_OP_WRITE,
-			       channel_of(cmd, count), cmd, count, &reply,
-			       resp, MLX4SIM_MAX_MSG, &fd);
+		err = write_command(e->conn, cmd, count, &reply, resp, &fd);
 	}
 	if (!err && reply.ret < 0)
 		err = reply.ret;
@@ -480,12 +555,17 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
 	struct fd_entry *e;
+	void *p;
 
 	init();
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_UVERBS)
 		return uverbs_mmap(fd, e, addr, len, prot, flags, off);
-	return real.mmap(addr, len, prot, flags, fd, off);
+	p = real.mmap(addr, len, prot, flags, fd, off);
+	/* A new mapping over pages the library moved: they are not ours. */
+	if (p != MAP_FAILED && (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+		pinned_forget((uintptr_t)p, len);
+	return p;
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,

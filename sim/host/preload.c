@@ -61,6 +61,9 @@ static void resolve(void)
 	REAL(write);
 	REAL(ioctl);
 	REAL(mmap);
+	REAL(munmap);
+	REAL(mremap);
+	REAL(madvise);
 	REAL(socket);
 	REAL(fstat);
 	REAL(fstatat);

@@ -36,6 +36,9 @@ struct real_calls {
 	ssize_t (*write)(int, const void *, size_t);
 	int (*ioctl)(int, unsigned long, ...);
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*madvise)(void *, size_t, int);
 	int (*socket)(int, int, int);
 	int (*fstat)(int, struct stat *);
 	int (*fstatat)(int, const char *, struct stat *, int);
@@ -197,6 +200,27 @@ int dev_dir_open(int flags);
 int transact(struct conn *conn, uint32_t op, uint32_t arg,
 	     const void *payload, size_t len, struct mlx4sim_reply *reply,
 	     void *data, size_t cap, int *fd);
+
+/* One request and its reply, the connection's lock held. */
+struct exchange {
+	uint32_t op, arg;
+	const void *payload;
+	size_t len;
+	int send_fd;			/* passed with the request, or -1 */
+	struct mlx4sim_reply *reply;
+	void *data;			/* what follows the reply */
+	size_t cap;
+	size_t got;			/* bytes of it received */
+	int fd;				/* passed with the reply, or -1 */
+};
+int exchange_locked(struct conn *conn, struct exchange *x);
+
+/* ------------------------------------------------------------------ */
+/* Pinned pages, shared with the daemon (preload-mem.c)                */
+/* ------------------------------------------------------------------ */
+
+int pinned_move(uint64_t addr, uint64_t len);
+void pinned_forget(uint64_t addr, uint64_t len);
 int copy_checked(void *to, const void *from, size_t len);
 struct conn *conn_open(int *err);
 struct conn *device_connect(uint32_t op, uint32_t arg, int flags,

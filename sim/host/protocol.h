@@ -18,6 +18,8 @@
 #define MLX4SIM_PROTOCOL_H
 
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 /* Environment of a process that sees a simulator. */
 #define MLX4SIM_ENV_DIR		"MLX4SIM_DIR"	/* run directory */
@@ -66,23 +68,17 @@ enum mlx4sim_op {
 	 */
 	MLX4SIM_OP_IOCTL	= 6,
 	/*
-	 * First request on a connection that opened /dev/infiniband/rdma_cm
-	 * (ucma.c).  The reply passes the process's descriptor of the file,
-	 * a socket the daemon keeps readable while the file has events (so
-	 * poll, select and epoll see them), and its id in event_file, by
-	 * which MIGRATE_ID names it.
+	 * Not a system call: the kernel's pinning of pages, shared.  A
+	 * WRITE reply may ask for ranges of the process's memory to be
+	 * shared with the device (shares, below): the library moves each
+	 * onto a memfd mapped at the same addresses and sends one SHARE
+	 * per range, in order, before the write() returns, with the
+	 * payload a struct mlx4sim_share and the memfd (SCM_RIGHTS), or no
+	 * descriptor when it could not move the range.  The reply's ret is
+	 * 0 or -errno; the device reaches the range through process_vm_*
+	 * when it is not shared.  See sim/README, "Pinned memory".
 	 */
-	MLX4SIM_OP_UCMA_OPEN	= 7,
-	/*
-	 * A write(2) on the rdma_cm file: the payload is struct
-	 * mlx4sim_ucma_write.  The daemon reads the command where it lies
-	 * in the process, as the kernel copies it from user memory, and
-	 * writes the responses where the command says.  ret is 0 (write(2)
-	 * returns its count) or -errno; a GET_EVENT that finds no event is
-	 * -EAGAIN, and the library waits for the descriptor unless it is
-	 * O_NONBLOCK.
-	 */
-	MLX4SIM_OP_UCMA_WRITE	= 8,
+	MLX4SIM_OP_SHARE	= 7,
 	/*
 	 * The umad files (/dev/infiniband/umadN, issmN).  UMAD_OPEN is the
 	 * first request of its connection: arg is the minor (N, or 64 + N
@@ -96,7 +92,37 @@ enum mlx4sim_op {
 	MLX4SIM_OP_UMAD_OPEN	= 16,
 	MLX4SIM_OP_UMAD_WRITE	= 17,
 	MLX4SIM_OP_UMAD_IOCTL	= 18,
+	/*
+	 * First request on a connection that opened /dev/infiniband/rdma_cm
+	 * (ucma.c).  The reply passes the process's descriptor of the file,
+	 * a socket the daemon keeps readable while the file has events (so
+	 * poll, select and epoll see them), and its id in event_file, by
+	 * which MIGRATE_ID names it.
+	 */
+	MLX4SIM_OP_UCMA_OPEN	= 24,
+	/*
+	 * A write(2) on the rdma_cm file: the payload is struct
+	 * mlx4sim_ucma_write.  The daemon reads the command where it lies
+	 * in the process, as the kernel copies it from user memory, and
+	 * writes the responses where the command says.  ret is 0 (write(2)
+	 * returns its count) or -errno; a GET_EVENT that finds no event is
+	 * -EAGAIN, and the library waits for the descriptor unless it is
+	 * O_NONBLOCK.
+	 */
+	MLX4SIM_OP_UCMA_WRITE	= 25,
 };
+
+/* A range of pages a WRITE reply asks to share (after the response). */
+struct mlx4sim_share {
+	uint64_t addr;		/* page-aligned */
+	uint64_t len;		/* whole pages */
+};
+
+/* At most this many in one reply; what else a command pins is not shared. */
+#define MLX4SIM_MAX_SHARES	8
+
+/* The name of the files the library moves pinned pages onto. */
+#define MLX4SIM_SHARE_NAME	"mlx4sim-pinned"
 
 struct mlx4sim_request {
 	uint32_t op;		/* enum mlx4sim_op */
@@ -198,7 +224,31 @@ struct mlx4sim_reply {
 	 */
 	int32_t fd_offset;
 	uint32_t event_file;
-	/* followed by resp_len bytes */
+	/* WRITE: struct mlx4sim_share that follow the response */
+	uint32_t shares;
+	uint32_t reserved;
+	/* followed by resp_len bytes, then the shares */
 };
+
+/*
+ * Pass @fd with @msg (SCM_RIGHTS), its control data in @control, of
+ * MLX4SIM_FD_CONTROL bytes: the daemon's replies and the library's
+ * SHARE requests carry descriptors so.
+ */
+#define MLX4SIM_FD_CONTROL	CMSG_SPACE(sizeof(int))
+
+static inline void mlx4sim_pass_fd(struct msghdr *msg, void *control, int fd)
+{
+	struct cmsghdr *cm;
+
+	memset(control, 0, MLX4SIM_FD_CONTROL);
+	msg->msg_control = control;
+	msg->msg_controllen = MLX4SIM_FD_CONTROL;
+	cm = CMSG_FIRSTHDR(msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+}
 
 #endif

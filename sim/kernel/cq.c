@@ -130,6 +130,8 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	cq->channel = channel;
 	cq->timestamped = p->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	list_add_tail(&ctx->cqs, &cq->ctx_link);
+	umem_pin(ctx, &cq->buf_pins, cq->buf, (uint64_t)nent * cqe_size, true);
+	umem_pin(ctx, &cq->db_pins, cq->db, 8, true);
 
 	resp->cq_handle = cq->uobj.handle;
 	resp->cqe = nent - 1;
@@ -222,6 +224,10 @@ int cmd_resize_cq(struct sim_cmd *cmd)
 	cq->prod++;
 	cq->buf = drv.buf_addr;
 	cq->nent = nent;
+	/* mlx4_ib_resize_cq: the old buffer's pages go, the new one's stay. */
+	umem_unpin(ctx, &cq->buf_pins);
+	umem_pin(ctx, &cq->buf_pins, cq->buf, (uint64_t)nent * cq->cqe_size,
+		 true);
 out:
 	resp.cqe = cq->nent - 1;
 	cmd_out(cmd, &resp, sizeof(resp));
@@ -235,6 +241,8 @@ void cq_release(struct sim_cq *cq)
 	table_del(&cq->hca->cqs, cq->cqn);
 	cq->hca->ncqs--;
 	list_del(&cq->ctx_link);
+	umem_unpin(cq->ctx, &cq->buf_pins);
+	umem_unpin(cq->ctx, &cq->db_pins);
 	uobj_remove(&cq->uobj);
 	free(cq);
 }

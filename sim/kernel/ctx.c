@@ -306,19 +306,10 @@ int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
 	};
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
 
-	reply->resp_len = len;
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(control, 0, sizeof(control));
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	/* The shares a WRITE reply asks for follow its response. */
+	reply->resp_len = len - reply->shares * sizeof(struct mlx4sim_share);
+	if (fd >= 0)
+		mlx4sim_pass_fd(&msg, control, fd);
 	/*
 	 * Never wait for a client: one that does not read its replies
 	 * would stall the device for every other process.  A client
@@ -351,9 +342,12 @@ static int reply_errno(struct sim_ctx *ctx, int err)
 static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 			uint32_t arg)
 {
-	static uint8_t out[MLX4SIM_MAX_MSG];
+	static uint8_t out[MLX4SIM_MAX_MSG + sizeof(struct mlx4sim_share) *
+			   MLX4SIM_MAX_SHARES];
+	struct mlx4sim_share shares[MLX4SIM_MAX_SHARES];
 	struct mlx4sim_reply reply = { .fd_offset = -1 };
 	struct sim_cmd cmd = { .ctx = ctx, .arg = arg, .pass_fd = -1 };
+	size_t len;
 	int err;
 
 	sim.progress++;
@@ -365,15 +359,21 @@ static int handle_write(struct sim_ctx *ctx, const uint8_t *buf, size_t count,
 	if (!err)
 		err = cmd.handler(&cmd);
 	TRACE(trace_command(&cmd, err));
-	if (err)
+	if (err) {
+		umem_shares_end(ctx);
 		return reply_errno(ctx, err);
+	}
 
 	reply.ret = count;
 	if (cmd.pass_fd >= 0) {
 		reply.fd_offset = cmd.fd_offset;
 		reply.event_file = cmd.event_file;
 	}
-	return send_reply(ctx, &reply, out, response_length(&cmd), cmd.pass_fd);
+	len = response_length(&cmd);
+	reply.shares = umem_shares(ctx, shares);
+	memcpy(out + len, shares, reply.shares * sizeof(shares[0]));
+	len += reply.shares * sizeof(shares[0]);
+	return send_reply(ctx, &reply, out, len, cmd.pass_fd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -501,27 +501,70 @@ static bool peer_gone(int sock)
 	return poll(&p, 1, 0) != 0;
 }
 
+/*
+ * One datagram, and the descriptor that came with it (else -1): at most
+ * one is taken, the kernel drops any more.
+ */
+static ssize_t receive(int sock, uint8_t *buf, size_t size, int *fd)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { buf, size };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int)) && *fd < 0)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return n;
+}
+
+static int dispatch(struct sim_ctx *ctx, const struct mlx4sim_request *req,
+		    const uint8_t *payload, size_t len, int fd);
+
 /* Returns -1 when the connection is gone and the context must close. */
 int ctx_handle_request(struct sim_ctx *ctx)
 {
 	static uint8_t buf[MLX4SIM_MAX_MSG];
 	const struct mlx4sim_request *req = (const void *)buf;
-	const uint8_t *payload = buf + sizeof(*req);
 	ssize_t n;
-	size_t len;
+	int fd, ret;
 
-	n = recv(ctx->sock, buf, sizeof(buf), MSG_DONTWAIT);
+	n = receive(ctx->sock, buf, sizeof(buf), &fd);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n < 0)
 		return -1;
 	/* An empty datagram reads like the end of the connection. */
 	if (n == 0)
-		return peer_gone(ctx->sock) ? -1 : 0;
-	if ((size_t)n < sizeof(*req))
-		return reply_errno(ctx, -EINVAL) ? -1 : 0;
-	len = n - sizeof(*req);
+		ret = peer_gone(ctx->sock) ? -1 : 0;
+	else if ((size_t)n < sizeof(*req))
+		ret = reply_errno(ctx, -EINVAL) ? -1 : 0;
+	else
+		ret = dispatch(ctx, req, buf + sizeof(*req), n - sizeof(*req),
+			       fd);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int dispatch(struct sim_ctx *ctx, const struct mlx4sim_request *req,
+		    const uint8_t *payload, size_t len, int fd)
+{
+	ssize_t n;
+
 	sim.work_done = true;
+	/* What the last command asked to share, only SHAREs take. */
+	if (req->op != MLX4SIM_OP_SHARE)
+		umem_shares_end(ctx);
 	/* /dev/infiniband/rdma_cm: a file of its own kind (ucma.c). */
 	if (ctx->ucma || (req->op == MLX4SIM_OP_UCMA_OPEN && !ctx->control))
 		return ucma_request(ctx, req->op, payload, len) ? -1 : 0;
@@ -560,6 +603,9 @@ int ctx_handle_request(struct sim_ctx *ctx)
 		break;
 	case MLX4SIM_OP_IOCTL:
 		n = reply_errno(ctx, ioctl_request(ctx, payload, len));
+		break;
+	case MLX4SIM_OP_SHARE:
+		n = reply_errno(ctx, umem_share(ctx, payload, len, fd));
 		break;
 	default:
 		n = reply_errno(ctx, -EINVAL);

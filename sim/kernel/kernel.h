@@ -114,6 +114,15 @@ int cmd_ex_destroy_wq(struct sim_cmd *cmd);
 int cmd_ex_create_ind_tbl(struct sim_cmd *cmd);
 int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd);
 
+/* umem.c: the pages the kernel pins, shared with the daemon */
+struct mlx4sim_share;
+void umem_pin(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
+	      uint64_t len, bool whole_pages);
+void umem_unpin(struct sim_ctx *ctx, struct sim_pins *pins);
+int umem_shares(struct sim_ctx *ctx, struct mlx4sim_share *out);
+void umem_shares_end(struct sim_ctx *ctx);
+int umem_share(struct sim_ctx *ctx, const void *payload, size_t len, int fd);
+
 /* Teardown of objects when their process goes (ctx.c calls these). */
 void pd_release(struct sim_pd *pd);
 void xrcd_handle_release(struct sim_xrcd_handle *h);

@@ -123,6 +123,7 @@ int cmd_reg_mr(struct sim_cmd *cmd)
 	mr->iova = req.hca_va;
 	mr->length = req.length;
 	mr->access = req.access_flags;
+	umem_pin(cmd->ctx, &mr->pins, mr->addr, mr->length, false);
 	resp.mr_handle = mr->uobj.handle;
 	resp.lkey = mr->lkey;
 	resp.rkey = mr->rkey;
@@ -179,6 +180,9 @@ int cmd_rereg_mr(struct sim_cmd *cmd)
 		mr->addr = req.start;
 		mr->iova = req.hca_va;
 		mr->length = req.length;
+		/* mlx4_ib_rereg_user_mr: the old pages go, the new are pinned. */
+		umem_unpin(cmd->ctx, &mr->pins);
+		umem_pin(cmd->ctx, &mr->pins, mr->addr, mr->length, false);
 	}
 	if (pd) {
 		mr->pd->users--;
@@ -198,6 +202,7 @@ void mr_release(struct sim_mr *mr)
 		mr->parent->windows--;
 	mr->pd->users--;
 	mpt_del(mr);
+	umem_unpin(mr->uobj.ctx, &mr->pins);
 	uobj_remove(&mr->uobj);
 	free(mr);
 }

@@ -224,6 +224,7 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 	qp->mtu = IBV_MTU_4096;
 	list_add_tail(&ctx->qps, &qp->ctx_link);
 	list_init(&qp->wait_link);
+	list_init(&qp->busy_link);
 	list_init(&qp->fail_link);
 	list_init(&qp->error_link);
 	qp_hold_objects(qp);
@@ -260,7 +261,7 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	struct sim_ctx *ctx = cmd->ctx;
 	struct mlx4_ib_create_qp drv;
 	struct sim_qp *qp;
-	uint64_t size;
+	uint64_t size = 0;
 	int err;
 
 	switch (p->qp_type) {
@@ -320,6 +321,11 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	if (err)
 		goto fail;
 	qp->sq_sig_all = p->sq_sig_all;
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		umem_pin(ctx, &qp->buf_pins, qp->buf, size, true);
+		if (qp->rq.wqe_cnt)
+			umem_pin(ctx, &qp->db_pins, qp->db, 4, true);
+	}
 
 	resp->qp_handle = qp->uobj.handle;
 	resp->qpn = qp->qpn;
@@ -826,12 +832,13 @@ static void apply(struct sim_qp *qp, const struct ib_uverbs_modify_qp *m)
 }
 
 /*
- * Take @qp off the daemon's lists of QPs with work pending (a retry, a
- * flush, a failure to come) and drop its receive WQEs read ahead: what
+ * Take @qp off the daemon's lists of QPs with work pending (WQEs to
+ * run, a retry, a flush, a failure to come) and drop its receive WQEs read ahead: what
  * a reset or the end of the QP ends.
  */
 static void qp_drop_pending(struct sim_qp *qp)
 {
+	sq_idle(qp);
 	req_stop_waiting(qp);
 	list_del(&qp->error_link);
 	list_del(&qp->fail_link);
@@ -1176,6 +1183,8 @@ void qp_release(struct sim_qp *qp)
 	if (qp->xrcd_handle)
 		qp->xrcd_handle->users--;
 	qp->xrcd_handle = NULL;
+	umem_unpin(qp->ctx, &qp->buf_pins);
+	umem_unpin(qp->ctx, &qp->db_pins);
 	uobj_remove(&qp->uobj);
 	if (!qp->opens)
 		qp_free(qp);

@@ -89,6 +89,9 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 		cq->users++;
 	srq->buf = drv.buf_addr;
 	srq->db = drv.db_addr;
+	umem_pin(ctx, &srq->buf_pins, srq->buf,
+		 (uint64_t)srq->wqe_cnt << srq->wqe_shift, true);
+	umem_pin(ctx, &srq->db_pins, srq->db, 4, true);
 
 	resp.srq_handle = srq->uobj.handle;
 	resp.max_wr = srq->wqe_cnt - 1;	/* one WQE is always spare */
@@ -175,6 +178,8 @@ void srq_release(struct sim_srq *srq)
 		xrcd_put(srq->xrcd);
 	if (srq->xrcd_handle)
 		srq->xrcd_handle->users--;
+	umem_unpin(srq->ctx, &srq->buf_pins);
+	umem_unpin(srq->ctx, &srq->db_pins);
 	uobj_remove(&srq->uobj);
 	free(srq);
 }

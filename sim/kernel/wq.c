@@ -348,6 +348,8 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	cq->users++;
 	wq->buf = drv.buf_addr;
 	wq->db = drv.db_addr;
+	umem_pin(cmd->ctx, &wq->buf_pins, wq->buf, size, true);
+	umem_pin(cmd->ctx, &wq->db_pins, wq->db, 4, true);
 	wq->state = IBV_WQS_RESET;
 	rss_wq_init(wq, cmd->ctx);
 	/* create_rq: the QP context's "keep FCS" bit. */
@@ -417,6 +419,8 @@ void wq_release(struct sim_wq_obj *wq)
 	wq->pd->users--;
 	wq->cq->users--;
 	wqn_put(wq->uobj.ctx, wq);
+	umem_unpin(wq->uobj.ctx, &wq->buf_pins);
+	umem_unpin(wq->uobj.ctx, &wq->db_pins);
 	uobj_remove(&wq->uobj);
 	free(wq);
 }

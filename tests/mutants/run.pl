@@ -54,6 +54,8 @@ while (@ARGV) {
 my @suite = (
 	'verbs/kernel-rules-project.tap',       # 0.5
 	'verbs/rdma-semantics-project.tap',     # 1
+	'sim/pinned-memory-project.tap',        # 2
+	'sim/fair-share-project.tap',           # 1
 	'verbs/wr-api-project.tap',             # 1.5
 	'verbs/verbs-control-project.tap',      # 1
 	'verbs/kernel-rules-eth-project.tap',   # 1

@@ -20,7 +20,7 @@ EXTRA_DIST += tests/sim/sim-hostile.tap
 # The daemon against a fuzzer, with honest clients on the same subnet.
 # `make fuzz FUZZ_SECONDS=600` runs it long (MLX4SIM_FUZZ_SEED=N replays).
 check_PROGRAMS += tests/sim/sim-fuzz
-tests_sim_sim_fuzz_SOURCES = tests/sim/sim-fuzz.c
+tests_sim_sim_fuzz_SOURCES = tests/sim/sim-fuzz.c tests/sim/loopback.h
 tests_sim_sim_fuzz_LDADD = -libverbs -lmlx4
 FUZZ_SECONDS = 4
 AM_TESTS_ENVIRONMENT += FUZZ_SECONDS='$(FUZZ_SECONDS)'; export FUZZ_SECONDS;
@@ -52,6 +52,23 @@ TESTS += tests/sim/device-boundary-project.tap \
 EXTRA_DIST += tests/sim/device-boundary.sh \
 	tests/sim/device-boundary-project.tap \
 	tests/sim/device-boundary-system.tap
+
+# Pinned pages: shared with the daemon, as a host pins them (fork, munmap,
+# madvise, mremap), and a client's bad descriptors refused.  Fair shares:
+# one QP's stream holds another's WQE back by a share, not by the stream.
+check_PROGRAMS += tests/sim/pinned-memory tests/sim/fair-share
+tests_sim_pinned_memory_SOURCES = tests/sim/pinned-memory.c \
+	tests/sim/loopback.h
+tests_sim_fair_share_SOURCES = tests/sim/fair-share.c tests/sim/loopback.h
+tests_sim_pinned_memory_LDADD = -libverbs
+tests_sim_fair_share_LDADD = -libverbs
+TESTS += tests/sim/pinned-memory-project.tap \
+	tests/sim/pinned-memory-system.tap \
+	tests/sim/fair-share-project.tap tests/sim/fair-share-system.tap
+EXTRA_DIST += tests/sim/pinned-memory.sh tests/sim/fair-share.sh \
+	tests/sim/pinned-memory-project.tap \
+	tests/sim/pinned-memory-system.tap \
+	tests/sim/fair-share-project.tap tests/sim/fair-share-system.tap
 
 # An ASan-built program finds the device: the preload library is called
 # before the C library has set up the environment.  Built by the script

@@ -43,6 +43,7 @@
 #include "../../sim/host/protocol.h"
 #include "../../sim/host/uverbs-cmds.h"
 #include "../wait.h"
+#include "loopback.h"
 
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -83,22 +84,6 @@ static uint32_t nasty32(void)
 	};
 
 	return chance(70) ? v[rnd(sizeof(v) / sizeof(v[0]))] : (uint32_t)rnd64();
-}
-
-static pid_t daemon_pid(void)
-{
-	char path[4096];
-	FILE *f;
-	int pid = 0;
-
-	snprintf(path, sizeof(path), "%s/pid", getenv(MLX4SIM_ENV_DIR));
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
-	return pid;
 }
 
 static pid_t simd;
@@ -702,6 +687,15 @@ static void odd_request(struct conn *c)
 		memcpy(payload, &e, sizeof(e));
 		len = sizeof(e);
 	}
+	/* A SHARE no command asked for, or after one (pinned pages). */
+	if (chance(10)) {
+		struct mlx4sim_share share = { some_addr(4096),
+					       chance(50) ? 4096 : nasty32() };
+
+		op = MLX4SIM_OP_SHARE;
+		memcpy(payload, &share, sizeof(share));
+		len = chance(90) ? sizeof(share) : rnd(sizeof(payload) + 1);
+	}
 	/* An OPEN on an open connection, a FAULT from a device connection. */
 	if (chance(5))
 		op = chance(50) ? MLX4SIM_OP_OPEN : MLX4SIM_OP_FAULT;
@@ -1281,7 +1275,7 @@ static int fuzz(int seconds)
 	int ret = 0;
 
 	seed_from_env("sim-fuzz");
-	simd = daemon_pid();
+	simd = sim_daemon_pid();
 	/*
 	 * Inaccessible pages on both sides: a ring that runs past the arena
 	 * must not reach memory of ours that is mapped, as a device would
@@ -1521,7 +1515,7 @@ static int victim(int seconds)
 	struct victim v = {};
 
 	seed_from_env("sim-fuzz victim");
-	simd = daemon_pid();
+	simd = sim_daemon_pid();
 	if (!victim_up(&v))
 		return 1;
 	/* QP 0 sends to QP 1 and READs back what it sent, one at a time. */

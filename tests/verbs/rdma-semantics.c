@@ -7,6 +7,7 @@
  * run --provider=system -- tests/verbs/rdma-semantics`) and prints TAP.  Each
  * case uses a fresh pair of QPs connected to each other through port 1.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -495,9 +496,15 @@ static void receive_too_small(void)
 }
 
 /*
- * A receive whose buffer the device cannot write (its memory unmapped
- * after registration, which only a simulator sees) completes in error,
- * and its QP goes to ERROR.  The device finds it out writing a batch of
+ * A receive whose buffer the device cannot write completes in error, and
+ * its QP goes to ERROR.  Only a simulator sees such memory: a real device
+ * writes the pages it pinned, even once the process unmapped them, and
+ * mlx4sim does so too where it shares the pages with the process
+ * (sim/README, "Pinned memory").  A file the program mapped shared is
+ * not shared that way: the device reaches it through process_vm_*, which
+ * fails once it is unmapped.
+ *
+ * The device finds it out writing a batch of  The device finds it out writing a batch of
  * CQEs, which can be in the middle of pushing another CQE (the batch
  * full: four gather entries a receive, two CQs): every receive must
  * still complete once, in order, none lost or doubled.
@@ -512,13 +519,17 @@ static void receive_unwritable(void)
 	struct ibv_wc wc;
 	struct pair p;
 	uint8_t *hole;
+	int fd;
 
 	o.recv_sge = 4;
 	make_pair(&p, &o);
-	hole = mmap(NULL, page, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = memfd_create("hole", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, page))
+		bail("memfd_create");
+	hole = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (hole == MAP_FAILED)
 		bail("mmap");
+	close(fd);
 	mr = ibv_reg_mr(pd, hole, page, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		bail("ibv_reg_mr");

@@ -1,0 +1,10 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Pinned pages as a program sees them, and what the daemon refuses of a
+# client's descriptors (tests/sim/pinned-memory.c), with the provider $1
+# (project|system); more arguments name cases.
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+provider=$1
+shift
+exec "$top_builddir/sim/mlx4sim" run --provider="$provider" -- \
+	"$top_builddir/tests/sim/pinned-memory" "$@"
