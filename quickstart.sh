@@ -21,8 +21,8 @@ esac
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
 	libibverbs-dev ibverbs-providers ibverbs-utils iproute2"
 OPTIONAL="perftest valgrind clang libclang-rt-dev tshark debootstrap qemu-user
-	ucx-utils openmpi-bin libopenmpi-dev mpich libmpich-dev
-	dpdk-dev librte-net-mlx4-23 infiniband-diags opensm
+	ucx-utils openmpi-bin libopenmpi-dev mpich libmpich-dev rdmacm-utils
+	dpdk-dev librte-net-mlx4-23 infiniband-diags opensm libfabric-bin
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross

@@ -22,7 +22,12 @@ sim_mlx4simd_SOURCES = \
 	sim/kernel/rss.c sim/kernel/sysfs.c sim/kernel/fault-request.c \
 	sim/kernel/trace-cmd.c sim/kernel/umad.h sim/kernel/umad.c \
 	sim/kernel/ib-mad.c sim/kernel/umem.c \
-	sim/daemon/main.c
+	sim/daemon/main.c \
+	sim/kernel/cma.h sim/kernel/ucma.h sim/kernel/cm-mad.h \
+	sim/kernel/ucma.c sim/kernel/ucma-cmd.c sim/kernel/cma.c \
+	sim/kernel/cma-conn.c sim/kernel/cma-addr.c sim/kernel/cma-attr.c \
+	sim/kernel/cma-mcast.c sim/kernel/cm.c sim/kernel/cm-recv.c \
+	sim/kernel/cm-timer.c sim/kernel/ipoib.c
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
 sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/host/protocol.h
@@ -32,7 +37,7 @@ sim_libmlx4sim_la_SOURCES = sim/host/preload.h sim/host/protocol.h \
 	sim/host/preload.c sim/host/preload-fd.c sim/host/preload-name.c \
 	sim/host/preload-stat.c sim/host/preload-dir.c sim/host/preload-event.c \
 	sim/host/preload-uverbs.c sim/host/preload-umad.c \
-	sim/host/preload-mem.c
+	sim/host/preload-mem.c sim/host/preload-rdmacm.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread

@@ -213,6 +213,7 @@ struct sim_ctx {
 		} range[SIM_MAX_SHARES];
 	} sharing;
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
+	struct ucma_file *ucma;		/* an rdma_cm file, not a device's */
 };
 
 static inline volatile uint8_t *ctx_page(struct sim_ctx *ctx, enum sim_page p)
@@ -611,6 +612,7 @@ struct sim {
 	uint64_t start_ns;
 	bool work_done;			/* the loop's "something happened" */
 	bool speculating;		/* a look ahead, which reports no breach */
+	bool netns;			/* the daemon made a network namespace */
 };
 
 extern struct sim sim;

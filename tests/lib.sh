@@ -174,7 +174,8 @@ guarded() {
 }
 
 # run_client LOG CMD...: a client, retried while its server is not yet
-# listening (the servers start in the background).
+# listening (the servers start in the background): while its log says so,
+# as $refused says (a grep pattern; by default the TCP clients' words).
 run_client() {
 	log=$1
 	shift
@@ -182,7 +183,8 @@ run_client() {
 	while :; do
 		guarded "$@" >"$log" 2>&1
 		status=$?
-		grep -qi "couldn't connect\|unable to connect\|connection refused" "$log" || return $status
+		grep -qi "${refused:-couldn't connect\|unable to connect\|connection refused}" \
+			"$log" || return $status
 		tries=$((tries + 1))
 		[ $tries -lt 50 ] || return $status
 		sleep 0.1

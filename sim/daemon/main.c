@@ -451,6 +451,7 @@ static int serve(int ep)
 		doorbells_scan();
 		req_run_waiting(now, &deadline);
 		umad_timers(now, &deadline);
+		timers_run(now, &deadline);
 		if (now - last_flush > 1000000ULL) {
 			resp_flush_errors();
 			last_flush = now;
@@ -555,7 +556,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	snprintf(path, sizeof(path), "%s/%s", sim.opt.dir, MLX4SIM_SYSFS_NAME);
-	if (subnet_init() || ether_init())
+	if (subnet_init() || ether_init() || ipoib_init())
 		return 1;
 	if (sysfs_create(path)) {
 		fprintf(stderr, "mlx4simd: cannot create the sysfs tree in %s\n",
@@ -591,7 +592,7 @@ int main(int argc, char **argv)
 	snprintf(text, sizeof(text), "%d\n", (int)getpid());
 	write_file(sim.opt.dir, "pid", text);
 	/* Programs join the daemon's network, where the ports' interfaces are. */
-	if (ether_ports())
+	if (sim.netns)
 		write_file(sim.opt.dir, "netns", "");
 	/* ... and its view of /sys (sysview.c). */
 	if (sysview)

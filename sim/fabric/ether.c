@@ -56,13 +56,20 @@ static int ether_index(const struct sim_port *port)
 	return port->hca->index * sim.opt.nports + port->num - 1;
 }
 
-/* A network namespace for the daemon, the Ethernet ports' network. */
-static int make_namespace(void)
+/*
+ * A network namespace for the daemon, the Ethernet ports' network and the
+ * InfiniBand ports' IP interfaces (ipoib.c); made once.
+ */
+int sim_make_netns(void)
 {
-	int err = geteuid() == 0 ? 0 : sim_own_user_namespace();
+	int err;
 
+	if (sim.netns)
+		return 0;
+	err = geteuid() == 0 ? 0 : sim_own_user_namespace();
 	if (!err && unshare(CLONE_NEWNET))
 		err = -errno;
+	sim.netns = !err;
 	return err;
 }
 
@@ -89,7 +96,7 @@ static void keep_net_admin(void)
  * Run "ip -batch -" (with @family, "-4" or "-6", unless NULL) with
  * @script on its input; 0 if it succeeded.
  */
-static int run_ip(const char *family, const char *script)
+int sim_run_ip(const char *family, const char *script)
 {
 	int in[2], status;
 	pid_t pid;
@@ -186,7 +193,7 @@ static int make_interfaces(void)
 		}
 	if (len >= sizeof(script))
 		return -E2BIG;
-	return run_ip(NULL, script);
+	return sim_run_ip(NULL, script);
 }
 
 /*
@@ -248,7 +255,7 @@ static int route_by_interface(void)
 			}
 		if (len >= sizeof(script))
 			return -E2BIG;
-		if (run_ip(families[f], script))
+		if (sim_run_ip(families[f], script))
 			return -EIO;
 	}
 	return 0;
@@ -371,7 +378,7 @@ int ether_init(void)
 
 	if (!ether_ports())
 		return 0;
-	err = make_namespace();
+	err = sim_make_netns();
 	if (err) {
 		fprintf(stderr, "mlx4simd: Ethernet ports need a network namespace of their own: %s\n",
 			strerror(-err));

@@ -49,9 +49,15 @@ void port_count(struct sim_port *from, struct sim_port *to, uint32_t len,
 /* pcap.c: --pcap, the capture of the Ethernet ports' wire */
 int pcap_open(const char *path);
 void pcap_close(void);
+void pcap_mad(const struct sim_port *from, const struct sim_port *to,
+	      const uint8_t sgid[16], const uint8_t dgid[16], bool v2,
+	      const uint8_t *mad, size_t len);
 
 /* ether.c */
 bool ether_ports(void);
+/* The daemon's network namespace (made once), and ip(8) run in it. */
+int sim_make_netns(void);
+int sim_run_ip(const char *family, const char *script);
 void ether_port_init(struct sim_port *port);
 int ether_init(void);
 struct sim_port *port_by_mac(const uint8_t mac[6]);

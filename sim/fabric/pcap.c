@@ -249,6 +249,35 @@ void pcap_frame(const uint8_t *frame, size_t len)
 	fwrite(frame, len, 1, capture);
 }
 
+/*
+ * A connection manager's MAD (cm.c) between two Ethernet ports: a UD
+ * SEND to the GSI's QP 1 from QP 1, with the GSI's well-known Q_Key, as
+ * the kernel's MAD layer sends it, RoCE v1 or v2 by the GID type.
+ */
+void pcap_mad(const struct sim_port *from, const struct sim_port *to,
+	      const uint8_t sgid[16], const uint8_t dgid[16], bool v2,
+	      const uint8_t *mad, size_t len)
+{
+	static uint32_t psn;
+	struct roce_packet pkt = {
+		.opcode = TRANSPORT_UD | SEND_ONLY, .dqpn = 1, .psn = psn++,
+		.ext_len = 8, .payload = mad, .len = len,
+	};
+	struct roce_path a = { .v2 = v2, .hop_limit = 64,
+			       .udp_sport = 0xc001 };
+
+	if (!capture)
+		return;
+	memcpy(a.smac, from->mac, 6);
+	memcpy(a.dmac, to->mac, 6);
+	memcpy(a.sgid, sgid, 16);
+	memcpy(a.dgid, dgid, 16);
+	a.ipv4 = v2 && gid_is_ipv4(sgid);
+	put32(pkt.ext, 0x80010000);		/* IB_QP1_QKEY */
+	put32(pkt.ext + 4, 1);
+	emit(&a, &pkt);
+}
+
 static struct sim_port *qp_port(const struct sim_qp *qp)
 {
 	return hca_port(qp->hca, qp->port);

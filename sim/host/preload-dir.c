@@ -57,6 +57,14 @@ static void list_umad(const char *dir)
 	list_class(dir, "infiniband_mad", prefixes);
 }
 
+/* rdma_cm, ucma's misc device. */
+static void list_rdma_cm(const char *dir)
+{
+	static const char *const name[] = { "rdma_cm", NULL };
+
+	list_class(dir, "misc", name);
+}
+
 /*
  * The directory's entries are those of a real directory in the run
  * directory (@dir, LISTING_MAX bytes), which holds an empty file for each
@@ -72,6 +80,7 @@ static const char *listing_dir(char *dir)
 		return dir;
 	list_class(dir, "infiniband_verbs", uverbs);
 	list_umad(dir);
+	list_rdma_cm(dir);
 	return dir;
 }
 
@@ -89,6 +98,7 @@ static void dev_dir_entry(struct dirent *d)
 		d->d_type = DT_CHR;
 	} else {
 		umad_entry(d);
+		rdmacm_entry(d);
 	}
 }
 

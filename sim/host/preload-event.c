@@ -139,8 +139,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_EVENT)
 		return event_read(fd, e, buf, count);
-	if (e && e->kind == FD_UVERBS)
-		return fail(-EINVAL);
+	if (e && (e->kind == FD_UVERBS || e->kind == FD_RDMA_CM))
+		return fail(-EINVAL);	/* neither has a read method */
 	if (e && e->kind == FD_UMAD)
 		return umad_read(fd, e, buf, count);
 	return real.read(fd, buf, count);

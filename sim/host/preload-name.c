@@ -81,8 +81,10 @@ void device_stat(dev_t rdev, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(0, 5);
 	st->st_ino = uverbs_ino(minor(rdev));
+	/* umad and issm are root's; uverbs and rdma_cm everyone's. */
 	st->st_mode = S_IFCHR |
-		      (minor(rdev) < MLX4SIM_UVERBS_MINOR0 ? 0600 : 0666);
+		      (major(rdev) == MLX4SIM_UVERBS_MAJOR &&
+		       minor(rdev) < MLX4SIM_UVERBS_MINOR0 ? 0600 : 0666);
 	st->st_nlink = 1;
 	st->st_rdev = rdev;
 	st->st_blksize = 4096;
@@ -189,6 +191,10 @@ void name_of(int dirfd, const char *path, struct dev_name *name)
 		if (name->index < 0) {
 			name->file = DEV_UMAD;
 			name->index = umad_name(name->canon, &name->rdev);
+		}
+		if (name->index < 0) {
+			name->file = DEV_RDMA_CM;
+			name->index = rdmacm_name(name->canon, &name->rdev);
 		}
 		if (name->index < 0)
 			name->kind = NAME_ABSENT;

@@ -36,6 +36,10 @@ static int fstat_common(int fd, struct stat *st)
 		device_stat(makedev(MLX4SIM_UVERBS_MAJOR, e->id), st);
 		return 0;
 	}
+	if (e && e->kind == FD_RDMA_CM) {
+		device_stat(rdmacm_rdev(), st);
+		return 0;
+	}
 	if (e && e->kind == FD_DEV_DIR) {
 		dir_stat(st);
 		return 0;

@@ -200,25 +200,49 @@ int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
 	return file;
 }
 
+/*
+ * The open of a device file that takes O_RDWR only: a connection whose
+ * first request @op (with @arg) the daemon answers with the file
+ * (*@file) in *@reply, the file given the program's O_CLOEXEC and
+ * O_NONBLOCK.  NULL (with *@err) if there is no connection; otherwise
+ * conn_register() makes the descriptor or, after *@err, undoes it all.
+ */
+struct conn *device_connect(uint32_t op, uint32_t arg, int flags,
+			    struct mlx4sim_reply *reply, int *file, int *err)
+{
+	struct conn *conn;
+
+	*file = -1;
+	if ((flags & O_ACCMODE) != O_RDWR) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	conn = conn_open(err);
+	if (!conn)
+		return NULL;
+	*err = transact(conn, op, arg, NULL, 0, reply, NULL, 0, file);
+	if (!*err)
+		*err = reply->ret;
+	/* It came close-on-exec; the program's flags decide. */
+	if (!*err && *file >= 0 && !(flags & O_CLOEXEC) &&
+	    real.fcntl(*file, F_SETFD, 0))
+		*err = -errno;
+	if (!*err && *file >= 0 && (flags & O_NONBLOCK) &&
+	    real.fcntl(*file, F_SETFL, O_NONBLOCK))
+		*err = -errno;
+	return conn;
+}
+
 static int uverbs_open(int index, int flags)
 {
 	struct mlx4sim_reply reply;
 	struct conn *conn;
 	int err, file;
 
-	if ((flags & O_ACCMODE) != O_RDWR)
-		return fail(-EINVAL);
-	conn = conn_open(&err);
+	conn = device_connect(MLX4SIM_OP_OPEN, index, flags, &reply, &file,
+			      &err);
 	if (!conn)
 		return fail(err);
-	err = transact(conn, MLX4SIM_OP_OPEN, index, NULL, 0, &reply, NULL, 0,
-		       &file);
-	if (!err)
-		err = reply.ret;
-	/* It came close-on-exec; the program's flags decide. */
-	if (!err && file >= 0 && !(flags & O_CLOEXEC) &&
-	    real.fcntl(file, F_SETFD, 0))
-		err = -errno;
 	return conn_register(conn, file, err, FD_UVERBS, index);
 }
 
@@ -229,6 +253,8 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode)
 	name_of(dirfd, path, &name);
 	switch (name.kind) {
 	case NAME_UVERBS:
+		if (name.file == DEV_RDMA_CM)
+			return rdmacm_open(flags);
 		if (name.file == DEV_UMAD)
 			return umad_open(name.index, flags);
 		return uverbs_open(name.index, flags);
@@ -458,6 +484,8 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 	e = fd_lookup(fd);
 	if (e && e->kind == FD_UVERBS)
 		return uverbs_write(e, buf, count);
+	if (e && e->kind == FD_RDMA_CM)
+		return rdmacm_write(fd, e, buf, count);
 	if (e && e->kind == FD_UMAD)
 		return umad_write(e, buf, count);
 	return real.write(fd, buf, count);
@@ -481,7 +509,7 @@ EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	init();
 	e = fd_lookup(fd);
-	if (!e || e->kind == FD_DEV_DIR)
+	if (!e || e->kind == FD_DEV_DIR || rdmacm_vfs_ioctl(e, request))
 		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
 	if (e->kind == FD_UMAD)
 		return umad_ioctl(e, request, (void *)(uintptr_t)arg);

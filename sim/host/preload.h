@@ -117,19 +117,21 @@ struct conn {
  * its close() and bulk closes pass it by, and a dup2() onto its number
  * moves it first.
  */
-enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN, FD_UMAD };
+enum fd_kind { FD_NONE, FD_UVERBS, FD_EVENT, FD_DEV_DIR, FD_CONN, FD_UMAD,
+	       FD_RDMA_CM };
 
 /* The kinds that are a program's device file, each with its connection. */
 static inline bool is_device_kind(enum fd_kind kind)
 {
-	return kind == FD_UVERBS || kind == FD_UMAD;
+	return kind == FD_UVERBS || kind == FD_UMAD || kind == FD_RDMA_CM;
 }
 
 struct fd_entry {
 	enum fd_kind kind;
 	struct conn *conn;
 	uint32_t id;			/* uverbsN, the daemon's event file,
-					 * or a umad file's minor */
+					 * a umad file's minor or the
+					 * daemon's rdma_cm file */
 	bool async;			/* the context's async event file */
 };
 
@@ -162,7 +164,7 @@ bool is_dev_dir_fd(int fd);
  * of the device files; which one, @file says.
  */
 enum name_kind { NAME_HOST, NAME_DIR, NAME_UVERBS, NAME_NOTDIR, NAME_ABSENT };
-enum dev_file { DEV_UVERBS, DEV_UMAD };
+enum dev_file { DEV_UVERBS, DEV_UMAD, DEV_RDMA_CM };
 
 struct dev_name {
 	enum name_kind kind;
@@ -221,6 +223,8 @@ int pinned_move(uint64_t addr, uint64_t len);
 void pinned_forget(uint64_t addr, uint64_t len);
 int copy_checked(void *to, const void *from, size_t len);
 struct conn *conn_open(int *err);
+struct conn *device_connect(uint32_t op, uint32_t arg, int flags,
+			    struct mlx4sim_reply *reply, int *file, int *err);
 int conn_register(struct conn *conn, int file, int err, enum fd_kind kind,
 		  uint32_t id);
 
@@ -235,5 +239,17 @@ ssize_t umad_read(int fd, struct fd_entry *e, void *buf, size_t count);
 ssize_t umad_write(struct fd_entry *e, const void *buf, size_t count);
 int umad_ioctl(struct fd_entry *e, unsigned long request, void *arg);
 void umad_close_wait(int sock);
+
+/* ------------------------------------------------------------------ */
+/* /dev/infiniband/rdma_cm (preload-rdmacm.c)                          */
+/* ------------------------------------------------------------------ */
+
+int rdmacm_name(const char *path, dev_t *rdev);
+int rdmacm_open(int flags);
+dev_t rdmacm_rdev(void);
+void rdmacm_entry(struct dirent *d);
+ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
+		     size_t count);
+bool rdmacm_vfs_ioctl(const struct fd_entry *e, unsigned long request);
 
 #endif /* MLX4SIM_PRELOAD_H */

@@ -29,6 +29,9 @@
 /* The uverbs character devices: major 231, minors from 192. */
 #define MLX4SIM_UVERBS_MAJOR	231
 #define MLX4SIM_UVERBS_MINOR0	192
+/* rdma_cm, a misc device: major 10, a minor the kernel chose at load. */
+#define MLX4SIM_MISC_MAJOR	10
+#define MLX4SIM_RDMA_CM_MINOR	58
 
 /* Largest request or reply datagram. */
 #define MLX4SIM_MAX_MSG		(64 * 1024)
@@ -89,6 +92,24 @@ enum mlx4sim_op {
 	MLX4SIM_OP_UMAD_OPEN	= 16,
 	MLX4SIM_OP_UMAD_WRITE	= 17,
 	MLX4SIM_OP_UMAD_IOCTL	= 18,
+	/*
+	 * First request on a connection that opened /dev/infiniband/rdma_cm
+	 * (ucma.c).  The reply passes the process's descriptor of the file,
+	 * a socket the daemon keeps readable while the file has events (so
+	 * poll, select and epoll see them), and its id in event_file, by
+	 * which MIGRATE_ID names it.
+	 */
+	MLX4SIM_OP_UCMA_OPEN	= 24,
+	/*
+	 * A write(2) on the rdma_cm file: the payload is struct
+	 * mlx4sim_ucma_write.  The daemon reads the command where it lies
+	 * in the process, as the kernel copies it from user memory, and
+	 * writes the responses where the command says.  ret is 0 (write(2)
+	 * returns its count) or -errno; a GET_EVENT that finds no event is
+	 * -EAGAIN, and the library waits for the descriptor unless it is
+	 * O_NONBLOCK.
+	 */
+	MLX4SIM_OP_UCMA_WRITE	= 25,
 };
 
 /* A range of pages a WRITE reply asks to share (after the response). */
@@ -120,6 +141,21 @@ struct mlx4sim_mmap {
 struct mlx4sim_event {
 	uint32_t count;
 };
+
+/* The payload of a UCMA_WRITE request. */
+struct mlx4sim_ucma_write {
+	uint64_t buf;		/* write(2)'s buffer, in the process */
+	uint64_t count;		/* and its count */
+	/*
+	 * MIGRATE_ID names the file an id leaves by descriptor, which only
+	 * the process can resolve: the daemon's id of that rdma_cm file, or
+	 * one of these.
+	 */
+	uint32_t migrate_from;
+	uint32_t reserved;
+};
+#define MLX4SIM_UCMA_NOT_UCMA	0xfffffffeu	/* open, another file */
+#define MLX4SIM_UCMA_NO_FILE	0xffffffffu	/* no such descriptor */
 
 /* The payload of a FAULT request; the reply's ret is 0 or -errno. */
 #define MLX4SIM_FAULT_MAGIC	0x6d34666c	/* "m4fl": not a stray request */

@@ -296,8 +296,8 @@ static size_t response_length(const struct sim_cmd *cmd)
 /* Replies                                                             */
 /* ------------------------------------------------------------------ */
 
-static int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
-		      const void *data, size_t len, int fd)
+int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
+	       const void *data, size_t len, int fd)
 {
 	char control[CMSG_SPACE(sizeof(int))];
 	struct iovec iov[2] = {
@@ -565,6 +565,9 @@ static int dispatch(struct sim_ctx *ctx, const struct mlx4sim_request *req,
 	/* What the last command asked to share, only SHAREs take. */
 	if (req->op != MLX4SIM_OP_SHARE)
 		umem_shares_end(ctx);
+	/* /dev/infiniband/rdma_cm: a file of its own kind (ucma.c). */
+	if (ctx->ucma || (req->op == MLX4SIM_OP_UCMA_OPEN && !ctx->control))
+		return ucma_request(ctx, req->op, payload, len) ? -1 : 0;
 	/* The umad and issm files have requests of their own (umad.c). */
 	if (ctx->umad || (req->op >= MLX4SIM_OP_UMAD_OPEN &&
 			  req->op <= MLX4SIM_OP_UMAD_IOCTL))
@@ -691,6 +694,7 @@ void ctx_close(struct sim_ctx *ctx)
 
 	bf_watch_end(ctx);
 	umad_close(ctx);
+	ucma_close(ctx);
 	if (ctx->hca)
 		TRACE(trace_close_file(ctx));
 	release_objects(ctx);

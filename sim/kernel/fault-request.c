@@ -93,7 +93,8 @@ static int qp_fatal(const struct mlx4sim_fault *f)
  * A catastrophic error of the adapter: mlx4_ib reports DEVICE_FATAL and
  * the device is disassociated from its open files: their objects are
  * gone, every command fails with EIO, and the event files give what they
- * hold, then EIO.  Files opened later reach the adapter as reset.
+ * hold, then EIO.  Files opened later reach the adapter as reset.  rdma_cm's
+ * ids on it hear DEVICE_REMOVAL, as the reset unregisters the device.
  */
 static void fatal(const struct mlx4sim_fault *f)
 {
@@ -108,6 +109,10 @@ static void fatal(const struct mlx4sim_fault *f)
 		sim_log("fault: %s fatal for process %d", ctx->hca->name,
 			(int)ctx->pid);
 	}
+	/* The reset takes the device away from rdma_cm's ids too. */
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		if (!(f->match & MLX4SIM_FAULT_MATCH_HCA) || f->hca == (uint32_t)h)
+			ucma_device_removal(&sim.hca[h]);
 }
 
 static void clear(void)

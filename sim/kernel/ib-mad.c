@@ -51,6 +51,10 @@ bool mad_method_in_use(const struct umad_file *f, const struct umad_agent *a)
 {
 	struct umad_file *g;
 
+	/* ib_cm's agent on every port (cm_add_one): version 2's SEND. */
+	if (a->mgmt_class == MAD_CLASS_CM && a->class_version == 2 &&
+	    serves(a, MAD_METHOD_SEND))
+		return true;
 	list_for_each(&umad_files, g, struct umad_file, link) {
 		if (g->port != f->port)
 			continue;

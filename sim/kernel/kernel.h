@@ -22,6 +22,9 @@ struct sim_ctx *ctx_new(int sock, pid_t pid);
 void ctx_close(struct sim_ctx *ctx);
 void ctx_disassociate(struct sim_ctx *ctx);
 int ctx_handle_request(struct sim_ctx *ctx);
+struct mlx4sim_reply;
+int send_reply(struct sim_ctx *ctx, struct mlx4sim_reply *reply,
+	       const void *data, size_t len, int fd);
 int ctx_reply(struct sim_ctx *ctx, int32_t ret, const void *data, size_t len,
 	      int fd);
 int uobj_add(struct sim_ctx *ctx, struct sim_uobj *uobj, enum sim_obj_type type);
@@ -37,6 +40,19 @@ int umad_request(struct sim_ctx *ctx, uint32_t op, uint32_t arg,
 		 const void *payload, size_t len);
 void umad_close(struct sim_ctx *ctx);
 void umad_timers(uint64_t now, uint64_t *deadline);
+/* qp.c: whether the process has @cap among its effective capabilities */
+bool has_capability(pid_t pid, int cap);
+/* ucma.c: /dev/infiniband/rdma_cm's files (cma.h has the rest) */
+int ucma_request(struct sim_ctx *ctx, uint32_t op, const void *payload,
+		 size_t len);
+void ucma_close(struct sim_ctx *ctx);
+void ucma_device_removal(const struct sim_hca *hca);
+/* cm-timer.c: the connection manager's timers, from the loop */
+void timers_run(uint64_t now, uint64_t *deadline);
+/* ipoib.c: the InfiniBand ports' IP interfaces */
+int ipoib_init(void);
+const char *ipoib_ifname(const struct sim_port *port);
+void ipoib_hwaddr(const struct sim_port *port, uint8_t hw[20]);
 void mad_link_changed(struct sim_port *port);
 /* fault-request.c: a port's event to every context of its adapter */
 void port_event(struct sim_port *port, uint32_t type);

@@ -232,7 +232,8 @@ static int qp_register(struct sim_ctx *ctx, struct sim_qp *qp,
 }
 
 /* Whether the process may send raw frames: CAP_NET_RAW in its status. */
-bool has_cap_net_raw(pid_t pid)
+/* Whether the process has @cap among its effective capabilities. */
+bool has_capability(pid_t pid, int cap)
 {
 	char path[64], line[128];
 	unsigned long long caps = 0;
@@ -246,7 +247,12 @@ bool has_cap_net_raw(pid_t pid)
 	while (!found && fgets(line, sizeof(line), f))
 		found = sscanf(line, "CapEff: %llx", &caps) == 1;
 	fclose(f);
-	return found && (caps >> CAP_NET_RAW & 1);
+	return found && (caps >> cap & 1);
+}
+
+bool has_cap_net_raw(pid_t pid)
+{
+	return has_capability(pid, CAP_NET_RAW);
 }
 
 static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
@@ -1084,6 +1090,19 @@ static bool mcast_lid_ok(const struct sim_qp *qp, uint16_t lid)
 	return lid >= 0xc000 && lid != 0xffff;
 }
 
+/*
+ * rdma_is_multicast_addr(): an IPv6 multicast GID, or an IPv4-mapped one
+ * of an IPv4 multicast address (RoCE v2's groups, as rdma_cm makes them).
+ */
+static bool multicast_gid(const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(gid, v4mapped, sizeof(v4mapped)))
+		return (gid[12] & 0xf0) == 0xe0;
+	return gid[0] == 0xff;
+}
+
 int cmd_attach_mcast(struct sim_cmd *cmd)
 {
 	struct ib_uverbs_attach_mcast req;
@@ -1097,7 +1116,7 @@ int cmd_attach_mcast(struct sim_cmd *cmd)
 	/* uverbs answers an attach it already has before the core looks. */
 	if (mcast_find(req.gid, qp))
 		return 0;
-	if (qp->type != IBV_QPT_UD || req.gid[0] != 0xff ||
+	if (qp->type != IBV_QPT_UD || !multicast_gid(req.gid) ||
 	    !mcast_lid_ok(qp, req.mlid))
 		return -EINVAL;
 	if (group_size(req.gid) >= CX3_MAX_MCAST_QP_ATTACH)

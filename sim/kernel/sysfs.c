@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include <rdma/ib_user_mad.h>
+#include <rdma/rdma_user_cm.h>
 
+#include "../host/protocol.h"
 #include "kernel.h"
 
 static char sysfs_root[PATH_MAX];	/* for the files that change */
@@ -457,6 +459,64 @@ static int net_dirs(const char *pci_dir, struct sim_hca *hca)
 	return 0;
 }
 
+/*
+ * The InfiniBand ports' IP interfaces (ipoib.c) as ib_ipoib shows them:
+ * under the PCI function's net, a class/net entry each, their IPoIB
+ * hardware address (the UD QP's number, the port's GID), type 32
+ * (ARPHRD_INFINIBAND), the port behind each and its P_Key.
+ */
+static int ipoib_net_dirs(const char *root, struct sim_hca *hca)
+{
+	char dir[PATH_MAX], hex[3 * 20];
+	uint8_t hw[20];
+	int err;
+
+	for (int p = 0; p < hca->nports; p++) {
+		const char *name = ipoib_ifname(&hca->port[p]);
+
+		if (!name)
+			continue;
+		err = class_device(root, hca, "net", name, dir);
+		if (err)
+			return err;
+		ipoib_hwaddr(&hca->port[p], hw);
+		for (int i = 0; i < 20; i++)
+			snprintf(hex + 3 * i, 4, "%02x%s", hw[i], i < 19 ? ":" : "");
+		put(dir, "address", "%s\n", hex);
+		put(dir, "addr_len", "20\n");
+		put(dir, "type", "32\n");
+		put(dir, "dev_id", "0x0\n");
+		put(dir, "dev_port", "%d\n", p);
+		put(dir, "ifindex", "%u\n", if_nametoindex(name));
+		put(dir, "mtu", "2044\n");
+		put(dir, "pkey", "0xffff\n");
+		put(dir, "mode", "datagram\n");
+	}
+	return 0;
+}
+
+/*
+ * rdma_cm's misc device (/dev/infiniband/rdma_cm): its ABI version, which
+ * librdmacm reads, and its device number.
+ */
+static int rdma_cm_device(const char *root)
+{
+	char dir[PATH_MAX], link[PATH_MAX];
+
+	if (pathf(dir, "%s/devices/virtual/misc/rdma_cm", root) ||
+	    pathf(link, "%s/class/misc", root))
+		return -ENAMETOOLONG;
+	if (mkdir_p(dir) || mkdir_p(link))
+		return -EIO;
+	strncat(link, "/rdma_cm", sizeof(link) - strlen(link) - 1);
+	if (symlink("../../devices/virtual/misc/rdma_cm", link) &&
+	    errno != EEXIST)
+		return -errno;
+	put(dir, "abi_version", "%d\n", RDMA_USER_CM_ABI_VERSION);
+	return put(dir, "dev", "%d:%d\n", MLX4SIM_MISC_MAJOR,
+		   MLX4SIM_RDMA_CM_MINOR);
+}
+
 static int ib_device(const char *root, struct sim_hca *hca)
 {
 	char dir[PATH_MAX], guid[32];
@@ -585,12 +645,17 @@ int sysfs_create(const char *root)
 	if (err)
 		return err;
 	put(dir, "abi_version", "%d\n", IB_USER_MAD_ABI_VERSION);
+	err = rdma_cm_device(root);
+	if (err)
+		return err;
 	for (int h = 0; h < sim.opt.nhcas; h++) {
 		struct sim_hca *hca = &sim.hca[h];
 
 		err = pci_device(root, hca, pci_dir);
 		if (!err)
 			err = net_dirs(pci_dir, hca);
+		if (!err)
+			err = ipoib_net_dirs(root, hca);
 		if (!err)
 			err = ib_device(root, hca);
 		if (!err)

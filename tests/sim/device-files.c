@@ -4,7 +4,8 @@
  * sysfs through the file system calls other than open, on a host with two
  * ConnectX-3 adapters (run it on mlx4sim --hcas 2): every answer is the
  * one a real host gives.  The uverbs files are character devices 231:192+N,
- * mode 0666, in a directory that lists them; there is no uverbs2.
+ * mode 0666, with rdma_cm, the misc device 10:58, in a directory that
+ * lists them; there is no uverbs2.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -123,7 +124,10 @@ static void stat_family(void)
 	/* The kernel's names only: no sign, no leading zero. */
 	FAILS(stat(DIR_PATH "/uverbs+0", &st) == -1, ENOENT, "stat(uverbs+0)");
 	FAILS(stat(DIR_PATH "/uverbs00", &st) == -1, ENOENT, "stat(uverbs00)");
-	FAILS(stat(DIR_PATH "/rdma_cm", &st) == -1, ENOENT, "stat(rdma_cm)");
+	check(stat(DIR_PATH "/rdma_cm", &st) == 0 && S_ISCHR(st.st_mode) &&
+	      (st.st_mode & 07777) == 0666 && major(st.st_rdev) == 10 &&
+	      minor(st.st_rdev) == 58, "stat(rdma_cm): the misc device 10:58");
+	FAILS(stat(DIR_PATH "/rdma_cm/", &st) == -1, ENOTDIR, "stat(rdma_cm/)");
 	FAILS(stat(DEV1 "/", &st) == -1, ENOTDIR, "stat(uverbs1/)");
 	FAILS(stat(DEV1 "/..", &st) == -1, ENOTDIR, "stat(uverbs1/..)");
 	check(stat(DIR_PATH, &st) == 0 && S_ISDIR(st.st_mode),
@@ -147,7 +151,7 @@ static bool expected_device(const char *name)
 {
 	static const char *const names[] = {
 		"uverbs0", "uverbs1", "umad0", "umad1", "umad2", "umad3",
-		"issm0", "issm1", "issm2", "issm3",
+		"issm0", "issm1", "issm2", "issm3", "rdma_cm",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -176,8 +180,8 @@ static void listing(DIR *dir, const char *how)
 		    !S_ISCHR(st.st_mode))
 			wrong++;
 	}
-	check(found == 10 && !other && !wrong,
-	      "%s: uverbs0-1, umad0-3 and issm0-3 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
+	check(found == 11 && !other && !wrong,
+	      "%s: rdma_cm, uverbs0-1, umad0-3 and issm0-3 only, character devices whose inodes stat gives (%d, %d others, %d wrong)",
 	      how, found, other, wrong);
 }
 
@@ -224,14 +228,15 @@ static void directory(void)
 	FAILS(opendir(DEV0) == NULL, ENOTDIR, "opendir(uverbs0)");
 	FAILS(opendir(NO_DEV) == NULL, ENOENT, "opendir(uverbs2)");
 	n = scandir(DIR_PATH, &list, char_devices, alphasort);
-	check(n == 10 && !strcmp(list[0]->d_name, "issm0") &&
-	      !strcmp(list[4]->d_name, "umad0") &&
-	      !strcmp(list[8]->d_name, "uverbs0") &&
-	      !strcmp(list[9]->d_name, "uverbs1"),
-	      "scandir, character devices: issm0-3, umad0-3, uverbs0, uverbs1 (%d)", n);
+	check(n == 11 && !strcmp(list[0]->d_name, "issm0") &&
+	      !strcmp(list[4]->d_name, "rdma_cm") &&
+	      !strcmp(list[5]->d_name, "umad0") &&
+	      !strcmp(list[9]->d_name, "uverbs0") &&
+	      !strcmp(list[10]->d_name, "uverbs1"),
+	      "scandir, character devices: issm0-3, rdma_cm, umad0-3, uverbs0, uverbs1 (%d)", n);
 	free_list(list, n);
 	n = scandir64(DIR_PATH, (struct dirent64 ***)&list, NULL, NULL);
-	check(n == 12, "scandir64 finds ., .. and the ten devices (%d)", n);
+	check(n == 13, "scandir64 finds ., .. and the eleven devices (%d)", n);
 	free_list(list, n);
 }
 

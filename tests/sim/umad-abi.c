@@ -211,6 +211,8 @@ static void registration(void)
 	CHECK(agent(fd, 0, 0x04, 1, 0, 0) == -EINVAL,
 	      "performance management on QP0: EINVAL");
 	CHECK(agent(fd, 1, 0x04, 8, 0, 0) == -EINVAL, "class version 8: EINVAL");
+	CHECK(agent(fd, 1, 0x07, 2, 0, 1u << 3) == -EINVAL,
+	      "the CM class's SEND: ib_cm's agent holds it on every port, EINVAL");
 	CHECK(ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req2) && errno == EINVAL &&
 	      req2.flags == IB_USER_MAD_USER_RMPP,
 	      "unknown flags: EINVAL, and the flags the kernel knows written back");

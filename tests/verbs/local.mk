@@ -179,3 +179,13 @@ EXTRA_DIST += tests/verbs/dpdk-system.tap tests/verbs/dpdk-project.tap \
 TESTS += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap
 EXTRA_DIST += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap \
 	tests/verbs/mpi.sh tests/verbs/mpi-check.c
+
+# librdmacm's programs (rdmacm-utils) over /dev/infiniband/rdma_cm, on
+# RoCE and InfiniBand; the file at its ABI, hostile (rdmacm-abi); the
+# connection manager's events in order (rdmacm-events).
+check_PROGRAMS += tests/verbs/rdmacm-abi tests/verbs/rdmacm-events
+tests_verbs_rdmacm_abi_SOURCES = tests/verbs/rdmacm-abi.c tests/tap.h
+tests_verbs_rdmacm_events_SOURCES = tests/verbs/rdmacm-events.c tests/tap.h
+TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
+EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
+	tests/verbs/rdmacm.sh
