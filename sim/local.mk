@@ -1,13 +1,14 @@
 # mlx4sim: the daemon, the preload library and the command that runs them.
 
-pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault
+pkglibexec_PROGRAMS = sim/mlx4simd sim/mlx4sim-fault sim/mlx4sim-rsh-cmd
 sim_mlx4simd_SOURCES = \
 	sim/sim.h sim/sim.c sim/list.h sim/table.h sim/table.c \
 	sim/host/host.h sim/fabric/fabric.h sim/adapter/adapter.h \
 	sim/kernel/kernel.h \
 	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
 	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/sysview.c \
-	sim/host/trace.c sim/host/userns.c \
+	sim/host/trace.c sim/host/userns.c sim/host/hosts.c sim/host/rshd.c \
+	sim/host/rsh.h \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
 	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
 	sim/fabric/mad.h sim/fabric/switch.c \
@@ -27,7 +28,10 @@ sim_mlx4simd_SOURCES = \
 	sim/kernel/ucma.c sim/kernel/ucma-cmd.c sim/kernel/cma.c \
 	sim/kernel/cma-conn.c sim/kernel/cma-addr.c sim/kernel/cma-attr.c \
 	sim/kernel/cma-mcast.c sim/kernel/cm.c sim/kernel/cm-recv.c \
-	sim/kernel/cm-timer.c sim/kernel/ipoib.c
+	sim/kernel/cm-timer.c sim/kernel/ipoib.c sim/kernel/hosts-net.c
+
+# mlx4sim-rsh's part that asks a host's keeper to run a command.
+sim_mlx4sim_rsh_cmd_SOURCES = sim/rsh-cmd.c sim/host/rsh.h
 
 # `mlx4sim fault`: hands the daemon one fault over a control connection.
 sim_mlx4sim_fault_SOURCES = sim/fault-cmd.c sim/host/protocol.h
@@ -55,3 +59,12 @@ sim/mlx4sim: $(srcdir)/sim/mlx4sim.in Makefile
 		$(srcdir)/sim/mlx4sim.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 CLEANFILES += sim/mlx4sim
 EXTRA_DIST += sim/mlx4sim.in
+
+# mlx4sim-rsh: ssh's stand-in for MPI launchers, to a host of the run.
+bin_SCRIPTS += sim/mlx4sim-rsh
+sim/mlx4sim-rsh: $(srcdir)/sim/mlx4sim-rsh.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) sim && sed \
+		-e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
+		$(srcdir)/sim/mlx4sim-rsh.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += sim/mlx4sim-rsh
+EXTRA_DIST += sim/mlx4sim-rsh.in

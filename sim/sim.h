@@ -122,6 +122,7 @@ struct sim_gid {
 
 #define NO_VLAN		0xffff
 #define SIM_MAX_VLANS	4
+#define SIM_MAX_HOSTS	16	/* --hosts */
 
 struct sim_port {
 	struct sim_hca *hca;
@@ -149,6 +150,8 @@ struct sim_port {
 
 struct sim_hca {
 	int index;			/* mlx4_<index>, uverbs<index> */
+	int host;			/* --hosts: its host, from 0; else 0 */
+	int local;			/* its index on its host (the name's) */
 	char name[16];
 	uint64_t node_guid;
 	uint64_t sys_image_guid;
@@ -188,6 +191,7 @@ struct sim_ctx {
 	int sock;
 	pid_t pid;			/* whose memory the device reaches */
 	struct sim_hca *hca;
+	int host;			/* the host of its process, or -1 */
 	bool has_ucontext;		/* GET_CONTEXT done */
 	int memfd;			/* the pages processes mmap */
 	uint8_t *pages;			/* the same, mapped here */
@@ -581,7 +585,9 @@ struct sim_event_file {
 /* ------------------------------------------------------------------ */
 struct sim_options {
 	const struct sim_model *model;
-	int nhcas;
+	int nhcas;			/* on the subnet, every host's */
+	int nhosts;			/* --hosts: 0 for one host with all */
+	int hcas_per_host;		/* --hcas: nhcas / nhosts */
 	int nports;
 	uint8_t link_layer[CX3_MAX_PORTS];	/* per port number - 1 */
 	uint16_t vlans[SIM_MAX_VLANS];	/* VLAN interfaces of Ethernet ports */

@@ -51,7 +51,7 @@ static char socket_path[PATH_MAX];
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mlx4simd --dir DIR [--hcas N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
+		"usage: mlx4simd --dir DIR [--hcas N] [--hosts N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
 		"                [--model cx3|cx3pro] [--vlan ID]...\n"
 		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
 		"                [--sm builtin|external]\n"
@@ -110,6 +110,7 @@ static int parse_options(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
 		{ "hcas", required_argument, NULL, 'H' },
+		{ "hosts", required_argument, NULL, 'N' },
 		{ "ports", required_argument, NULL, 'p' },
 		{ "link-layer", required_argument, NULL, 'l' },
 		{ "vlan", required_argument, NULL, 'v' },
@@ -133,6 +134,7 @@ static int parse_options(int argc, char **argv)
 		switch (c) {
 		case 'd': sim.opt.dir = optarg; break;
 		case 'H': sim.opt.nhcas = atoi(optarg); break;
+		case 'N': sim.opt.nhosts = atoi(optarg); break;
 		case 'p': sim.opt.nports = atoi(optarg); break;
 		case 'l': link_layers = optarg; break;
 		case 'v':
@@ -164,6 +166,17 @@ static int parse_options(int argc, char **argv)
 	if (sim.opt.nhcas < 1 || sim.opt.nhcas > 16) {
 		fprintf(stderr, "mlx4simd: --hcas must be 1 to 16\n");
 		return -1;
+	}
+	/* --hosts N: --hcas adapters on each host, N hosts on one subnet. */
+	sim.opt.hcas_per_host = sim.opt.nhcas;
+	if (sim.opt.nhosts) {
+		if (sim.opt.nhosts < 1 || sim.opt.nhosts > SIM_MAX_HOSTS ||
+		    sim.opt.nhosts * sim.opt.nhcas > 16) {
+			fprintf(stderr, "mlx4simd: --hosts must be 1 to %d, with at most 16 adapters in all\n",
+				SIM_MAX_HOSTS);
+			return -1;
+		}
+		sim.opt.nhcas *= sim.opt.nhosts;
 	}
 	if (sim.opt.nports < 1 || sim.opt.nports > CX3_MAX_PORTS) {
 		fprintf(stderr, "mlx4simd: --ports must be 1 or 2 (a ConnectX-3 has two)\n");
@@ -529,6 +542,30 @@ static void connect_layers(void)
 	event_listen_to_adapter();
 }
 
+/* The hosts' keepers go when the daemon fails. */
+static int hosts_fail(void)
+{
+	hosts_stop();
+	return 1;
+}
+
+/*
+ * --hosts: each host's /etc/hosts names them all; each host's mount
+ * namespace then, and "hosts" in the run directory tells programs to
+ * join a host (preload.c).
+ */
+static int publish_hosts(void)
+{
+	char path[PATH_MAX], text[16];
+
+	snprintf(path, sizeof(path), "%s/etc-hosts", sim.opt.dir);
+	if (hosts_file_write(path) || hosts_publish())
+		return -1;
+	snprintf(text, sizeof(text), "%d\n", sim.opt.nhosts);
+	write_file(sim.opt.dir, "hosts", text);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char path[PATH_MAX], staging[PATH_MAX], text[64];
@@ -556,16 +593,19 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	snprintf(path, sizeof(path), "%s/%s", sim.opt.dir, MLX4SIM_SYSFS_NAME);
-	if (subnet_init() || ether_init() || ipoib_init())
-		return 1;
+	/* --hosts: the hosts' namespaces first, for their interfaces. */
+	if (subnet_init() || hosts_start() || ether_init() || ipoib_init())
+		return hosts_fail();
 	if (sysfs_create(path)) {
 		fprintf(stderr, "mlx4simd: cannot create the sysfs tree in %s\n",
 			path);
-		return 1;
+		return hosts_fail();
 	}
 	/* Programs that read /sys by its name see the tree there too. */
 	snprintf(staging, sizeof(staging), "%s/.host-sys", sim.opt.dir);
-	sysview = !sysview_create(path, staging);
+	sysview = sim.opt.nhosts ? false : !sysview_create(path, staging);
+	if (sim.opt.nhosts && publish_hosts())
+		return hosts_fail();
 	if (sim.opt.pcap && pcap_open(sim.opt.pcap)) {
 		fprintf(stderr, "mlx4simd: %s: %m\n", sim.opt.pcap);
 		return 1;
@@ -600,7 +640,8 @@ int main(int argc, char **argv)
 	write_file(sim.opt.dir, "ready", "");
 
 	if (serve(ep))
-		return 1;
+		return hosts_fail();
+	hosts_stop();
 
 	while (!list_empty(&sim.ctxs))
 		ctx_close(list_entry(sim.ctxs.next, struct sim_ctx, link));

@@ -131,12 +131,12 @@ static void mac_text(const uint8_t mac[6], char text[18])
 		 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }
 
-/* The interfaces: the switch, then a veth pair for each Ethernet port. */
-static int make_interfaces(void)
+/*
+ * The network's settings of the namespace the daemon is in: the one
+ * host's, or with --hosts each host's in turn.
+ */
+static void host_sysctls(void)
 {
-	char script[8192], mac[18];
-	size_t len = 0;
-
 	/* Addresses usable at once, with no duplicate detection to wait for. */
 	proc_write_text("/proc/sys/net/ipv6/conf/all/accept_dad", "0\n");
 	proc_write_text("/proc/sys/net/ipv6/conf/default/accept_dad", "0\n");
@@ -156,6 +156,46 @@ static int make_interfaces(void)
 		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/rp_filter", conf);
 		proc_write_text(path, "0\n");
 	}
+}
+
+/* The lines that give @port's interface its addresses and VLANs. */
+static size_t address_lines(char *script, size_t size,
+			    const struct sim_port *port)
+{
+	int n = ether_index(port);
+	size_t len;
+
+	len = snprintf(script, size,
+		"addr add " IPV4_PREFIX "%d/24 dev %s\n"
+		"addr add " IPV6_PREFIX "%x/64 dev %s nodad\n"
+		"link set %s up\n",
+		n + 1, port->ifname, n + 1, port->ifname, port->ifname);
+	/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
+	for (int v = 0; v < sim.opt.nvlans && len < size; v++) {
+		unsigned int id = sim.opt.vlans[v];
+
+		len += snprintf(script + len, size - len,
+			"link add link %s name %s.%u type vlan id %u\n"
+			"addr add 10.%u.%u.%d/24 dev %s.%u\n"
+			"link set %s.%u up\n",
+			port->ifname, port->ifname, id, id,
+			id >> 8, id & 0xff, n + 1,
+			port->ifname, id, port->ifname, id);
+	}
+	return len;
+}
+
+/*
+ * The interfaces: the switch, then a veth pair for each Ethernet port;
+ * with --hosts the port's end goes to its host, which gives it its
+ * addresses (configure_host).
+ */
+static int make_interfaces(void)
+{
+	char script[8192], mac[18];
+	size_t len = 0;
+
+	host_sysctls();
 	len += snprintf(script + len, sizeof(script) - len,
 			"link set lo up\n"
 			"link add " SWITCH_NAME " type bridge\n"
@@ -171,25 +211,17 @@ static int make_interfaces(void)
 			len += snprintf(script + len, sizeof(script) - len,
 				"link add %s address %s type veth peer name sw%d\n"
 				"link set sw%d master " SWITCH_NAME "\n"
-				"link set sw%d up\n"
-				"addr add " IPV4_PREFIX "%d/24 dev %s\n"
-				"addr add " IPV6_PREFIX "%x/64 dev %s nodad\n"
-				"link set %s up\n",
-				port->ifname, mac, n, n, n, n + 1,
-				port->ifname, n + 1, port->ifname,
-				port->ifname);
-			/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
-			for (int v = 0; v < sim.opt.nvlans; v++) {
-				unsigned int id = sim.opt.vlans[v];
-
+				"link set sw%d up\n",
+				port->ifname, mac, n, n, n);
+			if (len >= sizeof(script))
+				break;
+			if (sim.opt.nhosts)
 				len += snprintf(script + len, sizeof(script) - len,
-					"link add link %s name %s.%u type vlan id %u\n"
-					"addr add 10.%u.%u.%d/24 dev %s.%u\n"
-					"link set %s.%u up\n",
-					port->ifname, port->ifname, id, id,
-					id >> 8, id & 0xff, n + 1,
-					port->ifname, id, port->ifname, id);
-			}
+					"link set %s netns %d\n", port->ifname,
+					(int)host_keeper_pid(port->hca->host));
+			else
+				len += address_lines(script + len,
+						     sizeof(script) - len, port);
 		}
 	if (len >= sizeof(script))
 		return -E2BIG;
@@ -209,7 +241,7 @@ static int make_interfaces(void)
  * by ARP or neighbour discovery as on a network of hosts.  An interface
  * answers ARP for its own addresses only.
  */
-static int route_by_interface(void)
+static int route_by_interface(int host)
 {
 	static const char *const families[] = { "-4", "-6" };
 	char script[8192];
@@ -224,7 +256,8 @@ static int route_by_interface(void)
 		for (int h = 0; h < sim.opt.nhcas; h++)
 			for (int p = 0; p < sim.hca[h].nports; p++) {
 				struct sim_port *port = &sim.hca[h].port[p];
-				if (port->link_layer != IBV_LINK_LAYER_ETHERNET)
+				if (port->link_layer != IBV_LINK_LAYER_ETHERNET ||
+				    port->hca->host != host)
 					continue;
 				char self[48];
 
@@ -259,6 +292,39 @@ static int route_by_interface(void)
 			return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * With --hosts, host @host's interfaces get their addresses in its own
+ * network namespace; then, as without, each its routing table.
+ */
+static int configure_host(int host)
+{
+	char script[8192];
+	size_t len = 0;
+	int err;
+
+	if (!sim.opt.nhosts)
+		return route_by_interface(host);
+	err = hosts_enter_net(host);
+	if (err) {
+		hosts_leave_net();
+		return err;
+	}
+	host_sysctls();
+	len = snprintf(script, sizeof(script), "link set lo up\n");
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports && len < sizeof(script); p++)
+			if (sim.hca[h].host == host &&
+			    sim.hca[h].port[p].link_layer == IBV_LINK_LAYER_ETHERNET)
+				len += address_lines(script + len,
+						     sizeof(script) - len,
+						     &sim.hca[h].port[p]);
+	err = len >= sizeof(script) ? -E2BIG : sim_run_ip(NULL, script);
+	if (!err)
+		err = route_by_interface(host);
+	hosts_leave_net();
+	return err;
 }
 
 /* The modified EUI-64 link-local address a MAC gives. */
@@ -385,21 +451,29 @@ int ether_init(void)
 		return err;
 	}
 	err = make_interfaces();
-	if (!err)
-		err = route_by_interface();
+	for (int host = 0; host < MAX(sim.opt.nhosts, 1) && !err; host++)
+		err = configure_host(host);
 	if (err) {
 		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces: they need the kernel's bridge and veth interfaces and IPv6%s\n",
 			sim.opt.nvlans ? "; --vlan needs its 802.1Q VLAN support, module 8021q" : "");
 		return err;
 	}
-	if (getifaddrs(&addrs))
-		return -errno;
-	for (int h = 0; h < sim.opt.nhcas; h++)
-		for (int p = 0; p < sim.hca[h].nports; p++)
-			if (sim.hca[h].port[p].link_layer ==
-			    IBV_LINK_LAYER_ETHERNET)
-				fill_gid_table(&sim.hca[h].port[p], addrs);
-	freeifaddrs(addrs);
+	for (int host = 0; host < MAX(sim.opt.nhosts, 1); host++) {
+		err = hosts_enter_net(host);
+		if (err || getifaddrs(&addrs)) {
+			hosts_leave_net();
+			return err ?: -errno;
+		}
+		for (int h = 0; h < sim.opt.nhcas; h++)
+			for (int p = 0; p < sim.hca[h].nports; p++)
+				if (sim.hca[h].host == host &&
+				    sim.hca[h].port[p].link_layer ==
+				    IBV_LINK_LAYER_ETHERNET)
+					fill_gid_table(&sim.hca[h].port[p],
+						       addrs);
+		freeifaddrs(addrs);
+		hosts_leave_net();
+	}
 	return 0;
 }
 

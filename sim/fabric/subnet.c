@@ -36,7 +36,10 @@ int subnet_init(void)
 		struct sim_hca *hca = &sim.hca[h];
 
 		hca->index = h;
-		snprintf(hca->name, sizeof(hca->name), "mlx4_%d", h);
+		/* --hosts: each host names its own adapters from mlx4_0. */
+		hca->host = h / sim.opt.hcas_per_host;
+		hca->local = h % sim.opt.hcas_per_host;
+		snprintf(hca->name, sizeof(hca->name), "mlx4_%d", hca->local);
 		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4);
 		hca->sys_image_guid = hca->node_guid + 3;
 		hca->nports = nports;

@@ -57,6 +57,18 @@ int sim_own_user_namespace(void);
 /* One write of @text to a /proc or /sys file: 0 or -errno. */
 int proc_write_text(const char *path, const char *text);
 
+/* hosts.c: --hosts, a keeper process and namespaces for each host */
+int hosts_start(void);
+int hosts_publish(void);
+void hosts_stop(void);
+int host_of_pid(pid_t pid);
+int hosts_enter_net(int host);
+void hosts_leave_net(void);
+pid_t host_keeper_pid(int host);
+void hosts_answer(int ack, char what, int err);
+/* rshd.c: a host's keeper runs mlx4sim-rsh's commands */
+void rshd_serve(int host, int ack);
+
 /* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
 int sysview_create(const char *tree, const char *staging);
 

@@ -201,22 +201,42 @@ static void join_sysview(const char *pid)
 	setenv("SYSFS_PATH", "/sys", 1);	/* /sys is the simulated host's */
 }
 
+/*
+ * --hosts: the process is on the host MLX4SIM_HOST names (mlx4sim-rsh's
+ * commands, and what they start), else node1, whose keeper's namespaces
+ * it joins: its user namespace, network, hostname and /sys.
+ */
+static const char *host_pid_file(const char *dir, char *path, size_t len)
+{
+	const char *host = getenv("MLX4SIM_HOST");
+
+	if (!host || strncmp(host, "node", 4) || !host[4] ||
+	    strspn(host + 4, "0123456789") != strlen(host + 4))
+		host = "node1";
+	snprintf(path, len, "%s/%s/pid", dir, host);
+	return path;
+}
+
 __attribute__((constructor))
 static void join_sim_namespaces(void)
 {
 	const char *dir = getenv(MLX4SIM_ENV_DIR);
 	char path[PATH_MAX], pid[16] = "";
-	bool net, mnt;
+	bool net, mnt, hosts;
 	ssize_t n;
 	int fd, err;
 
 	if (!dir)
 		return;
-	net = run_file(dir, "netns");
-	mnt = run_file(dir, "mntns");
+	hosts = run_file(dir, "hosts");
+	net = hosts || run_file(dir, "netns");
+	mnt = hosts || run_file(dir, "mntns");
 	if (!net && !mnt)
 		return;
-	snprintf(path, sizeof(path), "%s/pid", dir);
+	if (hosts)
+		host_pid_file(dir, path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s/pid", dir);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -231,6 +251,9 @@ static void join_sim_namespaces(void)
 	err = net ? join_ns(pid, "net", CLONE_NEWNET) : 0;
 	if (err && err != -ENOENT)
 		fprintf(stderr, "libmlx4sim: cannot join the simulator's network namespace (its Ethernet ports' network): %m\n");
+	err = hosts ? join_ns(pid, "uts", CLONE_NEWUTS) : 0;
+	if (err && err != -ENOENT)
+		fprintf(stderr, "libmlx4sim: cannot join the simulated host's hostname (UTS namespace): %m\n");
 	if (mnt)
 		join_sysview(pid);
 }

@@ -90,7 +90,7 @@ int cma_acquire_by_addr(struct cma_id *id, const struct sockaddr *addr)
 {
 	struct sim_port *port = port_by_ip(addr);
 
-	if (!port)
+	if (!port || !port_on_host(port, cma_id_host(id)))
 		return -EADDRNOTAVAIL;
 	attach(id, port);
 	return 0;
@@ -193,14 +193,10 @@ static void schedule(struct cma_id *id, uint32_t event, int status,
 /* cma_bind_loopback(): the first active port, by its GID 0. */
 static int bind_loopback(struct cma_id *id)
 {
-	struct sim_port *first = NULL;
+	struct sim_port *first = host_first_port(cma_id_host(id));
 
-	for (int h = 0; h < sim.opt.nhcas && !first; h++)
-		for (int p = 0; p < sim.hca[h].nports && !first; p++)
-			if (!sim.hca[h].port[p].down)
-				first = &sim.hca[h].port[p];
 	if (!first)
-		first = &sim.hca[0].port[0];
+		return -ENODEV;
 	/* cma_set_loopback(): the source is the loopback address. */
 	if (id->src.ss_family == AF_INET)
 		((struct sockaddr_in *)&id->src)->sin_addr.s_addr =
@@ -254,8 +250,10 @@ int cma_resolve_addr(struct cma_id *id, const struct sockaddr *src,
 	 * multicast group, whose MAC is its address's: no neighbour to ask.
 	 */
 	if (cma_any_addr(dst) || multicast(dst)) {
-		if (!id->port)
-			bind_loopback(id);
+		if (!id->port && bind_loopback(id)) {
+			id->state = CMA_ADDR_BOUND;
+			return -ENODEV;	/* a process of no host's */
+		}
 		memcpy(id->dgid, id->sgid, 16);
 		schedule(id, CMA_EV_ADDR_RESOLVED, 0, 0);
 		return 0;
@@ -283,7 +281,16 @@ static int addr_resolved(struct cma_id *id)
 		return -ETIMEDOUT;	/* its interface went meanwhile */
 	if (id->port && id->port->link_layer != to->link_layer)
 		return -ENETUNREACH;
-	if (!id->port) {
+	if (!id->port && !port_on_host(to, cma_id_host(id))) {
+		/* Another host's: through our interface on its subnet. */
+		struct sim_port *via = host_route(cma_id_host(id), dst, to,
+						  &id->src);
+
+		if (!via)
+			return -ENETUNREACH;
+		((struct sockaddr_in *)&id->src)->sin_port = htobe16(port);
+		attach(id, via);
+	} else if (!id->port) {
 		memcpy(&id->src, dst, cma_addr_size(dst));
 		/* (sin_port and sin6_port lie at the same place) */
 		((struct sockaddr_in *)&id->src)->sin_port = htobe16(port);

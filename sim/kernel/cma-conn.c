@@ -156,6 +156,7 @@ static struct cma_id *find_listener(const struct cm_req_info *req,
 	list_for_each(&b->owners, id, struct cma_id, bind_link) {
 		if (id->state != CMA_LISTEN ||
 		    (id->port && id->port->hca != req->port->hca) ||
+		    !port_on_host(req->port, cma_id_host(id)) ||
 		    !match_hdr(id, req->private_data))
 			continue;
 		if (sidr ? id->qp_type == IBV_QPT_UD :

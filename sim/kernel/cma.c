@@ -279,6 +279,9 @@ static int check_port(struct cma_bind *b, const struct cma_id *id,
 
 		if (cur == id || (reuseaddr && cur->reuseaddr))
 			continue;
+		/* Each host's port spaces are its own (--hosts). */
+		if (cma_id_host(cur) != cma_id_host(id))
+			continue;
 		if (id->afonly && cur->afonly &&
 		    addr->sa_family != ca->sa_family)
 			continue;
@@ -413,6 +416,7 @@ bool cma_has_listener(const struct sim_port *port, uint64_t service_id)
 		return false;
 	list_for_each(&b->owners, id, struct cma_id, bind_link)
 		if (id->state == CMA_LISTEN &&
+		    port_on_host(port, cma_id_host(id)) &&
 		    (!id->port || id->port->hca == port->hca))
 			return true;
 	return false;

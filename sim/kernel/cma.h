@@ -344,6 +344,13 @@ void cma_path_to_user(const struct cm_path *path,
 
 /* ipoib.c: the InfiniBand ports' IP interfaces */
 struct sim_port *port_by_ip(const struct sockaddr *addr);
+/* hosts-net.c: --hosts, each host's addresses and routes */
+int cma_id_host(const struct cma_id *id);
+bool port_on_host(const struct sim_port *port, int host);
+struct sim_port *host_route(int host, const struct sockaddr *dst,
+			    const struct sim_port *to,
+			    struct sockaddr_storage *src);
+struct sim_port *host_first_port(int host);
 bool port_has_ip(const struct sim_port *port, const struct sockaddr *addr);
 
 #endif

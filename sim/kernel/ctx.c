@@ -464,15 +464,17 @@ static int handle_open(struct sim_ctx *ctx, uint32_t index)
 {
 	struct mlx4sim_reply reply = { .fd_offset = -1 };
 
+	struct sim_hca *hca = hca_of_host(ctx->host, index);
+
 	if (ctx->hca)
 		reply.ret = -EINVAL;
-	else if (index >= (uint32_t)sim.opt.nhcas)
+	else if (!hca)
 		reply.ret = -ENODEV;
 	else
 		reply.ret = ctx_map_pages(ctx, index);
 	if (reply.ret)
 		return send_reply(ctx, &reply, NULL, 0, -1);
-	ctx->hca = &sim.hca[index];
+	ctx->hca = hca;
 	TRACE(trace_open_file(ctx, index));
 	/*
 	 * The process's descriptor of the device file is the file of its
@@ -625,6 +627,8 @@ struct sim_ctx *ctx_new(int sock, pid_t pid)
 		return NULL;
 	ctx->sock = sock;
 	ctx->pid = pid;
+	/* Its host is the network namespace it is in, not what it says. */
+	ctx->host = host_of_pid(pid);
 	ctx->memfd = -1;
 	list_init(&ctx->event_files);
 	list_init(&ctx->qps);

@@ -80,11 +80,41 @@ static void loopback_up(void)
 	close(fd);
 }
 
+static size_t address_lines(char *script, size_t size,
+			    const struct ipoib_if *i)
+{
+	int n = port_index(i->port);
+
+	return snprintf(script, size,
+			"addr add " IPOIB_V4 "%d/24 dev %s\n"
+			"addr add " IPOIB_V6 "%x/64 dev %s nodad\n"
+			"link set %s up\n",
+			n + 1, i->name, n + 1, i->name, i->name);
+}
+
+/* --hosts: host @host's interfaces get their addresses in its namespace. */
+static int configure_host(int host)
+{
+	char script[8192];
+	size_t len = 0;
+	int err = hosts_enter_net(host);
+
+	for (int i = 0; i < nifs && !err && len < sizeof(script); i++)
+		if (ifs[i].port->hca->host == host)
+			len += address_lines(script + len, sizeof(script) - len,
+					     &ifs[i]);
+	if (!err && len)
+		err = len >= sizeof(script) ? -E2BIG : sim_run_ip(NULL, script);
+	hosts_leave_net();
+	return err;
+}
+
 /* The interfaces, their bridge and addresses, in one ip(8) batch. */
 static int make_interfaces(void)
 {
 	char script[8192];
 	size_t len = 0;
+	int err;
 
 	len += snprintf(script, sizeof(script),
 			"link set lo up\n"
@@ -97,16 +127,25 @@ static int make_interfaces(void)
 		len += snprintf(script + len, sizeof(script) - len,
 			"link add %s mtu %d type veth peer name ibsw%d mtu %d\n"
 			"link set ibsw%d master " IPOIB_BRIDGE "\n"
-			"link set ibsw%d up\n"
-			"addr add " IPOIB_V4 "%d/24 dev %s\n"
-			"addr add " IPOIB_V6 "%x/64 dev %s nodad\n"
-			"link set %s up\n",
-			name, IPOIB_MTU, n, IPOIB_MTU, n, n, n + 1, name,
-			n + 1, name, name);
+			"link set ibsw%d up\n",
+			name, IPOIB_MTU, n, IPOIB_MTU, n, n);
+		if (len >= sizeof(script))
+			break;
+		/* --hosts: the interface is its host's, configured there. */
+		if (sim.opt.nhosts)
+			len += snprintf(script + len, sizeof(script) - len,
+				"link set %s netns %d\n", name,
+				(int)host_keeper_pid(ifs[i].port->hca->host));
+		else
+			len += address_lines(script + len, sizeof(script) - len,
+					     &ifs[i]);
 	}
 	if (len >= sizeof(script))
 		return -E2BIG;
-	return sim_run_ip(NULL, script);
+	err = sim_run_ip(NULL, script);
+	for (int host = 0; host < sim.opt.nhosts && !err; host++)
+		err = configure_host(host);
+	return err;
 }
 
 int ipoib_init(void)

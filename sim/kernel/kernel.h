@@ -49,6 +49,9 @@ void ucma_close(struct sim_ctx *ctx);
 void ucma_device_removal(const struct sim_hca *hca);
 /* cm-timer.c: the connection manager's timers, from the loop */
 void timers_run(uint64_t now, uint64_t *deadline);
+/* hosts-net.c: --hosts, each host's adapters */
+struct sim_hca *hca_of_host(int host, uint32_t index);
+int hosts_file_write(const char *path);
 /* ipoib.c: the InfiniBand ports' IP interfaces */
 int ipoib_init(void);
 const char *ipoib_ifname(const struct sim_port *port);

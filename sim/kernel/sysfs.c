@@ -86,7 +86,7 @@ static void guid_str(uint64_t guid, char *buf, size_t len)
 /* Where an adapter's PCI function is, relative to the tree's root. */
 static void pci_function(const struct sim_hca *hca, char *rel, size_t len)
 {
-	snprintf(rel, len, "devices/pci0000:00/0000:%02x:00.0", hca->index + 1);
+	snprintf(rel, len, "devices/pci0000:00/0000:%02x:00.0", hca->local + 1);
 }
 
 /*
@@ -548,13 +548,13 @@ static int uverbs_device(const char *root, struct sim_hca *hca)
 	char dir[PATH_MAX], name[16];
 	int err;
 
-	snprintf(name, sizeof(name), "uverbs%d", hca->index);
+	snprintf(name, sizeof(name), "uverbs%d", hca->local);
 	err = class_device(root, hca, "infiniband_verbs", name, dir);
 	if (err)
 		return err;
 	put(dir, "ibdev", "%s\n", hca->name);
 	put(dir, "abi_version", "%d\n", MLX4_IB_UVERBS_ABI_VERSION);
-	return put(dir, "dev", "%d:%d\n", 231, 192 + hca->index);
+	return put(dir, "dev", "%d:%d\n", 231, 192 + hca->local);
 }
 
 /*
@@ -602,11 +602,20 @@ static void replace(const char *dir, const char *name, const char *text)
 		sim_log("sysfs: cannot update %s/%s", dir, name);
 }
 
+/* The tree of @host: the run's, or with --hosts the host's own. */
+static int tree_root(char *buf, int host)
+{
+	if (!sim.opt.nhosts)
+		return pathf(buf, "%s", sysfs_root);
+	return pathf(buf, "%s/node%d/sys", sim.opt.dir, host + 1);
+}
+
 void sysfs_port_state(const struct sim_port *port)
 {
-	char dir[PATH_MAX], text[16];
+	char dir[PATH_MAX], root[PATH_MAX], text[16];
 
-	if (pathf(dir, "%s/class/infiniband/%s/ports/%d", sysfs_root,
+	if (tree_root(root, port->hca->host) ||
+	    pathf(dir, "%s/class/infiniband/%s/ports/%d", root,
 		  port->hca->name, port->num))
 		return;
 	replace(dir, "state", state_text(port));
@@ -625,12 +634,11 @@ void sysfs_port_state(const struct sim_port *port)
 	replace(dir, "sm_sl", text);
 }
 
-int sysfs_create(const char *root)
+/* The tree of host @host: its adapters only, numbered from 0. */
+static int create_tree(const char *root, int host)
 {
 	char dir[PATH_MAX], pci_dir[PATH_MAX];
 	int err, umad_next = 0;
-
-	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root);
 
 	err = pathf(dir, "%s/class/infiniband_verbs", root);
 	if (!err)
@@ -651,6 +659,8 @@ int sysfs_create(const char *root)
 	for (int h = 0; h < sim.opt.nhcas; h++) {
 		struct sim_hca *hca = &sim.hca[h];
 
+		if (hca->host != host)
+			continue;
 		err = pci_device(root, hca, pci_dir);
 		if (!err)
 			err = net_dirs(pci_dir, hca);
@@ -666,4 +676,23 @@ int sysfs_create(const char *root)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * The sysfs tree at @root; with --hosts, a tree for each host in its
+ * directory of the run (node<N>/sys), @root a link to node1's.
+ */
+int sysfs_create(const char *root)
+{
+	char tree[PATH_MAX];
+	int err = 0;
+
+	snprintf(sysfs_root, sizeof(sysfs_root), "%s", root);
+	if (!sim.opt.nhosts)
+		return create_tree(root, 0);
+	for (int h = 0; h < sim.opt.nhosts && !err; h++)
+		err = tree_root(tree, h) ?: create_tree(tree, h);
+	if (!err && symlink("node1/sys", root))
+		err = -errno;
+	return err;
 }

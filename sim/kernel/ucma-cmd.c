@@ -278,7 +278,7 @@ static int act_query_route(struct ucma_cmd *c, struct cma_id *id, void *p)
 	copy_addr(&resp.dst_addr, &id->dst);
 	if (id->port) {
 		resp.node_guid = htobe64(id->port->hca->node_guid);
-		resp.ibdev_index = id->port->hca->index;
+		resp.ibdev_index = id->port->hca->local;
 		resp.port_num = id->port->num;
 		route_resp(id, &resp);
 	}
@@ -292,7 +292,7 @@ static void device_addr(const struct cma_id *id,
 	if (!id->port)
 		return;
 	resp->node_guid = htobe64(id->port->hca->node_guid);
-	resp->ibdev_index = id->port->hca->index;
+	resp->ibdev_index = id->port->hca->local;
 	resp->port_num = id->port->num;
 	resp->pkey = htobe16(id->pkey);
 }

@@ -36,14 +36,19 @@ size_t umad_hdr_size(const struct umad_file *f)
 				   sizeof(struct ib_user_mad_hdr_old);
 }
 
-/* umadN and issmN: the Nth port of the host, every link layer counted. */
-struct sim_port *umad_port_of_minor(uint32_t minor)
+/*
+ * umadN and issmN: the Nth port of @host (the opener's), every link layer
+ * counted.
+ */
+struct sim_port *umad_port_of_minor(int host, uint32_t minor)
 {
 	uint32_t n = minor % UMAD_ISSM_MINOR0;
 
 	if (minor >= 2 * UMAD_ISSM_MINOR0)
 		return NULL;
 	for (int h = 0; h < sim.opt.nhcas; h++) {
+		if (sim.hca[h].host != host)
+			continue;
 		if (n < (uint32_t)sim.hca[h].nports)
 			return &sim.hca[h].port[n];
 		n -= sim.hca[h].nports;
@@ -338,7 +343,7 @@ static bool opened_by_root(const struct sim_ctx *ctx)
  */
 static int umad_open(struct sim_ctx *ctx, uint32_t minor)
 {
-	struct sim_port *port = umad_port_of_minor(minor);
+	struct sim_port *port = umad_port_of_minor(ctx->host, minor);
 	struct umad_file *f;
 	int sv[2], err;
 

@@ -74,7 +74,7 @@ size_t umad_hdr_size(const struct umad_file *f);
 void umad_queue(struct umad_file *f, uint32_t agent,
 		const struct ib_user_mad_hdr *hdr, const uint8_t *mad,
 		size_t len);
-struct sim_port *umad_port_of_minor(uint32_t minor);
+struct sim_port *umad_port_of_minor(int host, uint32_t minor);
 bool mad_class_is_rmpp(uint8_t mgmt_class);
 
 /* ib-mad.c */
