@@ -202,19 +202,39 @@ static void join_sysview(const char *pid)
 }
 
 /*
- * --hosts: the process is on the host MLX4SIM_HOST names (mlx4sim-rsh's
- * commands, and what they start), else node1, whose keeper's namespaces
- * it joins: its user namespace, network, hostname and /sys.
+ * --hosts: a process already on a host (started there by mlx4sim-rsh,
+ * or by a process that was) stays there, whatever its environment says
+ * (MPI launchers pass theirs on); any other joins node1, whose keeper's
+ * namespaces it takes: its user namespace, network, hostname and /sys.
+ * @path gets the pid file of the keeper to join, or "" for none.
  */
-static const char *host_pid_file(const char *dir, char *path, size_t len)
+static void host_pid_file(const char *dir, char *path, size_t len)
 {
-	const char *host = getenv("MLX4SIM_HOST");
+	char mine[64], theirs[64], pid[16];
+	ssize_t n;
+	int fd;
 
-	if (!host || strncmp(host, "node", 4) || !host[4] ||
-	    strspn(host + 4, "0123456789") != strlen(host + 4))
-		host = "node1";
-	snprintf(path, len, "%s/%s/pid", dir, host);
-	return path;
+	path[0] = 0;
+	if (!ns_link("self", "net", mine, sizeof(mine)))
+		return;
+	for (int host = 1; host <= 64; host++) {
+		snprintf(path, len, "%s/node%d/pid", dir, host);
+		fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		n = syscall(SYS_read, fd, pid, sizeof(pid) - 1);
+		syscall(SYS_close, fd);
+		if (n <= 0)
+			break;
+		pid[n] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		if (ns_link(pid, "net", theirs, sizeof(theirs)) &&
+		    !strcmp(mine, theirs)) {
+			path[0] = 0;	/* on that host already */
+			return;
+		}
+	}
+	snprintf(path, len, "%s/node1/pid", dir);
 }
 
 __attribute__((constructor))
@@ -237,6 +257,8 @@ static void join_sim_namespaces(void)
 		host_pid_file(dir, path, sizeof(path));
 	else
 		snprintf(path, sizeof(path), "%s/pid", dir);
+	if (!path[0])
+		return;
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;

@@ -82,11 +82,10 @@ static int receive_request(int conn, struct rsh_request *r)
 	return 0;
 }
 
-/* The environment's strings, with MLX4SIM_HOST the host's own. */
-static char **environment(char *text, size_t len, int host)
+/* The environment's strings, as the client sent them. */
+static char **environment(char *text, size_t len)
 {
-	static char host_var[32];
-	size_t n = 0, count = 2;
+	size_t n = 0, count = 1;
 	char **env;
 
 	for (size_t i = 0; i < len; i++)
@@ -94,16 +93,13 @@ static char **environment(char *text, size_t len, int host)
 	env = calloc(count, sizeof(*env));
 	if (!env)
 		return NULL;
-	for (char *s = text; s < text + len; s += strlen(s) + 1)
-		if (strncmp(s, "MLX4SIM_HOST=", 13))
-			env[n++] = s;
-	snprintf(host_var, sizeof(host_var), "MLX4SIM_HOST=node%d", host + 1);
-	env[n] = host_var;
+	for (char *s = text; s < text + len && n < count - 1; s += strlen(s) + 1)
+		env[n++] = s;
 	return env;
 }
 
 /* The command's process: its own session, the client's descriptors. */
-static void run_command(const struct rsh_request *r, int host)
+static void run_command(const struct rsh_request *r)
 {
 	const char *cwd = r->text, *cmd = cwd + strlen(cwd) + 1;
 	char *env_text = (char *)cmd + strlen(cmd) + 1;
@@ -112,7 +108,7 @@ static void run_command(const struct rsh_request *r, int host)
 
 	if (cmd >= r->text + r->len)
 		_exit(255);
-	env = environment(env_text, r->text + r->len - env_text, host);
+	env = environment(env_text, r->text + r->len - env_text);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -170,7 +166,7 @@ static int wait_command(pid_t pid, int conn, int sfd)
 	}
 }
 
-static void serve_connection(int conn, int host)
+static void serve_connection(int conn)
 {
 	struct rsh_request r = {};
 	sigset_t chld;
@@ -186,7 +182,7 @@ static void serve_connection(int conn, int host)
 		_exit(1);
 	pid = fork();
 	if (pid == 0)
-		run_command(&r, host);
+		run_command(&r);
 	for (int i = 0; i < 3; i++)
 		close(r.fds[i]);
 	if (pid > 0)
@@ -237,7 +233,7 @@ void rshd_serve(int host, int ack)
 		}
 		if (fork() == 0) {
 			close(fd);
-			serve_connection(conn, host);
+			serve_connection(conn);
 		}
 		close(conn);
 	}

@@ -80,6 +80,26 @@ static void put_get(MPI_Win win, uint8_t *window, uint8_t *buf, size_t size,
 	verify(buf, size, partner, step + 1, "a get");
 }
 
+/*
+ * Where each rank ran, one line a rank from rank 0 (a run on several
+ * hosts checks that each rank had a host of its own).
+ */
+static void report_hosts(int rank, int ranks)
+{
+	char name[MPI_MAX_PROCESSOR_NAME] = "", *all = NULL;
+	int len;
+
+	MPI_Get_processor_name(name, &len);
+	if (!rank)
+		all = calloc(ranks, MPI_MAX_PROCESSOR_NAME);
+	MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
+		   MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+	for (int r = 0; all && r < ranks; r++)
+		printf("mpi-check: rank %d on %s\n", r,
+		       all + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+	free(all);
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t *out, *in, *window;
@@ -121,6 +141,7 @@ int main(int argc, char **argv)
 
 	MPI_Win_free(&win);
 	MPI_Reduce(&checks, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	report_hosts(rank, ranks);
 	if (!rank)
 		printf("mpi-check: %d ranks, %ld transfers checked byte by byte\n",
 		       ranks, all);
