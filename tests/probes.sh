@@ -43,3 +43,23 @@ need_cap_net_raw() {
 	echo "1..0 # SKIP raw packet QPs need CAP_NET_RAW (run as root)"
 	exit 0
 }
+
+# no_hosts: prints why this machine cannot give the simulator several
+# hosts (--hosts: a network, UTS and mount namespace for each, in a user
+# namespace when not root, sim/host/hosts.c), and succeeds.  Fails,
+# printing nothing, where it can.
+no_hosts() {
+	_probe_log=$("$top_builddir/sim/mlx4sim" run --hosts 2 -- true 2>&1 >/dev/null) &&
+		return 1
+	printf '%s\n' "$_probe_log" | sed -n \
+		-e "s/^mlx4simd: \(--hosts.*\)/\1/p" \
+		-e "s/^mlx4simd: \(.*namespace.*\)/\1/p" \
+		-e "s/^mlx4simd: \(cannot make .*\)/\1/p" |
+		head -n 1 | grep . || printf '%s\n' "$_probe_log" | head -n 1
+}
+
+need_hosts() {
+	_why=$(no_hosts) || return 0
+	echo "1..0 # SKIP no simulated hosts on this machine: $_why"
+	exit 0
+}

@@ -189,3 +189,10 @@ tests_verbs_rdmacm_events_SOURCES = tests/verbs/rdmacm-events.c tests/tap.h
 TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
 EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
 	tests/verbs/rdmacm.sh
+
+# Many hosts (mlx4sim --hosts): four hosts, an adapter each; mlx4sim-rsh
+# as ssh; ibv_rc_pingpong, rping, ucmatose between hosts; Open MPI and
+# MPICH ranks one a host, started through mlx4sim-rsh; two RoCE hosts.
+TESTS += tests/verbs/hosts-project.tap tests/verbs/hosts-system.tap
+EXTRA_DIST += tests/verbs/hosts-project.tap tests/verbs/hosts-system.tap \
+	tests/verbs/hosts.sh
