@@ -56,6 +56,7 @@ uint32_t dma_windows(void);
 int sim_own_user_namespace(void);
 /* One write of @text to a /proc or /sys file: 0 or -errno. */
 int proc_write_text(const char *path, const char *text);
+int write_text(const char *path, const char *text, int flags);
 
 /* hosts.c: --hosts, a keeper process and namespaces for each host */
 int hosts_start(void);
@@ -66,6 +67,7 @@ int hosts_enter_net(int host);
 void hosts_leave_net(void);
 pid_t host_keeper_pid(int host);
 void hosts_answer(int ack, char what, int err);
+void host_loopback_up(void);
 /* rshd.c: a host's keeper runs mlx4sim-rsh's commands */
 void rshd_serve(int host, int ack);
 

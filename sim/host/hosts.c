@@ -55,8 +55,8 @@ static int host_path(char *buf, int host, const char *name)
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* The loopback up, as a host's boot brings it. */
-static void loopback_up(void)
+/* The loopback up, as a host's boot brings it (and ipoib.c's network's). */
+void host_loopback_up(void)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -123,7 +123,7 @@ static void keeper_main(int host, pid_t daemon, int go, int ack)
 		hosts_answer(ack, 'e', err);
 		_exit(1);
 	}
-	loopback_up();
+	host_loopback_up();
 	hosts_answer(ack, 'n', 0);
 	if (read(go, &byte, 1) != 1)
 		_exit(0);	/* the daemon gave up */
@@ -134,18 +134,6 @@ static void keeper_main(int host, pid_t daemon, int go, int ack)
 	}
 	rshd_serve(host, ack);
 	_exit(0);
-}
-
-static int write_new(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
 }
 
 static int await(struct keeper *k, char want)
@@ -240,7 +228,7 @@ int hosts_publish(void)
 			return err;
 		}
 		snprintf(text, sizeof(text), "%d\n", (int)k->pid);
-		if (host_path(path, h, "pid") || write_new(path, text))
+		if (host_path(path, h, "pid") || write_text(path, text, O_CREAT | O_TRUNC))
 			return -EIO;
 	}
 	return 0;

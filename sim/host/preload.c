@@ -201,6 +201,24 @@ static void join_sysview(const char *pid)
 	setenv("SYSFS_PATH", "/sys", 1);	/* /sys is the simulated host's */
 }
 
+/* The pid a run's file holds, as text: false when there is none. */
+static bool read_pid(const char *path, char pid[16])
+{
+	ssize_t n;
+	int fd;
+
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_read, fd, pid, 15);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return false;
+	pid[n] = 0;
+	pid[strcspn(pid, "\n")] = 0;
+	return true;
+}
+
 /*
  * --hosts: a process already on a host (started there by mlx4sim-rsh,
  * or by a process that was) stays there, whatever its environment says
@@ -211,23 +229,14 @@ static void join_sysview(const char *pid)
 static void host_pid_file(const char *dir, char *path, size_t len)
 {
 	char mine[64], theirs[64], pid[16];
-	ssize_t n;
-	int fd;
 
 	path[0] = 0;
 	if (!ns_link("self", "net", mine, sizeof(mine)))
 		return;
 	for (int host = 1; host <= 64; host++) {
 		snprintf(path, len, "%s/node%d/pid", dir, host);
-		fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (!read_pid(path, pid))
 			break;
-		n = syscall(SYS_read, fd, pid, sizeof(pid) - 1);
-		syscall(SYS_close, fd);
-		if (n <= 0)
-			break;
-		pid[n] = 0;
-		pid[strcspn(pid, "\n")] = 0;
 		if (ns_link(pid, "net", theirs, sizeof(theirs)) &&
 		    !strcmp(mine, theirs)) {
 			path[0] = 0;	/* on that host already */
@@ -243,8 +252,7 @@ static void join_sim_namespaces(void)
 	const char *dir = getenv(MLX4SIM_ENV_DIR);
 	char path[PATH_MAX], pid[16] = "";
 	bool net, mnt, hosts;
-	ssize_t n;
-	int fd, err;
+	int err;
 
 	if (!dir)
 		return;
@@ -257,16 +265,8 @@ static void join_sim_namespaces(void)
 		host_pid_file(dir, path, sizeof(path));
 	else
 		snprintf(path, sizeof(path), "%s/pid", dir);
-	if (!path[0])
+	if (!path[0] || !read_pid(path, pid))
 		return;
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = syscall(SYS_read, fd, pid, sizeof(pid) - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return;
-	pid[strcspn(pid, "\n")] = 0;
 	err = join_ns(pid, "user", CLONE_NEWUSER);
 	if (err && err != -ENOENT)
 		fprintf(stderr, "libmlx4sim: cannot join the simulator's user namespace: %m\n");

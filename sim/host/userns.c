@@ -16,7 +16,13 @@
 
 int proc_write_text(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	return write_text(path, text, 0);
+}
+
+/* One write of @text to @path, opened with @flags too (O_CREAT: 0644). */
+int write_text(const char *path, const char *text, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags, 0644);
 	ssize_t n;
 
 	if (fd < 0)

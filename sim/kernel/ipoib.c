@@ -61,24 +61,6 @@ static bool ib_ports(void)
 	return false;
 }
 
-/*
- * The namespace's loopback interface up, without ip(8): programs reach one
- * another over TCP on localhost even where the interfaces could not be
- * made.
- */
-static void loopback_up(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return;
-	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-}
 
 static size_t address_lines(char *script, size_t size,
 			    const struct ipoib_if *i)
@@ -175,7 +157,8 @@ int ipoib_init(void)
 		}
 	err = sim_make_netns();
 	if (!err) {
-		loopback_up();
+		/* TCP on localhost even where the interfaces fail. */
+		host_loopback_up();
 		err = make_interfaces();
 	}
 	if (err) {
