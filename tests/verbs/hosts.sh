@@ -3,12 +3,13 @@
 # Many hosts on one machine (mlx4sim --hosts): four hosts, each with its
 # own hostname and its own adapter, mlx4_0, of a GUID of its own, on one
 # InfiniBand subnet; mlx4sim-rsh passing standard input, output, error
-# and the exit status as ssh does; ibv_rc_pingpong, rping and ucmatose
-# between hosts (the server on node2, the client on node1 by its name);
-# a bind to another host's address refused; Open MPI (pml ucx) and
-# MPICH (ch4:ucx) running tests/verbs/mpi-check.c in four ranks, one a
-# host, their launchers starting ranks through mlx4sim-rsh; then two
-# hosts on Ethernet (RoCE v2): ibv_rc_pingpong and rping between them.
+# and the exit status as ssh does, and hanging up its command when
+# killed; ibv_rc_pingpong, rping, ucmatose and ucx_perftest between hosts
+# (the server on node2, the client on node1 by its name); a bind to
+# another host's address refused; Open MPI (pml ucx) and MPICH (ch4:ucx)
+# running tests/verbs/mpi-check.c in four ranks, one a host, their
+# launchers starting ranks through mlx4sim-rsh; then two hosts on
+# Ethernet (RoCE v2): ibv_rc_pingpong and rping between them.
 # Usage: hosts.sh project|system
 . "$(dirname "$0")/../lib.sh"
 need_program ibv_devices ibverbs-utils
@@ -63,6 +64,20 @@ rsh_no_stdin() {
 	[ "$(echo data | "$rsh" -n node2 'cat; echo end')" = end ]
 }
 
+# mlx4sim-rsh killed: its command hears SIGHUP, as a session that ssh's
+# going hangs up.
+rsh_hangup() {
+	"$rsh" node3 "trap 'echo hup >$work/hup; exit 0' HUP; sleep 60 & wait" &
+	client=$!
+	sleep 1
+	kill $client
+	for i in $(seq 50); do
+		[ -s "$work/hup" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The same working directory, and ssh's words joined by spaces.
 rsh_words() {
 	[ "$(cd "$work" && "$rsh" node2 pwd)" = "$(cd "$work" && pwd -P)" ] &&
@@ -88,24 +103,63 @@ pingpong_pair() {
 	fi
 }
 
-# cm_pair NAME SERVER CLIENT: an rdma_cm server on node2, its client on
-# node1, tried again while the server does not listen yet.
-cm_pair() {
-	on node2 "$2" >"$work/server.log" 2>&1 &
+# ucx_pair: ucx_perftest's tag_bw over rc_verbs, server on node2; the
+# client must report its figures, and UCX warn of nothing.
+ucx_pair() {
+	new_port
+	tls=UCX_TLS=rc_verbs,ud_verbs,self
+	on node2 env $tls ucx_perftest -p $port -t tag_bw -n 1000 -s 65536 \
+		>"$work/server.log" 2>&1 &
 	server=$!
-	refused="REJECTED\|connection refused"
-	run_client "$work/client.log" sh -c "$3"
+	run_client "$work/client.log" env $tls ucx_perftest -p $port -t tag_bw \
+		-n 1000 -s 65536 node2
 	client_status=$?
-	unset refused
 	wait $server
 	server_status=$?
-	if [ $client_status -eq 0 ] && [ $server_status -eq 0 ]; then
-		ok "$1"
+	if [ $client_status -eq 0 ] && [ $server_status -eq 0 ] &&
+	   grep -q '^Final:' "$work/client.log" &&
+	   ! grep -q 'UCX  \(WARN\|ERROR\)' "$work/client.log" "$work/server.log"; then
+		ok "ucx_perftest tag_bw over rc_verbs from node1 to node2"
 	else
-		not_ok "$1 (server $server_status, client $client_status)"
+		not_ok "ucx_perftest tag_bw over rc_verbs from node1 to node2 (server $server_status, client $client_status)"
 		show "$work/server.log"
 		show "$work/client.log"
 	fi
+}
+
+# cm_once SERVER CLIENT: an rdma_cm server on node2, its client on node1,
+# tried again while the server does not listen yet; both must end well.
+cm_once() {
+	# (mlx4sim-rsh itself: killed, it hangs up its command)
+	"$rsh" node2 "timeout 120 $1" >"$work/server.log" 2>&1 &
+	server=$!
+	sleep 0.5
+	refused="REJECTED\|UNREACHABLE\|connection refused\|Unexpected CM event"
+	run_client "$work/client.log" sh -c "$2"
+	client_status=$?
+	unset refused
+	[ $client_status -eq 0 ] || kill $server 2>/dev/null
+	wait $server
+	server_status=$?
+	[ $client_status -eq 0 ] && [ $server_status -eq 0 ]
+}
+
+# cm_pair NAME SERVER CLIENT: cm_once, three attempts at most (a client
+# that gave up while the server began to listen leaves the server
+# rejected: it is tried again whole).
+cm_pair() {
+	attempt=1
+	until cm_once "$2" "$3"; do
+		if [ $attempt -ge 3 ]; then
+			not_ok "$1 (server $server_status, client $client_status)"
+			show "$work/server.log"
+			show "$work/client.log"
+			return 1
+		fi
+		echo "# $1: attempt $attempt failed, again"
+		attempt=$((attempt + 1))
+	done
+	ok "$1"
 }
 
 # An address of node2's is not node1's to bind: rdma_bind_addr() fails.
@@ -136,6 +190,7 @@ check "each host has its name and one adapter, mlx4_0, of a GUID of its own" hos
 check "mlx4sim-rsh passes standard input, output and error" rsh_stdio
 check "mlx4sim-rsh exits with the command's status, 255 for no such host" rsh_status
 check "mlx4sim-rsh -n gives the command /dev/null to read" rsh_no_stdin
+check "mlx4sim-rsh killed hangs up its command (SIGHUP)" rsh_hangup
 check "mlx4sim-rsh runs the command in this directory, its words joined as ssh joins them" rsh_words
 pingpong_pair "ibv_rc_pingpong from node1 to node2 (InfiniBand)" 0
 if command -v rping >/dev/null 2>&1; then
@@ -150,6 +205,11 @@ if command -v rping >/dev/null 2>&1; then
 	check "node1 cannot bind an address of node2's" foreign_bind
 else
 	skip "rping and ucmatose between hosts: rping not found (rdmacm-utils)"
+fi
+if command -v ucx_perftest >/dev/null 2>&1; then
+	ucx_pair
+else
+	skip "ucx_perftest between hosts: not found (ucx-utils)"
 fi
 if command -v mpicc.openmpi >/dev/null 2>&1 &&
    mpicc.openmpi -O2 -o "$work/check-ompi" "$src"; then
