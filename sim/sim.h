@@ -153,6 +153,7 @@ struct sim_hca {
 	int host;			/* --hosts: its host, from 0; else 0 */
 	int local;			/* its index on its host (the name's) */
 	char name[16];
+	char node_desc[64];		/* NodeDescription, sysfs node_desc */
 	uint64_t node_guid;
 	uint64_t sys_image_guid;
 	int nports;

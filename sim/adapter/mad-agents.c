@@ -92,8 +92,8 @@ static int sma_get(const struct sim_port *port, uint16_t attr, uint32_t mod,
 		return 0;
 	case SMP_ATTR_NODE_DESC:
 		/* mlx4_ib puts the kernel's own description in the answer. */
-		snprintf((char *)data, SMP_DATA_LEN, "mlx4sim %s",
-			 port->hca->name);
+		snprintf((char *)data, SMP_DATA_LEN, "%s",
+			 port->hca->node_desc);
 		return 0;
 	case SMP_ATTR_PORT_INFO:
 		/* 0 is the port the SMP came in by. */

@@ -40,6 +40,13 @@ int subnet_init(void)
 		hca->host = h / sim.opt.hcas_per_host;
 		hca->local = h % sim.opt.hcas_per_host;
 		snprintf(hca->name, sizeof(hca->name), "mlx4_%d", hca->local);
+		/* As rdma-ndd names a host's adapter: by the host's name. */
+		if (sim.opt.nhosts)
+			snprintf(hca->node_desc, sizeof(hca->node_desc),
+				 "node%d %s", hca->host + 1, hca->name);
+		else
+			snprintf(hca->node_desc, sizeof(hca->node_desc),
+				 "mlx4sim %s", hca->name);
 		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4);
 		hca->sys_image_guid = hca->node_guid + 3;
 		hca->nports = nports;

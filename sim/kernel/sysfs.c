@@ -530,7 +530,7 @@ static int ib_device(const char *root, struct sim_hca *hca)
 	guid_str(hca->sys_image_guid, guid, sizeof(guid));
 	put(dir, "sys_image_guid", "%s\n", guid);
 	put(dir, "node_type", "1: CA\n");
-	put(dir, "node_desc", "mlx4sim %s\n", hca->name);
+	put(dir, "node_desc", "%s\n", hca->node_desc);
 	put(dir, "fw_ver", "%s\n", CX3_FW_VER_STR);
 	put(dir, "hw_rev", "0\n");
 	put(dir, "hca_type", "MT%d\n", CX3_VENDOR_PART_ID);

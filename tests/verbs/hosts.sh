@@ -44,6 +44,13 @@ host_views() {
 		{ echo "GUIDs: $guids"; return 1; }
 }
 
+# The subnet as an SM sees it: four adapters, each described by its host.
+subnet_view() {
+	command -v ibnetdiscover >/dev/null 2>&1 || return 0
+	on node3 ibnetdiscover >"$work/net.log" 2>&1 &&
+	[ "$(sed -n 's/^Ca.*# "\(node[1-4]\) mlx4_0"$/\1/p' "$work/net.log" | sort | tr '\n' ' ')" = "node1 node2 node3 node4 " ]
+}
+
 rsh_stdio() {
 	out=$(printf 'line one\nline two\n' | "$rsh" node3 'tr a-z A-Z; echo err >&2' 2>"$work/err") &&
 	[ "$out" = "LINE ONE
@@ -187,6 +194,11 @@ mpi_hosts() {
 
 sim_start --provider="$provider" --hosts 4
 check "each host has its name and one adapter, mlx4_0, of a GUID of its own" host_views
+if [ "$(id -u)" = 0 ] && command -v ibnetdiscover >/dev/null 2>&1; then
+	check "ibnetdiscover on node3: each adapter's NodeDescription names its host" subnet_view
+else
+	skip "ibnetdiscover between hosts: needs root and infiniband-diags"
+fi
 check "mlx4sim-rsh passes standard input, output and error" rsh_stdio
 check "mlx4sim-rsh exits with the command's status, 255 for no such host" rsh_status
 check "mlx4sim-rsh -n gives the command /dev/null to read" rsh_no_stdin
