@@ -155,18 +155,13 @@ cm_once() {
 # that gave up while the server began to listen leaves the server
 # rejected: it is tried again whole).
 cm_pair() {
-	attempt=1
-	until cm_once "$2" "$3"; do
-		if [ $attempt -ge 3 ]; then
-			not_ok "$1 (server $server_status, client $client_status)"
-			show "$work/server.log"
-			show "$work/client.log"
-			return 1
-		fi
-		echo "# $1: attempt $attempt failed, again"
-		attempt=$((attempt + 1))
+	for attempt in 1 2 3; do
+		cm_once "$2" "$3" && { ok "$1"; return 0; }
+		echo "# $1: attempt $attempt failed"
 	done
-	ok "$1"
+	not_ok "$1 (server $server_status, client $client_status)"
+	show "$work/server.log"
+	show "$work/client.log"
 }
 
 # An address of node2's is not node1's to bind: rdma_bind_addr() fails.
