@@ -62,6 +62,7 @@ TESTS += tests/verbs/provider-verbs-system.tap \
 	tests/verbs/provider-verbs-eth-project.tap
 EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
 	tests/verbs/provider-verbs-project.tap tests/verbs/provider-verbs.sh \
+	tests/verbs/sim-options.sh \
 	tests/verbs/provider-verbs-eth-system.tap \
 	tests/verbs/provider-verbs-eth-project.tap
 
