@@ -57,6 +57,9 @@ int sim_own_user_namespace(void);
 /* One write of @text to a /proc or /sys file: 0 or -errno. */
 int proc_write_text(const char *path, const char *text);
 
+/* memlock.c: the bytes a process may keep pinned (UINT64_MAX: no bound). */
+uint64_t proc_lock_limit(pid_t pid);
+
 /* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
 int sysview_create(const char *tree, const char *staging);
 

@@ -190,3 +190,12 @@ tests_verbs_rdmacm_events_SOURCES = tests/verbs/rdmacm-events.c tests/tap.h
 TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
 EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
 	tests/verbs/rdmacm.sh
+
+# RLIMIT_MEMLOCK: what the kernel pins for a process, held to its limit.
+check_PROGRAMS += tests/verbs/memlock
+tests_verbs_memlock_SOURCES = tests/verbs/memlock.c tests/tap.h \
+	tests/cases.h tests/device.h
+tests_verbs_memlock_LDADD = -libverbs -lmlx4
+TESTS += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap
+EXTRA_DIST += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap \
+	tests/verbs/memlock.sh
