@@ -7,8 +7,8 @@ sim_mlx4simd_SOURCES = \
 	sim/kernel/kernel.h \
 	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
 	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/sysview.c \
-	sim/host/trace.c sim/host/userns.c sim/host/hosts.c sim/host/rshd.c \
-	sim/host/rsh.h \
+	sim/host/trace.c sim/host/userns.c sim/host/memlock.c sim/host/hosts.c \
+	sim/host/rshd.c sim/host/rsh.h \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
 	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
 	sim/fabric/mad.h sim/fabric/switch.c \

@@ -185,6 +185,14 @@ struct dma_window;
 struct sim_pins {
 	struct dma_window **win;
 	uint32_t n;
+	uint64_t locked;	/* pages counted in its process's pinned_vm */
+	uint64_t db_page;	/* a doorbell record's page, else 0 */
+};
+
+/* A page of doorbell records a context pinned once for all (kernel/umem.c). */
+struct sim_db_page {
+	uint64_t addr;
+	uint32_t users;
 };
 
 struct sim_ctx {
@@ -218,6 +226,9 @@ struct sim_ctx {
 		} range[SIM_MAX_SHARES];
 	} sharing;
 	struct bf_watch *bf_watch;	/* BlueFlame copies checked (trace) */
+	uint64_t pinned;		/* pages its commands pinned (umem.c) */
+	struct sim_db_page *db_pages;	/* mlx4_ib_db_map_user's list */
+	uint32_t n_db_pages;
 	struct ucma_file *ucma;		/* an rdma_cm file, not a device's */
 };
 

@@ -71,6 +71,9 @@ void host_loopback_up(void);
 /* rshd.c: a host's keeper runs mlx4sim-rsh's commands */
 void rshd_serve(int host, int ack);
 
+/* memlock.c: the bytes a process may keep pinned (UINT64_MAX: no bound). */
+uint64_t proc_lock_limit(pid_t pid);
+
 /* sysview.c: @tree laid over /sys in a mount namespace of the daemon's. */
 int sysview_create(const char *tree, const char *staging);
 

@@ -133,6 +133,7 @@ void cm_wire_send(struct sim_port *from, struct sim_port *to,
 		cm_trace_mad(from, to, mad);
 	if (!to || !port_active(from) || !port_active(to))
 		return;			/* lost: its sender's timer will tell */
+	port_count(from, to, MAD_SIZE, 1);	/* the PMA's, as any GMP */
 	if (from->link_layer == IBV_LINK_LAYER_ETHERNET)
 		pcap_mad(from, to, sgid, dgid,
 			 gid_type == IBV_GID_TYPE_ROCE_V2, mad, MAD_SIZE);

@@ -56,11 +56,6 @@ uint32_t hca_comp_vectors(void)
 	return cpus > 0 ? cpus : 1;
 }
 
-static bool buffer_ok(struct sim_ctx *ctx, uint64_t buf, uint64_t len)
-{
-	return buf && dma_range_mapped(ctx->pid, buf, len, true);
-}
-
 struct cq_params {
 	uint64_t user_handle;
 	uint32_t cqe;
@@ -100,9 +95,10 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 		return -EINVAL;
 	cmd_drv_in(cmd, &drv, sizeof(drv));
 	nent = roundup_pow2(p->cqe + 1);
-	if (!buffer_ok(ctx, drv.buf_addr, (uint64_t)nent * cqe_size) ||
-	    !buffer_ok(ctx, drv.db_addr, 8))
-		return -EFAULT;
+	err = umem_may_pin_queue(ctx, drv.buf_addr, (uint64_t)nent * cqe_size,
+				 drv.db_addr, 8);
+	if (err)
+		return err;
 	err = init_ownership(ctx->pid, drv.buf_addr, nent, cqe_size, 0);
 	if (err)
 		return err;
@@ -131,7 +127,7 @@ static int create_cq(struct sim_cmd *cmd, const struct cq_params *p,
 	cq->timestamped = p->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	list_add_tail(&ctx->cqs, &cq->ctx_link);
 	umem_pin(ctx, &cq->buf_pins, cq->buf, (uint64_t)nent * cqe_size, true);
-	umem_pin(ctx, &cq->db_pins, cq->db, 8, true);
+	umem_pin_db(ctx, &cq->db_pins, cq->db, 8);
 
 	resp->cq_handle = cq->uobj.handle;
 	resp->cqe = nent - 1;
@@ -202,8 +198,11 @@ int cmd_resize_cq(struct sim_cmd *cmd)
 	/* Room for what is outstanding, and in the old one for the marker. */
 	if (cq_outstanding(cq) + 1 > nent || cq_outstanding(cq) >= cq->nent)
 		return -EINVAL;
-	if (!buffer_ok(ctx, drv.buf_addr, (uint64_t)nent * cq->cqe_size))
-		return -EFAULT;
+	/* mlx4_ib_resize_cq: the new ring is pinned before the old goes. */
+	err = umem_may_pin_queue(ctx, drv.buf_addr,
+				 (uint64_t)nent * cq->cqe_size, 0, 0);
+	if (err)
+		return err;
 	err = init_ownership(ctx->pid, drv.buf_addr, nent, cq->cqe_size,
 			     cq->prod + 1);
 	if (err)

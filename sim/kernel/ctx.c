@@ -712,5 +712,6 @@ void ctx_close(struct sim_ctx *ctx)
 	close(ctx->sock);
 	list_del(&ctx->link);
 	free(ctx->handles);
+	free(ctx->db_pages);
 	free(ctx);
 }

@@ -121,7 +121,14 @@ int cmd_ex_destroy_ind_tbl(struct sim_cmd *cmd);
 struct mlx4sim_share;
 void umem_pin(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
 	      uint64_t len, bool whole_pages);
+void umem_pin_db(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
+		 uint64_t len);
 void umem_unpin(struct sim_ctx *ctx, struct sim_pins *pins);
+uint64_t umem_pages(uint64_t addr, uint64_t len);
+uint64_t umem_db_pages(const struct sim_ctx *ctx, uint64_t addr);
+int umem_may_pin(const struct sim_ctx *ctx, uint64_t pages, uint64_t released);
+int umem_may_pin_queue(const struct sim_ctx *ctx, uint64_t buf, uint64_t len,
+		       uint64_t db, uint64_t db_len);
 int umem_shares(struct sim_ctx *ctx, struct mlx4sim_share *out);
 void umem_shares_end(struct sim_ctx *ctx);
 int umem_share(struct sim_ctx *ctx, const void *payload, size_t len, int fd);

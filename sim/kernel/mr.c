@@ -74,13 +74,29 @@ static void mpt_del(struct sim_mr *mr)
 	mr->hca->nmrs--;
 }
 
+/*
+ * A region's range, in the order ib_umem_get() looks at it: its bounds,
+ * whether the process may pin at all (EPERM), a length, the pages it may
+ * pin (ENOMEM: with @pinning, once @released pinned pages have gone),
+ * then the pages themselves (EFAULT).
+ */
 static int check_range(struct sim_ctx *ctx, uint64_t start, uint64_t length,
-		       uint64_t hca_va, uint32_t access)
+		       uint64_t hca_va, uint32_t access, bool pinning,
+		       uint64_t released)
 {
-	if (!length || start + length < start)
+	int limit = 0;
+
+	if ((start ^ hca_va) & (SIM_PAGE_SIZE - 1) || start + length < start)
 		return -EINVAL;
-	if ((start ^ hca_va) & (SIM_PAGE_SIZE - 1))
+	if (pinning)
+		limit = umem_may_pin(ctx, length ? umem_pages(start, length) : 0,
+				     released);
+	if (limit == -EPERM)
+		return limit;
+	if (!length)
 		return -EINVAL;
+	if (limit)
+		return limit;
 	if (!dma_range_mapped(ctx->pid, start, length, access & ACCESS_WRITES))
 		return -EFAULT;
 	return 0;
@@ -101,7 +117,7 @@ int cmd_reg_mr(struct sim_cmd *cmd)
 	err = check_access(req.access_flags);
 	if (!err)
 		err = check_range(cmd->ctx, req.start, req.length, req.hca_va,
-				  req.access_flags);
+				  req.access_flags, true, 0);
 	if (err)
 		return err;
 	mr = calloc(1, sizeof(*mr));
@@ -169,10 +185,10 @@ int cmd_rereg_mr(struct sim_cmd *cmd)
 	}
 	if (req.flags & REREG_TRANS)
 		err = check_range(cmd->ctx, req.start, req.length, req.hca_va,
-				  access);
+				  access, true, mr->pins.locked);
 	else if (access & ~mr->access & ACCESS_WRITES)
 		err = check_range(cmd->ctx, mr->addr, mr->length, mr->iova,
-				  access);
+				  access, false, 0);
 	if (err)
 		return err;
 

@@ -306,13 +306,9 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 		if (err)
 			goto fail;
 		size = place_queues(&qp->sq, &qp->rq);
-		err = -EFAULT;
-		if (!drv.buf_addr ||
-		    !dma_range_mapped(ctx->pid, drv.buf_addr, size, true))
-			goto fail;
-		if (qp->rq.wqe_cnt &&
-		    (!drv.db_addr ||
-		     !dma_range_mapped(ctx->pid, drv.db_addr, 4, true)))
+		err = umem_may_pin_queue(ctx, drv.buf_addr, size, drv.db_addr,
+					 qp->rq.wqe_cnt ? 4 : 0);
+		if (err)
 			goto fail;
 		qp->buf = drv.buf_addr;
 		qp->db = drv.db_addr;
@@ -324,7 +320,7 @@ static int create_qp(struct sim_cmd *cmd, const struct qp_params *p,
 	if (qp->type != IBV_QPT_XRC_RECV) {
 		umem_pin(ctx, &qp->buf_pins, qp->buf, size, true);
 		if (qp->rq.wqe_cnt)
-			umem_pin(ctx, &qp->db_pins, qp->db, 4, true);
+			umem_pin_db(ctx, &qp->db_pins, qp->db, 4);
 	}
 
 	resp->qp_handle = qp->uobj.handle;

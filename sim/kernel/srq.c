@@ -31,6 +31,7 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 	struct sim_srq *srq;
 	struct sim_pd *pd;
 	uint32_t desc;
+	int err;
 
 	pd = uobj_get(ctx, p->pd_handle, SIM_OBJ_PD);
 	if (!pd || cmd->drv_in_len < sizeof(drv))
@@ -56,12 +57,12 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 	desc = MAX(32u, roundup_pow2(sizeof(struct mlx4_wqe_srq_next_seg) +
 				     srq->max_gs * sizeof(struct mlx4_wqe_data_seg)));
 	srq->wqe_shift = ilog2_u32(desc);
-	if (!drv.buf_addr || !drv.db_addr ||
-	    !dma_range_mapped(ctx->pid, drv.buf_addr,
-			      (uint64_t)srq->wqe_cnt << srq->wqe_shift, true) ||
-	    !dma_range_mapped(ctx->pid, drv.db_addr, 4, true)) {
+	err = umem_may_pin_queue(ctx, drv.buf_addr,
+				 (uint64_t)srq->wqe_cnt << srq->wqe_shift,
+				 drv.db_addr, 4);
+	if (err) {
 		free(srq);
-		return -EFAULT;
+		return err;
 	}
 	do
 		srq->srqn = hca->next_srqn++ & NUM24_MASK;
@@ -91,7 +92,7 @@ static int create_srq(struct sim_cmd *cmd, const struct srq_params *p)
 	srq->db = drv.db_addr;
 	umem_pin(ctx, &srq->buf_pins, srq->buf,
 		 (uint64_t)srq->wqe_cnt << srq->wqe_shift, true);
-	umem_pin(ctx, &srq->db_pins, srq->db, 4, true);
+	umem_pin_db(ctx, &srq->db_pins, srq->db, 4);
 
 	resp.srq_handle = srq->uobj.handle;
 	resp.max_wr = srq->wqe_cnt - 1;	/* one WQE is always spare */

@@ -12,8 +12,16 @@
  * What is asked is remembered on the context until the next request of
  * another kind, and only what was asked is taken, in order: a SHARE that
  * names anything else is EINVAL.
+ *
+ * ib_umem_get() also counts what it pins in the process's pinned_vm,
+ * held to RLIMIT_MEMLOCK (host/memlock.c): every page an object's range
+ * touches, and each page of doorbell records once per context, however
+ * many objects keep their records there (mlx4_ib_db_map_user).  The
+ * commands ask umem_may_pin() where the kernel calls ib_umem_get(), after
+ * their own checks and before the pages are looked at (EFAULT).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "../host/protocol.h"
@@ -42,16 +50,93 @@ static bool asked(const struct sim_ctx *ctx, uint64_t addr, uint64_t len)
 	return false;
 }
 
+/* ib_umem_num_pages(): every page [@addr, @addr + @len) touches. */
+uint64_t umem_pages(uint64_t addr, uint64_t len)
+{
+	return (page_up(addr + len) - page_down(addr)) / SIM_PAGE_SIZE;
+}
+
+static struct sim_db_page *db_page_of(const struct sim_ctx *ctx,
+				      uint64_t addr)
+{
+	for (uint32_t i = 0; i < ctx->n_db_pages; i++)
+		if (ctx->db_pages[i].addr == page_down(addr))
+			return &ctx->db_pages[i];
+	return NULL;
+}
+
+/* The pages a doorbell record at @addr adds: none if its page is held. */
+uint64_t umem_db_pages(const struct sim_ctx *ctx, uint64_t addr)
+{
+	return db_page_of(ctx, addr) ? 0 : 1;
+}
+
+/* mm->pinned_vm: what every context of @pid's process holds. */
+static uint64_t pinned_by_process(pid_t pid)
+{
+	struct sim_ctx *c;
+	uint64_t n = 0;
+
+	list_for_each(&sim.ctxs, c, struct sim_ctx, link)
+		if (c->pid == pid)
+			n += c->pinned;
+	return n;
+}
+
 /*
- * Pin [@addr, @addr + @len) of the command's process for @pins.  Queue
- * memory (@whole_pages) is pinned page by page, as ib_umem_get() pins it:
- * the providers give queues and doorbell records pages of their own.  A
- * memory region shares only the pages wholly inside it: the rest of a
- * page it begins or ends in is the program's other memory, which another
- * thread may be writing while the pages move (see sim/README).
+ * ib_umem_get()'s limit: whether the process may pin @pages more once
+ * @released of its pinned pages have gone (a re-registration lets the
+ * old pages go first).  EPERM with a limit of 0 (can_do_mlock), ENOMEM
+ * past it.
  */
-void umem_pin(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
-	      uint64_t len, bool whole_pages)
+int umem_may_pin(const struct sim_ctx *ctx, uint64_t pages, uint64_t released)
+{
+	uint64_t limit = proc_lock_limit(ctx->pid);
+	uint64_t held = pinned_by_process(ctx->pid);
+
+	if (limit == UINT64_MAX)
+		return 0;
+	if (!limit)
+		return -EPERM;
+	held -= MIN(held, released);
+	return held + pages > limit / SIM_PAGE_SIZE ? -ENOMEM : 0;
+}
+
+/*
+ * The pinning of a queue as the commands that make one do it: its ring
+ * at @buf (@len bytes) through ib_umem_get(), then, unless @db_len is 0,
+ * its doorbell record at @db through mlx4_ib_db_map_user().  0, or the
+ * errno of the first step that fails: the limit, then pages not there.
+ */
+int umem_may_pin_queue(const struct sim_ctx *ctx, uint64_t buf, uint64_t len,
+		       uint64_t db, uint64_t db_len)
+{
+	uint64_t pages = umem_pages(buf, len);
+	int err = umem_may_pin(ctx, pages, 0);
+
+	if (err)
+		return err;
+	if (!buf || !dma_range_mapped(ctx->pid, buf, len, true))
+		return -EFAULT;
+	if (!db_len)
+		return 0;
+	err = umem_may_pin(ctx, pages + umem_db_pages(ctx, db), 0);
+	if (err)
+		return err;
+	return db && dma_range_mapped(ctx->pid, db, db_len, true) ? 0 : -EFAULT;
+}
+
+/*
+ * Hold the pages of [@addr, @addr + @len) for @pins, and ask the library
+ * to share those not yet shared.  Queue memory (@whole_pages) is pinned
+ * page by page, as ib_umem_get() pins it: the providers give queues and
+ * doorbell records pages of their own.  A memory region shares only the
+ * pages wholly inside it: the rest of a page it begins or ends in is the
+ * program's other memory, which another thread may be writing while the
+ * pages move (see sim/README).
+ */
+static void share_pages(struct sim_ctx *ctx, struct sim_pins *pins,
+			uint64_t addr, uint64_t len, bool whole_pages)
 {
 	struct dma_range gaps[SIM_MAX_SHARES];
 	uint64_t lo, hi;
@@ -78,16 +163,70 @@ void umem_pin(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
 	}
 }
 
+/* Pin [@addr, @addr + @len) of the command's process for @pins. */
+void umem_pin(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
+	      uint64_t len, bool whole_pages)
+{
+	if (len && addr + len >= addr) {
+		pins->locked = umem_pages(addr, len);
+		ctx->pinned += pins->locked;
+	}
+	share_pages(ctx, pins, addr, len, whole_pages);
+}
+
+/*
+ * Pin the doorbell record at @addr (@len bytes) for @pins: its page
+ * counts once for the context, until the last record in it goes.  A
+ * context that cannot grow its list (no memory) counts the page anew.
+ */
+void umem_pin_db(struct sim_ctx *ctx, struct sim_pins *pins, uint64_t addr,
+		 uint64_t len)
+{
+	struct sim_db_page *page = db_page_of(ctx, addr), *more;
+
+	if (page) {
+		page->users++;
+		pins->db_page = page->addr;
+	} else if ((more = realloc(ctx->db_pages, (ctx->n_db_pages + 1) *
+					       sizeof(*more)))) {
+		ctx->db_pages = more;
+		more[ctx->n_db_pages++] = (struct sim_db_page){
+			.addr = page_down(addr), .users = 1 };
+		pins->db_page = page_down(addr);
+		ctx->pinned++;
+	} else {
+		pins->locked = 1;
+		ctx->pinned++;
+	}
+	share_pages(ctx, pins, addr, len, true);
+}
+
+static void unpin_db_page(struct sim_ctx *ctx, uint64_t addr)
+{
+	struct sim_db_page *page = db_page_of(ctx, addr);
+
+	if (!page || --page->users)
+		return;
+	*page = ctx->db_pages[--ctx->n_db_pages];
+	ctx->pinned--;
+}
+
 /*
  * Let go of the pages of @pins (destroy, dereg, a failed create), and
  * forget what was asked for them.
  */
 void umem_unpin(struct sim_ctx *ctx, struct sim_pins *pins)
 {
-	if (ctx)
+	if (ctx) {
 		for (int i = 0; i < ctx->sharing.n; i++)
 			if (ctx->sharing.range[i].pins == pins)
 				ctx->sharing.range[i].pins = NULL;
+		if (pins->db_page)
+			unpin_db_page(ctx, pins->db_page);
+		ctx->pinned -= MIN(ctx->pinned, pins->locked);
+	}
+	pins->db_page = 0;
+	pins->locked = 0;
 	dma_pins_release(pins);
 }
 

@@ -328,10 +328,8 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	if (err)
 		goto fail;
 	/* The kernel pins the receive queue and the dummy send queue. */
-	err = -EFAULT;
-	if (!drv.buf_addr ||
-	    !dma_range_mapped(cmd->ctx->pid, drv.buf_addr, size, true) ||
-	    !dma_range_mapped(cmd->ctx->pid, drv.db_addr, 4, true))
+	err = umem_may_pin_queue(cmd->ctx, drv.buf_addr, size, drv.db_addr, 4);
+	if (err)
 		goto fail;
 	err = wqn_take(cmd->ctx, 1u << drv.log_range_size, wq);
 	if (err)
@@ -349,7 +347,7 @@ int cmd_ex_create_wq(struct sim_cmd *cmd)
 	wq->buf = drv.buf_addr;
 	wq->db = drv.db_addr;
 	umem_pin(cmd->ctx, &wq->buf_pins, wq->buf, size, true);
-	umem_pin(cmd->ctx, &wq->db_pins, wq->db, 4, true);
+	umem_pin_db(cmd->ctx, &wq->db_pins, wq->db, 4);
 	wq->state = IBV_WQS_RESET;
 	rss_wq_init(wq, cmd->ctx);
 	/* create_rq: the QP context's "keep FCS" bit. */

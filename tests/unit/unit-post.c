@@ -2102,65 +2102,79 @@ static unsigned int first_slot_differing(struct mlx4_qp *a, struct mlx4_qp *b,
 }
 
 /*
+ * Two UD QPs built alike: a is driven by ibv_post_send, b by ibv_wr_*,
+ * and their rings must stay equal.
+ */
+struct ud_pair {
+	struct mlx4_qp *a, *b;
+	struct ibv_qp_ex *x;
+	struct ibv_ah *ah;
+	struct ibv_sge sg[24];
+	struct ibv_send_wr wr[24];
+	unsigned int head;	/* b's head after the last accepted batch */
+};
+
+static void check_rings_equal(struct ud_pair *p, const char *what)
+{
+	unsigned int i = first_slot_differing(p->a, p->b, 128);
+
+	CHECK(i == p->b->sq.wqe_cnt, "%s (slot %u differs)", what, i);
+}
+
+/*
  * A UD batch longer than the spare WQEs, stamping on: the wr_* ring
  * equals the post_send ring, the stamps ahead of the first WQEs land on
  * none of the later ones (their data segment opens the second block).
  */
-static void test_wr_api_long_ud_batch(void)
+static void ud_long_batch(struct ud_pair *p)
 {
-	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_send_sge = 1 };
-	struct ibv_ah_attr ah_attr = { .dlid = 0x21, .port_num = 1 };
-	struct mlx4_qp *a = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL,
-				    0x781, 0);
-	struct mlx4_qp *b = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL,
-				    0x782, 0);
-	struct ibv_ah *ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
-	struct ibv_qp_ex *x = &b->verbs_qp.qp_ex;
-	struct ibv_mw mw = { .type = IBV_MW_TYPE_2 };
-	struct ibv_mw_bind_info bind = { .addr = 0x1000, .length = 64,
-		.mw_access_flags = IBV_ACCESS_REMOTE_READ };
-	struct ibv_sge sg[24];
-	struct ibv_send_wr wr[24], *bad;
+	struct ibv_send_wr *bad;
 	unsigned int i, n = 24;
 
-	CHECK(ah != NULL, "create_ah");
-	CHECK_EQ(b->sq.wqe_shift, 7);
-	CHECK(n > b->sq_spare_wqes, "%u WQEs, %u spare", n, b->sq_spare_wqes);
-	CHECK_EQ(mlx4_qp_init_wr_api(b, IBV_QP_EX_WITH_SEND), 0);
+	CHECK_EQ(p->b->sq.wqe_shift, 7);
+	CHECK(n > p->b->sq_spare_wqes, "%u WQEs, %u spare", n,
+	      p->b->sq_spare_wqes);
 	for (i = 0; i < n; i++) {
-		sg[i] = (struct ibv_sge){ 0x1000 + i, 10 + i, 0x40 + i };
-		wr[i] = (struct ibv_send_wr){ .wr_id = i, .sg_list = &sg[i],
-			.num_sge = 1, .opcode = IBV_WR_SEND,
-			.next = i + 1 < n ? &wr[i + 1] : NULL };
-		wr[i].wr.ud.ah = ah;
-		wr[i].wr.ud.remote_qpn = 0x100 + i;
-		wr[i].wr.ud.remote_qkey = 0x1a2b3c4d;
+		p->sg[i] = (struct ibv_sge){ 0x1000 + i, 10 + i, 0x40 + i };
+		p->wr[i] = (struct ibv_send_wr){ .wr_id = i,
+			.sg_list = &p->sg[i], .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.next = i + 1 < n ? &p->wr[i + 1] : NULL };
+		p->wr[i].wr.ud.ah = p->ah;
+		p->wr[i].wr.ud.remote_qpn = 0x100 + i;
+		p->wr[i].wr.ud.remote_qkey = 0x1a2b3c4d;
 	}
-	CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
-	ibv_wr_start(x);
+	CHECK_EQ(mlx4_post_send(&p->a->verbs_qp.qp, p->wr, &bad), 0);
+	ibv_wr_start(p->x);
 	for (i = 0; i < n; i++) {
-		x->wr_id = i;
-		x->wr_flags = 0;
-		ibv_wr_send(x);
-		ibv_wr_set_sge(x, sg[i].lkey, sg[i].addr, sg[i].length);
-		ibv_wr_set_ud_addr(x, ah, 0x100 + i, 0x1a2b3c4d);
+		p->x->wr_id = i;
+		p->x->wr_flags = 0;
+		ibv_wr_send(p->x);
+		ibv_wr_set_sge(p->x, p->sg[i].lkey, p->sg[i].addr,
+			       p->sg[i].length);
+		ibv_wr_set_ud_addr(p->x, p->ah, 0x100 + i, 0x1a2b3c4d);
 	}
-	CHECK_EQ(ibv_wr_complete(x), 0);
-	CHECK_EQ(b->sq.head, n);
-	i = first_slot_differing(a, b, 128);
-	CHECK(i == b->sq.wqe_cnt,
-	      "the wr_* ring equals the post_send ring (slot %u differs)", i);
+	CHECK_EQ(ibv_wr_complete(p->x), 0);
+	CHECK_EQ(p->b->sq.head, n);
+	check_rings_equal(p, "the wr_* ring equals the post_send ring");
+}
 
-	/*
-	 * Lone requests, a wr_complete() each, for a whole pass: the same
-	 * ring, the stamps ahead of each included (they land on slots the
-	 * batch and the pass wrote data into), and the owner bits, which
-	 * each request aborted in the slot first left as they were.
-	 */
-	for (i = 0; i < b->sq.wqe_cnt; i++) {
-		wr[0].next = NULL;
-		wr[0].wr_id = i;
-		CHECK_EQ(mlx4_post_send(&a->verbs_qp.qp, wr, &bad), 0);
+/*
+ * Lone requests, a wr_complete() each, for a whole pass: the same ring,
+ * the stamps ahead of each included (they land on slots the batch and
+ * the pass wrote data into), and the owner bits, which each request
+ * aborted in the slot first left as they were.
+ */
+static void ud_lone_requests(struct ud_pair *p)
+{
+	struct ibv_qp_ex *x = p->x;
+	struct ibv_send_wr *bad;
+	unsigned int i;
+
+	for (i = 0; i < p->b->sq.wqe_cnt; i++) {
+		p->wr[0].next = NULL;
+		p->wr[0].wr_id = i;
+		CHECK_EQ(mlx4_post_send(&p->a->verbs_qp.qp, p->wr, &bad), 0);
 		ibv_wr_start(x);
 		ibv_wr_send_imm(x, htobe32(i));
 		ibv_wr_abort(x);
@@ -2168,34 +2182,45 @@ static void test_wr_api_long_ud_batch(void)
 		x->wr_id = i;
 		x->wr_flags = 0;
 		ibv_wr_send(x);
-		ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
-		ibv_wr_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+		ibv_wr_set_ud_addr(x, p->ah, 0x100, 0x1a2b3c4d);
+		ibv_wr_set_sge(x, p->sg[0].lkey, p->sg[0].addr,
+			       p->sg[0].length);
 		CHECK_EQ(ibv_wr_complete(x), 0);
-		a->sq.tail = a->sq.head;	/* as if completed */
-		b->sq.tail = b->sq.head;
+		p->a->sq.tail = p->a->sq.head;	/* as if completed */
+		p->b->sq.tail = p->b->sq.head;
 	}
-	i = first_slot_differing(a, b, 128);
-	CHECK(i == b->sq.wqe_cnt,
-	      "lone wr_* requests' ring equals post_send's (slot %u differs)",
-	      i);
-	n = b->sq.head;
+	check_rings_equal(p, "lone wr_* requests' ring equals post_send's");
+	p->head = p->b->sq.head;
+}
 
-	/*
-	 * Setters before a batch's first opcode call (a misuse) touch no
-	 * WQE: not the last one handed to the device, which the state of
-	 * the batch before still pointed at.
-	 */
-	ibv_wr_start(x);
-	ibv_wr_set_ud_addr(x, ah, 0x999, 0x5a5a5a5a);
-	ibv_wr_set_sge(x, 0x77, 0x7000, 7);
-	CHECK_EQ(ibv_wr_complete(x), 0);
-	CHECK_EQ(b->sq.head, n);
-	i = first_slot_differing(a, b, 128);
-	CHECK(i == b->sq.wqe_cnt,
-	      "setters before an opcode call left the ring (slot %u differs)",
-	      i);
+/*
+ * Setters before a batch's first opcode call (a misuse) touch no WQE:
+ * not the last one handed to the device, which the state of the batch
+ * before still pointed at.
+ */
+static void ud_setters_before_opcode(struct ud_pair *p)
+{
+	ibv_wr_start(p->x);
+	ibv_wr_set_ud_addr(p->x, p->ah, 0x999, 0x5a5a5a5a);
+	ibv_wr_set_sge(p->x, 0x77, 0x7000, 7);
+	CHECK_EQ(ibv_wr_complete(p->x), 0);
+	CHECK_EQ(p->b->sq.head, p->head);
+	check_rings_equal(p, "setters before an opcode call left the ring");
+}
 
-	/* A UD QP takes no RDMA write, with or without immediate. */
+/*
+ * A UD QP takes no RDMA write, with or without immediate; nor SEND with
+ * invalidate, nor the key operations, which every RC, UC and XRC QP
+ * takes: a UD QP's calls refuse them, where those QPs' calls would
+ * build them without a datagram segment.
+ */
+static void ud_refused_opcodes(struct ud_pair *p)
+{
+	struct ibv_qp_ex *x = p->x;
+	struct ibv_mw mw = { .type = IBV_MW_TYPE_2 };
+	struct ibv_mw_bind_info bind = { .addr = 0x1000, .length = 64,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ };
+
 	ibv_wr_start(x);
 	ibv_wr_rdma_write(x, 0x99, 0x5000);
 	ibv_wr_set_sge(x, 0x40, 0x1000, 8);
@@ -2203,16 +2228,10 @@ static void test_wr_api_long_ud_batch(void)
 	ibv_wr_start(x);
 	ibv_wr_rdma_write_imm(x, 0x99, 0x5000, htobe32(7));
 	CHECK_EQ(ibv_wr_complete(x), EINVAL);
-	CHECK_EQ(b->sq.head, n);
-
-	/*
-	 * Nor SEND with invalidate, nor the key operations, which every RC,
-	 * UC and XRC QP takes: a UD QP's calls refuse them, where those
-	 * QPs' calls would build them without a datagram segment.
-	 */
+	CHECK_EQ(p->b->sq.head, p->head);
 	ibv_wr_start(x);
 	ibv_wr_send_inv(x, 0x1234);
-	ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
+	ibv_wr_set_ud_addr(x, p->ah, 0x100, 0x1a2b3c4d);
 	ibv_wr_set_sge(x, 0x40, 0x1000, 8);
 	CHECK_EQ(ibv_wr_complete(x), EINVAL);
 	ibv_wr_start(x);
@@ -2221,46 +2240,70 @@ static void test_wr_api_long_ud_batch(void)
 	ibv_wr_start(x);
 	ibv_wr_bind_mw(x, &mw, 0x1234, &bind);
 	CHECK_EQ(ibv_wr_complete(x), EINVAL);
-	CHECK_EQ(b->sq.head, n);
-	i = first_slot_differing(a, b, 128);
-	CHECK(i == b->sq.wqe_cnt,
-	      "refused opcode calls left the ring (slot %u differs)", i);
+	CHECK_EQ(p->b->sq.head, p->head);
+	check_rings_equal(p, "refused opcode calls left the ring");
+}
 
-	/*
-	 * A UD request without its address (none, or a NULL AH) fails its
-	 * batch, wherever it stands, the batch's other requests addressed
-	 * or not; an address set twice is no lack.
-	 */
-	for (i = 0; i < 4 * 3; i++) {
-		unsigned int k, lacking = i / 3;	/* 3: none */
+/*
+ * A UD request without its address (none, or a NULL AH) fails its
+ * batch, wherever it stands, the batch's other requests addressed or
+ * not; an address set twice is no lack.  Case i: the request lacking
+ * its address is i / 3 (3: none), and i % 3 says how: 0 no call, 1 a
+ * NULL AH, 2 set twice (so none lacks).
+ */
+static void ud_batch_of_three(struct ud_pair *p, unsigned int i)
+{
+	unsigned int k, lacking = i / 3;
+	struct ibv_qp_ex *x = p->x;
 
-		ibv_wr_start(x);
-		for (k = 0; k < 3; k++) {
-			ibv_wr_send(x);
-			ibv_wr_set_sge(x, 0x40, 0x1000, 8);
-			if (k != lacking)
-				ibv_wr_set_ud_addr(x, ah, 0x100, 0x1a2b3c4d);
-			else if (i % 3 == 1)
-				ibv_wr_set_ud_addr(x, NULL, 0x100, 0x1a2b3c4d);
-			if (i % 3 == 2)
-				ibv_wr_set_ud_addr(x, ah, 0x101, 0x1a2b3c4d);
-		}
-		if (lacking < 3 && i % 3 != 2) {
-			CHECK(ibv_wr_complete(x) == EINVAL && b->sq.head == n,
-			      "request %u of 3 without its address (%s): EINVAL",
-			      lacking, i % 3 ? "NULL AH" : "no call");
-		} else {
-			CHECK(ibv_wr_complete(x) == 0 && b->sq.head == n + 3,
-			      "3 requests with their addresses (%s) go",
-			      i % 3 == 2 ? "some set twice" : "once each");
-			n = b->sq.head;
-			b->sq.tail = n;	/* as if completed */
-		}
+	ibv_wr_start(x);
+	for (k = 0; k < 3; k++) {
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, 0x40, 0x1000, 8);
+		if (k != lacking)
+			ibv_wr_set_ud_addr(x, p->ah, 0x100, 0x1a2b3c4d);
+		else if (i % 3 == 1)
+			ibv_wr_set_ud_addr(x, NULL, 0x100, 0x1a2b3c4d);
+		if (i % 3 == 2)
+			ibv_wr_set_ud_addr(x, p->ah, 0x101, 0x1a2b3c4d);
 	}
+	if (lacking < 3 && i % 3 != 2) {
+		CHECK(ibv_wr_complete(x) == EINVAL && p->b->sq.head == p->head,
+		      "request %u of 3 without its address (%s): EINVAL",
+		      lacking, i % 3 ? "NULL AH" : "no call");
+		return;
+	}
+	CHECK(ibv_wr_complete(x) == 0 && p->b->sq.head == p->head + 3,
+	      "3 requests with their addresses (%s) go",
+	      i % 3 == 2 ? "some set twice" : "once each");
+	p->head = p->b->sq.head;
+	p->b->sq.tail = p->head;	/* as if completed */
+}
 
-	mlx4_destroy_ah(ah);
-	fake_qp_free(a);
-	fake_qp_free(b);
+static void test_wr_api_long_ud_batch(void)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_send_sge = 1 };
+	struct ibv_ah_attr ah_attr = { .dlid = 0x21, .port_num = 1 };
+	struct ud_pair p = { 0 };
+	unsigned int i;
+
+	p.a = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x781, 0);
+	p.b = fake_qp(&env, IBV_QPT_UD, &cap, cq, cq, NULL, 0x782, 0);
+	p.x = &p.b->verbs_qp.qp_ex;
+	p.ah = mlx4_create_ah(&env.pd.ibv_pd, &ah_attr);
+	CHECK(p.ah != NULL, "create_ah");
+	CHECK_EQ(mlx4_qp_init_wr_api(p.b, IBV_QP_EX_WITH_SEND), 0);
+
+	ud_long_batch(&p);
+	ud_lone_requests(&p);
+	ud_setters_before_opcode(&p);
+	ud_refused_opcodes(&p);
+	for (i = 0; i < 4 * 3; i++)
+		ud_batch_of_three(&p, i);
+
+	mlx4_destroy_ah(p.ah);
+	fake_qp_free(p.a);
+	fake_qp_free(p.b);
 }
 
 /* XRC through wr_*: the remote SRQN in the same place; refused opcodes. */

@@ -390,7 +390,10 @@ fi
 # port 1) to port 0's MAC, both checksums zero; testpmd, not promiscuous
 # (or port 0 would take back what port 1 sends), forwards them out of
 # port 1 with the IPv4 and TCP checksums offloaded, then, its TSO set to
-# an MSS of 600, again with TSO.  The csum engine asks for TSO only for a
+# an MSS of 600, again with TSO, the source's checksums this time filled
+# in by its adapter (tcp-source --csum).  Port 0 checks what it receives
+# (--enable-rx-cksum): the PMD marks a packet's checksums good where the
+# CQE says so, and leaves them unknown otherwise (it never says bad).  The csum engine asks for TSO only for a
 # payload longer than the MSS (process_inner_cksums), and the PMD makes
 # each such one an LSO WQE over several of its 64-byte blocks.  Each
 # phase is its own connection (source port 40001, 40002).
@@ -398,14 +401,14 @@ tcp_mss=600
 tcp_sizes="1 100 599 600 601 1200 1400 1460"
 n=$(echo $tcp_sizes | wc -w)
 session tcp
-printf '%s\n' "set promisc all off" "set fwd csum" "port stop all" \
+printf '%s\n' "set promisc all off" "set fwd csum" "set verbose 1" "port stop all" \
 	"csum set ip hw 1" "csum set tcp hw 1" "port start all" "start" \
 	"send 2 00:02:C9:A1:B2:01 40001 $tcp_sizes" "until-rx 0 $n" "sleep 1" \
 	"stop" "port stop 1" "tso set $tcp_mss 1" "port start 1" "start" \
-	"send 2 00:02:C9:A1:B2:01 40002 $tcp_sizes" "until-rx 0 $((2 * n))" \
+	"send --csum 2 00:02:C9:A1:B2:01 40002 $tcp_sizes" "until-rx 0 $((2 * n))" \
 	"sleep 1" "stop" "quit" \
 	>"$work/tcp.cmds"
-testpmd "$work/tcp.log" "$work/tcp.cmds" -a $pci -- -i $mbufs
+testpmd "$work/tcp.log" "$work/tcp.cmds" -a $pci -- -i $mbufs --enable-rx-cksum
 status=$?
 check "tcp: testpmd exits 0, with IP and TCP checksums offloaded, then TSO" \
 	ran "$work/tcp.log" $status 'TCP checksum offload is hw' \
@@ -415,6 +418,19 @@ check "tcp: tcp-source sent its segments, twice" sh -c "
 rx=$(fwd_stat "$work/tcp.log" 0 RX-packets) tx=$(fwd_stat "$work/tcp.log" 1 TX-packets)
 check "tcp: port 0 received the $n segments, port 1 forwarded them (rx ${rx:-?}, tx ${tx:-?})" \
 	test "${rx:-0}" -eq $n -a "${tx:-0}" -eq $n
+# rx_csum_flags GOOD|UNKNOWN: how many of port 0's packets had both the
+# IPv4 and the TCP checksum so, as testpmd showed them (verbose).
+rx_csum_flags() {
+	awk -v want=$1 'match($0, /port [0-9]+\/queue [0-9]+: received/) {
+			port = substr($0, RSTART + 5, 1)
+		}
+		port == "0" && /ol_flags:/ && $0 ~ "RX_IP_CKSUM_" want &&
+		$0 ~ "RX_L4_CKSUM_" want { n++ }
+		END { print n + 0 }' "$work/tcp.log"
+}
+good=$(rx_csum_flags GOOD) unknown=$(rx_csum_flags UNKNOWN)
+check "tcp: port 0 reported the $n good segments' checksums good, the $n zero ones' not (good $good, unknown $unknown)" \
+	test "$good" -eq $n -a "$unknown" -eq $n
 end_session tcp "-o tcp.analyze_sequence_numbers:FALSE"
 
 # tcp_frames PORT: the frames of connection PORT in the capture, one a
@@ -460,7 +476,7 @@ tcp_expected() {
 }
 
 if have_tshark; then
-	for phase in "40001 0 checksums" "40002 $tcp_mss TSO"; do
+	for phase in "40001 0 checksums bad 0" "40002 $tcp_mss TSO good 1"; do
 		set -- $phase
 		tcp_frames $1 >"$work/tcp.$1"
 		tcp_expected $2 <"$work/tcp.$1" >"$work/tcp.$1.want"
@@ -470,9 +486,9 @@ if have_tshark; then
 		check "tcp ($3): the $n segments went out as $want frames, each ID, length, sequence number, flags and payload as the adapter sets them (have $(wc -l <"$work/tcp.$1.have"))" sh -c "
 			test $sent -eq $n && cmp '$work/tcp.$1.want' '$work/tcp.$1.have' ||
 			{ diff '$work/tcp.$1.want' '$work/tcp.$1.have' | cut -c1-120; false; }"
-		check "tcp ($3): every frame port 1 sent has good IPv4 and TCP checksums, every one tcp-source sent bad ones" \
-			awk '$1 == "port1" && ($4 != 1 || $8 != 1) { bad++ }
-			     $1 == "source" && ($4 != 0 || $8 != 0) { bad++ }
+		check "tcp ($3): every frame port 1 sent has good IPv4 and TCP checksums, every one tcp-source sent $4 ones" \
+			awk -v src=$5 '$1 == "port1" && ($4 != 1 || $8 != 1) { bad++ }
+			     $1 == "source" && ($4 != src || $8 != src) { bad++ }
 			     END { exit bad > 0 || NR == 0 }' "$work/tcp.$1"
 	done
 	check "tcp (TSO): each segment longer than $tcp_mss bytes was cut" \

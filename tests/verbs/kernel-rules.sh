@@ -7,14 +7,7 @@
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 provider=$1
 shift
-options=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--list | --help | -h | [!-]*) break ;;
-	esac
-	options="$options $1"
-	shift
-done
+. "$(dirname "$0")/sim-options.sh"
 # shellcheck disable=SC2086 # the options are words
 exec "$top_builddir/sim/mlx4sim" run --provider="$provider" $options -- \
 	"$top_builddir/tests/verbs/kernel-rules" "$@"

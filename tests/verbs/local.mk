@@ -62,6 +62,7 @@ TESTS += tests/verbs/provider-verbs-system.tap \
 	tests/verbs/provider-verbs-eth-project.tap
 EXTRA_DIST += tests/verbs/provider-verbs-system.tap \
 	tests/verbs/provider-verbs-project.tap tests/verbs/provider-verbs.sh \
+	tests/verbs/sim-options.sh \
 	tests/verbs/provider-verbs-eth-system.tap \
 	tests/verbs/provider-verbs-eth-project.tap
 
@@ -189,6 +190,15 @@ tests_verbs_rdmacm_events_SOURCES = tests/verbs/rdmacm-events.c tests/tap.h
 TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
 EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
 	tests/verbs/rdmacm.sh
+
+# RLIMIT_MEMLOCK: what the kernel pins for a process, held to its limit.
+check_PROGRAMS += tests/verbs/memlock
+tests_verbs_memlock_SOURCES = tests/verbs/memlock.c tests/tap.h \
+	tests/cases.h tests/device.h
+tests_verbs_memlock_LDADD = -libverbs -lmlx4
+TESTS += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap
+EXTRA_DIST += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap \
+	tests/verbs/memlock.sh
 
 # Many hosts (mlx4sim --hosts): four hosts, an adapter each; mlx4sim-rsh
 # as ssh; ibv_rc_pingpong, rping, ucmatose between hosts; Open MPI and

@@ -110,5 +110,11 @@ check "and made the port ACTIVE again, LID $lid kept" sh -c "
 	test '$(sysfs_port mlx4_1 2 state)' = '4: ACTIVE' &&
 	test '$(sysfs_port mlx4_1 2 lid)' = '$lid'"
 check "ibv_rc_pingpong over it again" pingpong
+osm_pid=$(cat "$MLX4SIM_DIR/opensm.pid")
 check "no strict-mode breach" sim_stop
+# OpenSM is stopped before the adapter it runs on goes: with its device
+# gone first it spun on EIO and hung in its own shutdown, left running.
+check "OpenSM (pid $osm_pid) ended with the run, of its own accord" sh -c "
+	! kill -0 $osm_pid 2>/dev/null &&
+	! grep -q 'OpenSM did not stop' '$work/stop.log'"
 finish

@@ -1316,6 +1316,108 @@ static int post_by_hand(struct raw_qp *tx, const uint8_t *frame, size_t len,
 	return poll_one(tx->cq, wc);
 }
 
+/*
+ * Write at block @block of @dv's send queue a raw send of @len bytes at
+ * @frame in @pieces gather entries (each the next slice, placed from
+ * @place on in @tx's buffer, @gap bytes apart), the control segment
+ * naming the destination MAC for the adapter's loopback.  The owner word
+ * is left for the caller: WQEs written, then handed over.  Returns the
+ * WQE's size in bytes.
+ */
+static size_t write_raw_wqe(struct raw_qp *tx, struct mlx4dv_qp *dv,
+			    int block, const uint8_t *frame, size_t len,
+			    size_t place, int pieces, size_t gap)
+{
+	uint8_t *wqe = (uint8_t *)dv->buf.buf + dv->sq.offset +
+		       (size_t)block * (1u << dv->sq.wqe_shift);
+	size_t size = 16 + 16 * (size_t)pieces, done = 0;
+	uint32_t flags = htobe32(MLX4_WQE_CTRL_CQ_UPDATE);
+
+	memset(wqe + 4, 0, size - 4);
+	memcpy(wqe + 8, &flags, 4);
+	memcpy(wqe + 8, frame, 2);
+	memcpy(wqe + 12, frame + 2, 4);
+	wqe[7] = size / 16;
+	for (int i = 0; i < pieces; i++) {
+		struct mlx4_wqe_data_seg *d = (void *)(wqe + 16 + 16 * i);
+		size_t n = i + 1 < pieces ? len / pieces : len - done;
+		uint8_t *at = tx->buf + RECV_SLOTS * FRAME_MAX + place +
+			      i * gap;
+
+		memcpy(at, frame + done, n);
+		d->byte_count = htobe32(n);
+		d->lkey = htobe32(tx->mr->lkey);
+		d->addr = htobe64((uintptr_t)at);
+		done += n;
+	}
+	return size;
+}
+
+/* The wqe_index of CQE @n of @cq, a CQ no poll has wrapped. */
+static unsigned int cqe_wqe_index(struct mlx4dv_cq *cq, unsigned int n)
+{
+	uint8_t *cqe = (uint8_t *)cq->buf.buf + (size_t)n * cq->cqe_size;
+	struct mlx4_cqe *c = (void *)(cqe + (cq->cqe_size == 64 ? 32 : 0));
+
+	return be16toh(c->wqe_index);
+}
+
+/*
+ * A WQE larger than the send queue's stride, as DPDK's mlx4 driver
+ * writes its LSO WQEs on a 64-byte stride: the device runs it over as
+ * many basic blocks as the size in its control segment says, the next
+ * WQE begins at the block after, and each CQE names its WQE's first
+ * block (mlx4_en's ring works so).  Two WQEs rung at once: a frame
+ * gathered from stride / 16 pieces (16 bytes more than a block), then a
+ * frame in one block.
+ */
+static void test_multi_block_wqe(struct raw_qp *rx)
+{
+	struct raw_qp blk = {};
+	struct mlx4dv_qp dv;
+	struct mlx4dv_cq dvcq;
+	struct mlx4dv_obj obj = { .qp = { .out = &dv }, .cq = { .out = &dvcq } };
+	uint8_t big[400], small[120];
+	uint8_t *wqe;
+	size_t big_len, small_len, size;
+	struct ibv_wc wc[2];
+	int blocks, n = 0, pieces;
+
+	make_raw_qp(&blk, 1);
+	obj.qp.in = blk.qp;
+	obj.cq.in = blk.cq;
+	if (mlx4dv_init_obj(&obj, MLX4DV_OBJ_QP | MLX4DV_OBJ_CQ))
+		bail("mlx4dv_init_obj");
+	pieces = (1u << dv.sq.wqe_shift) / 16;
+	big_len = build_frame(big, port_mac[2], port_mac[1], 4000, 300, 91,
+			      true, false);
+	small_len = build_frame(small, port_mac[2], port_mac[1], 4000, 60, 92,
+				true, false);
+	size = write_raw_wqe(&blk, &dv, 0, big, big_len, 0, pieces, 100);
+	blocks = (size + (1u << dv.sq.wqe_shift) - 1) / (1u << dv.sq.wqe_shift);
+	write_raw_wqe(&blk, &dv, blocks, small, small_len, 1000, 1, 0);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wqe = (uint8_t *)dv.buf.buf + dv.sq.offset;
+	*(volatile uint32_t *)(wqe + (size_t)blocks * (1u << dv.sq.wqe_shift)) =
+		htobe32(MLX4_OPCODE_SEND);
+	*(volatile uint32_t *)wqe = htobe32(MLX4_OPCODE_SEND);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)((char *)dv.sdb) = dv.doorbell_qpn;
+	for (int i = 0; i < 2 && poll_one(blk.cq, &wc[i]) == 1; i++)
+		n += wc[i].status == IBV_WC_SUCCESS;
+	check(blocks == 2 && n == 2,
+	      "a %zu-byte WQE on a %u-byte stride, then a one-block WQE: both complete (%d of 2)",
+	      size, (1u << dv.sq.wqe_shift), n);
+	check(n == 2 && cqe_wqe_index(&dvcq, 0) == 0 &&
+	      cqe_wqe_index(&dvcq, 1) == (unsigned int)blocks,
+	      "their CQEs name their first blocks, 0 and %d (%u, %u)", blocks,
+	      cqe_wqe_index(&dvcq, 0), cqe_wqe_index(&dvcq, 1));
+	check(got(rx, big, big_len) && got(rx, small, small_len),
+	      "both frames arrive, byte for byte, the first gathered from %d pieces",
+	      pieces);
+	free_raw_qp(&blk);
+}
+
 /* A hand-built WQE asking for VLAN insertion. */
 static void test_vlan_insert(struct raw_qp *rx)
 {
@@ -2099,6 +2201,11 @@ static void zero_ctrl_mac(void)
 	test_zero_ctrl_mac(&rx_b);
 }
 
+static void multi_block_wqe(void)
+{
+	test_multi_block_wqe(&rx_a);
+}
+
 /* A frame the adapter checksums (IBV_SEND_IP_CSUM) arrives as computed here. */
 static void ip_checksum_offload(void)
 {
@@ -2260,6 +2367,8 @@ static const struct test_case cases[] = {
 	  "frames to MACs no port owns: flooded, kept where a rule names them" },
 	{ "zero_ctrl_mac", zero_ctrl_mac,
 	  "a WQE with no MAC in its control segment: no loopback, no breach" },
+	{ "multi_block_wqe", multi_block_wqe,
+	  "a WQE over two blocks of a 64-byte stride, then a one-block WQE" },
 	{ "ip_checksum_offload", ip_checksum_offload,
 	  "IBV_SEND_IP_CSUM: the adapter's IPv4 and UDP checksums" },
 	{ "bad_ip_checksums", bad_ip_checksums,

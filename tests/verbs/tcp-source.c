@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tcp-source PORT DMAC SPORT SIZE...: sends from a raw packet QP on PORT
+ * tcp-source [--csum] PORT DMAC SPORT SIZE...: sends from a raw packet QP on PORT
  * of the first device one TCP segment of each SIZE bytes of payload, in
  * order, to the MAC DMAC: one connection, 198.18.1.1:SPORT to
  * 198.18.1.2:5001, its sequence numbers following each other, each
  * segment's IPv4 ID 256 times its number, the payload a pattern of the
  * stream's offset.  Both
- * checksums are left zero, as a sender that offloads them leaves them:
+ * checksums are left zero, as a sender that offloads them leaves them,
+ * or with --csum the adapter fills them in (IBV_SEND_IP_CSUM):
  * dpdk.sh has testpmd's csum engine forward these segments with the
  * checksums and TSO offloaded to the adapter, which testpmd's generators
  * cannot (they make UDP only), and checks what the adapter sent.
@@ -104,13 +105,14 @@ static struct ibv_qp *raw_qp(struct ibv_pd *pd, struct ibv_cq *cq, int port)
 
 /* One frame, sent and completed (10 s at the most). */
 static void send_frame(struct ibv_qp *qp, struct ibv_cq *cq,
-		       struct ibv_mr *mr, size_t len)
+		       struct ibv_mr *mr, size_t len, unsigned int flags)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = len,
 			       .lkey = mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+				  .send_flags = IBV_SEND_SIGNALED | flags },
+			   *bad;
 	struct ibv_wc wc;
 	long spins = 0;
 	int n;
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
 	static uint8_t frame[HDR_LEN + PAYLOAD_MAX];
 	unsigned int m[6];
 	uint8_t dmac[6];
+	unsigned int flags = 0;
 	uint32_t off = 0;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -139,9 +142,14 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
 
+	if (argc > 1 && !strcmp(argv[1], "--csum")) {
+		flags = IBV_SEND_IP_CSUM;
+		argv++;
+		argc--;
+	}
 	if (argc < 5 || sscanf(argv[2], "%x:%x:%x:%x:%x:%x", &m[0], &m[1],
 			       &m[2], &m[3], &m[4], &m[5]) != 6) {
-		fprintf(stderr, "usage: tcp-source PORT DMAC SPORT SIZE...\n");
+		fprintf(stderr, "usage: tcp-source [--csum] PORT DMAC SPORT SIZE...\n");
 		return 2;
 	}
 	for (int i = 0; i < 6; i++)
@@ -162,7 +170,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		send_frame(qp, cq, mr, build_segment(frame, dmac, atoi(argv[3]),
-						     k - 3, size, off));
+						     k - 3, size, off), flags);
 		off += size;
 	}
 	ibv_destroy_qp(qp);

@@ -97,6 +97,28 @@ $T perfquery "$lid1" 1 >"$work/pc33" 2>&1
 check "perfquery -R: the counters start again ($(field PortRcvPkts "$work/pc33"))" \
 	test "$(field PortRcvPkts "$work/pc33")" -lt 10
 
+# The CM's MADs are the port's packets too: a REQ from mlx4_1 port 1
+# (192.168.78.3) that nothing at mlx4_0 port 1 listens for, and the REJ.
+# Two queries first: what a query adds to the counters it reads.
+if command -v rping >/dev/null 2>&1; then
+	for q in 0 1; do
+		$T perfquery "$lid1" 1 >"$work/cm$q" 2>&1
+	done
+	new_port
+	guarded rping -c -C 1 -a 192.168.78.1 -I 192.168.78.3 -p $port \
+		>"$work/rping.log" 2>&1
+	$T perfquery "$lid1" 1 >"$work/cm2" 2>&1
+	for f in PortXmitPkts PortRcvPkts; do
+		c0=$(field $f "$work/cm0") c1=$(field $f "$work/cm1")
+		c2=$(field $f "$work/cm2")
+		more=$((c2 - c1 - (c1 - c0)))
+		check "$f of mlx4_1 port 1 counts the CM's REQ and REJ ($more more than a query's)" \
+			sh -c "test $more -ge 1 && grep -q REJECTED '$work/rping.log'"
+	done
+else
+	skip "the CM's MADs in the PMA's counters: rping not found (apt-get install rdmacm-utils)"
+fi
+
 # The topology: a switch, two adapters, four links.
 $T ibnetdiscover >"$work/topo" 2>&1
 check "ibnetdiscover: one switch of 36 ports, two CAs of 2 ports" sh -c "
