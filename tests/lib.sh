@@ -109,16 +109,20 @@ sim_stop() {
 # each test script running at the same time: a port is claimed by making
 # its directory (atomic), and given back when the script ends.  The ports
 # lie below the kernel's ephemeral range, where no client connection's
-# own port can hold one (a server then "couldn't listen").
-port_claims=${TMPDIR:-/tmp}/mlx4sim-test-ports
+# own port can hold one (a server then "couldn't listen").  Each user has
+# a directory of claims: another's is not writable, and a claim in it
+# could never be made.
+port_claims=${TMPDIR:-/tmp}/mlx4sim-test-ports-$(id -u)
 claimed=
 port_low=10000
 port_high=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
 [ "${port_high:-0}" -gt $((port_low + 2000)) ] 2>/dev/null || port_high=32768
 next_port=$(( ($$ * 37) % (port_high - port_low) + port_low ))
 new_port() {
+	_tries=0
 	mkdir -p "$port_claims"
-	while :; do
+	while [ $_tries -lt $((port_high - port_low)) ]; do
+		_tries=$((_tries + 1))
 		next_port=$((next_port + 1))
 		[ $next_port -lt $port_high ] || next_port=$port_low
 		if mkdir "$port_claims/$next_port" 2>/dev/null; then
@@ -127,6 +131,8 @@ new_port() {
 			return
 		fi
 	done
+	echo "Bail out! no TCP port can be claimed in $port_claims (is it writable? remove it if the runs that made it are gone)"
+	exit 1
 }
 
 # A queue that stops (a lost doorbell, a CQ or SRQ that is never given
