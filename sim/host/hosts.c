@@ -79,9 +79,39 @@ void hosts_answer(int ack, char what, int err)
 }
 
 /*
- * The host's mount namespace: its sysfs tree over /sys, and the run's
- * list of hosts over /etc/hosts, so that node2 resolves node1 (MPI's
- * launchers give a rank's daemon the launcher's hostname).
+ * A boot ID of the host's own over the kernel's: software tells machines
+ * apart by it (UCX's system ID: two processes with the same one may reach
+ * each other through shared memory, which two hosts cannot).  A fresh
+ * random UUID, as the kernel makes one at boot.  Best effort: without it
+ * the hosts look like one machine to such software, and the log says so.
+ */
+static void own_boot_id(int host)
+{
+	static const char kernel_id[] = "/proc/sys/kernel/random/boot_id";
+	char path[PATH_MAX], uuid[64] = "";
+	int fd = open("/proc/sys/kernel/random/uuid", O_RDONLY | O_CLOEXEC);
+	int err = fd < 0 ? -errno : 0;
+
+	if (!err && read(fd, uuid, sizeof(uuid) - 1) <= 0)
+		err = -EIO;
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		err = host_path(path, host, "boot_id");
+	if (!err)
+		err = write_text(path, uuid, O_CREAT | O_TRUNC);
+	if (!err && mount(path, kernel_id, NULL, MS_BIND, NULL))
+		err = -errno;
+	if (err)
+		sim_log("--hosts: node%d keeps the machine's boot ID: %s",
+			host + 1, strerror(-err));
+}
+
+/*
+ * The host's mount namespace: its sysfs tree over /sys, the run's list
+ * of hosts over /etc/hosts, so that node2 resolves node1 (MPI's
+ * launchers give a rank's daemon the launcher's hostname), and a boot ID
+ * of its own.
  */
 static int make_mounts(int host)
 {
@@ -97,6 +127,7 @@ static int make_mounts(int host)
 	if (!access("/etc/hosts", F_OK) &&
 	    mount(etc_hosts, "/etc/hosts", NULL, MS_BIND, NULL))
 		return -errno;
+	own_boot_id(host);
 	return 0;
 }
 

@@ -29,19 +29,34 @@ on() {
 	guarded "$rsh" "$host" "$*"
 }
 
-# Each host: its name, and exactly one adapter, mlx4_0, whose node GUID
-# no other host's adapter has.
+# Each host: its name, its own boot ID, and exactly one adapter, mlx4_0,
+# whose node GUID no other host's adapter has.
 host_views() {
-	guids=
+	guids= boots=
 	for n in 1 2 3 4; do
-		on node$n 'hostname; ibv_devices' >"$work/node$n.log" 2>&1 || return 1
+		on node$n 'hostname; cat /proc/sys/kernel/random/boot_id; ibv_devices' \
+			>"$work/node$n.log" 2>&1 || return 1
 		[ "$(head -n 1 "$work/node$n.log")" = node$n ] || return 1
-		devs=$(awk 'NR > 3 { print $1 }' "$work/node$n.log")
+		boots="$boots $(sed -n 2p "$work/node$n.log")"
+		devs=$(awk 'NR > 4 { print $1 }' "$work/node$n.log")
 		[ "$devs" = mlx4_0 ] || return 1
-		guids="$guids $(awk 'NR > 3 { print $2 }' "$work/node$n.log")"
+		guids="$guids $(awk 'NR > 4 { print $2 }' "$work/node$n.log")"
 	done
 	[ "$(echo $guids | tr ' ' '\n' | sort -u | wc -l)" -eq 4 ] ||
 		{ echo "GUIDs: $guids"; return 1; }
+	[ "$(echo $boots | tr ' ' '\n' | sort -u | wc -l)" -eq 4 ] ||
+		{ echo "boot IDs: $boots"; return 1; }
+}
+
+# UCX tells machines apart by their boot IDs: between hosts it must have
+# chosen the adapter, never shared memory (cma, sysv, posix) or TCP; a
+# rank reaches itself through self and shared memory.  (UCX_LOG_LEVEL=info
+# lists each endpoint's transports.)
+ucx_between_hosts() {
+	grep 'ep_cfg\[[0-9]*\]: tag(' "$work/mpi.log" >"$work/eps" &&
+	test -s "$work/eps" &&
+	! grep -v 'self/' "$work/eps" | grep -q 'cma/\|sysv/\|posix/\|tcp/' &&
+	grep -v 'self/' "$work/eps" | grep -q 'rc_verbs/mlx4_0'
 }
 
 # The subnet as an SM sees it: four adapters, each described by its host.
@@ -188,7 +203,7 @@ mpi_hosts() {
 }
 
 sim_start --provider="$provider" --hosts 4
-check "each host has its name and one adapter, mlx4_0, of a GUID of its own" host_views
+check "each host has its name, its boot ID and one adapter, mlx4_0, of a GUID of its own" host_views
 if [ "$(id -u)" = 0 ] && command -v ibnetdiscover >/dev/null 2>&1; then
 	check "ibnetdiscover on node3: each adapter's NodeDescription names its host" subnet_view
 else
@@ -223,7 +238,9 @@ if command -v mpicc.openmpi >/dev/null 2>&1 &&
 	mpi_hosts "Open MPI over UCX (pml ucx), ranks started by mlx4sim-rsh" \
 		mpirun.openmpi $root_flag --host node1,node2,node3,node4 -np 4 \
 		--mca plm_rsh_agent "$rsh" --mca pml ucx --mca osc ucx \
-		--mca btl ^openib -x "$ib_tls" "$work/check-ompi"
+		--mca btl ^openib -x UCX_LOG_LEVEL=info "$work/check-ompi"
+	check "Open MPI: UCX took the adapter between hosts, shared memory only within a rank" \
+		ucx_between_hosts
 else
 	skip "Open MPI on 4 hosts: mpicc.openmpi not found (libopenmpi-dev)"
 fi
