@@ -56,6 +56,12 @@ static int ether_index(const struct sim_port *port)
 	return port->hca->index * sim.opt.nports + port->num - 1;
 }
 
+/* Its host number in the subnet's addresses: after --host-id's. */
+static int ether_host(const struct sim_port *port)
+{
+	return sim.opt.host_id + ether_index(port) + 1;
+}
+
 /*
  * A network namespace for the daemon, the Ethernet ports' network and the
  * InfiniBand ports' IP interfaces (ipoib.c); made once.
@@ -175,8 +181,8 @@ static int make_interfaces(void)
 				"addr add " IPV4_PREFIX "%d/24 dev %s\n"
 				"addr add " IPV6_PREFIX "%x/64 dev %s nodad\n"
 				"link set %s up\n",
-				port->ifname, mac, n, n, n, n + 1,
-				port->ifname, n + 1, port->ifname,
+				port->ifname, mac, n, n, n, ether_host(port),
+				port->ifname, ether_host(port), port->ifname,
 				port->ifname);
 			/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
 			for (int v = 0; v < sim.opt.nvlans; v++) {
@@ -187,7 +193,7 @@ static int make_interfaces(void)
 					"addr add 10.%u.%u.%d/24 dev %s.%u\n"
 					"link set %s.%u up\n",
 					port->ifname, port->ifname, id, id,
-					id >> 8, id & 0xff, n + 1,
+					id >> 8, id & 0xff, ether_host(port),
 					port->ifname, id, port->ifname, id);
 			}
 		}
@@ -230,7 +236,7 @@ static int route_by_interface(void)
 
 				snprintf(self, sizeof(self),
 					 f ? IPV6_PREFIX "%x" : IPV4_PREFIX "%d",
-					 ether_index(port) + 1);
+					 ether_host(port));
 				len += snprintf(script + len, sizeof(script) - len,
 					"rule add pref 100 oif %s lookup %d\n"
 					"rule add pref 100 from %s iif lo lookup %d\n"
@@ -387,6 +393,8 @@ int ether_init(void)
 	err = make_interfaces();
 	if (!err)
 		err = route_by_interface();
+	if (!err)
+		err = uplink_attach();
 	if (err) {
 		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces: they need the kernel's bridge and veth interfaces and IPv6%s\n",
 			sim.opt.nvlans ? "; --vlan needs its 802.1Q VLAN support, module 8021q" : "");

@@ -84,4 +84,27 @@ int fault_rules_add(const struct mlx4sim_fault *f);
 void fault_rules_clear(void);
 void fault_counts(struct mlx4sim_fault_counts *out);
 
+/*
+ * uplink.c: --uplink, the Ethernet ports on a real wire.  uplink_init()
+ * runs before the daemon enters its namespaces (it opens the interface
+ * and chooses the run's addresses), uplink_attach() in them (a port of
+ * the switch whose frames the daemon carries to and from the wire).
+ */
+#define UPLINK_MAX_HOST_ID	200
+int uplink_init(void);
+int uplink_attach(void);
+bool uplink_active(void);
+/* A RoCE v2 frame for @port's MAC came from the wire (the adapter's). */
+typedef void uplink_rx_fn(struct sim_port *port, const uint8_t *frame,
+			  size_t len);
+void uplink_set_receiver(uplink_rx_fn *fn);
+/* A frame goes out, as the fault rules @qp meets on @port have it. */
+void uplink_send(const struct sim_qp *qp, uint8_t port, const uint8_t *frame,
+		 size_t len);
+int uplink_fds(int fds[2]);
+void uplink_poll(uint64_t now, uint64_t *deadline);
+/* The MAC of @gid behind @port, from the kernel's neighbour table. */
+int uplink_neigh(const struct sim_port *port, const uint8_t gid[16],
+		 uint8_t mac[6]);
+
 #endif

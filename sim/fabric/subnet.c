@@ -37,7 +37,9 @@ int subnet_init(void)
 
 		hca->index = h;
 		snprintf(hca->name, sizeof(hca->name), "mlx4_%d", h);
-		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4);
+		/* Runs on one segment differ by --host-id (uplink.c). */
+		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4) +
+				 ((uint64_t)sim.opt.host_id << 8);
 		hca->sys_image_guid = hca->node_guid + 3;
 		hca->nports = nports;
 		/*
