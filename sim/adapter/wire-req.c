@@ -122,11 +122,14 @@ static void send_read_atomic(struct sim_qp *qp, const struct wire_wqe *e,
 	wire_emit(qp, a, &pkt);
 }
 
-/* The packets of @e from its packet @from on. */
+/*
+ * The packets of @e from its packet @from on; their payload read in one
+ * transfer where it fits the staging buffer, packet by packet otherwise.
+ */
 static void send_wqe(struct sim_qp *qp, const struct wire_wqe *e, uint32_t from)
 {
-	static uint8_t data[4096];
-	uint32_t mtu = mtu_bytes(qp->mtu);
+	static uint8_t data[1u << 16];
+	uint32_t mtu = mtu_bytes(qp->mtu), staged = 0, base = 0;
 	struct sim_message m = {
 		.raddr = e->raddr, .rkey = e->rkey, .length = e->length,
 		.imm = e->imm, .xrc_srqn = e->xrc_srqn,
@@ -139,20 +142,25 @@ static void send_wqe(struct sim_qp *qp, const struct wire_wqe *e, uint32_t from)
 		send_read_atomic(qp, e, &a, from);
 		return;
 	}
+	if (e->length - from * mtu <= sizeof(data)) {
+		base = from * mtu;
+		if (payload(e, base, e->length - base, data) < 0)
+			return;		/* the sender's memory: the timer tells */
+		staged = e->length - base;
+	}
 	for (uint32_t i = from; i < e->npkts; i++) {
 		uint32_t off = i * mtu;
 		uint32_t len = i == e->npkts - 1 ? e->length - off : mtu;
-		int got = payload(e, off, len, data);
 
-		if (got < 0)
-			return;		/* the sender's memory: the timer tells */
+		if (!staged && payload(e, off, len, data) < 0)
+			return;
 		roce_first_ext(qp, &m, &pkt);
 		pkt.opcode = roce_transport(qp->type) |
 			     roce_request_opcode(e->op, &m, i, e->npkts, &pkt);
 		pkt.solicited = e->solicited && i == e->npkts - 1;
 		pkt.ack_req = i == e->npkts - 1;
 		pkt.psn = (e->psn + i) & PSN_MASK;
-		pkt.payload = data;
+		pkt.payload = staged ? data + (off - base) : data;
 		pkt.len = len;
 		wire_emit(qp, &a, &pkt);
 	}

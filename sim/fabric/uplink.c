@@ -91,7 +91,7 @@ static int packet_socket(int ifindex)
 	};
 	struct packet_mreq mr = { .mr_ifindex = ifindex,
 				  .mr_type = PACKET_MR_PROMISC };
-	int one = 1, fd;
+	int one = 1, bufsize = 16 << 20, fd;
 
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    htons(ETH_P_ALL));
@@ -104,6 +104,11 @@ static int packet_socket(int ifindex)
 		close(fd);
 		return err;
 	}
+	/* A window of every QP's packets must fit while the daemon works. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof(bufsize)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
 	/* What we send ourselves is not to be taken back (Linux 4.20). */
 	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	return fd;
