@@ -358,8 +358,24 @@ static uint64_t rnr_us(uint8_t code)
 	return us[code & 31];
 }
 
+/*
+ * An answer for @psn beyond the oldest unacknowledged PSN is progress:
+ * the retry counters start again (they count the attempts that
+ * made none).
+ */
+static void progress(struct wire_qp *wq, uint32_t psn)
+{
+	struct wire_wqe *e = oldest(wq);
+
+	if (e && psn_diff(psn, e->psn + e->got) > 0) {
+		wq->retries_left = wq->qp->retry_cnt;
+		wq->rnr_retries_left = wq->qp->rnr_retry;
+	}
+}
+
 static void take_nak(struct wire_qp *wq, uint32_t psn, uint8_t syndrome)
 {
+	progress(wq, psn);
 	implied(wq, psn);
 	if (!oldest(wq))
 		return;

@@ -198,8 +198,10 @@ static void duplicate(struct wire_qp *wq, const struct roce_packet *pkt)
 	uint8_t op = pkt->opcode & 0x1f;
 	int slots = MIN(MAX(wq->qp->max_dest_rd_atomic, 1), WIRE_RECORDS);
 
+	/* A SEND or WRITE: its last packet (ACK requested) is acknowledged. */
 	if (op != READ_REQUEST && op != CMP_SWAP && op != FETCH_ADD) {
-		acknowledge(wq, wq->qp->rq_psn - 1, RESP_ACK, 0);
+		if (pkt->ack_req)
+			acknowledge(wq, wq->qp->rq_psn - 1, RESP_ACK, 0);
 		return;
 	}
 	for (int i = 0; i < slots; i++) {
