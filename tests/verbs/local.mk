@@ -132,6 +132,12 @@ EXTRA_DIST += tests/verbs/kernel-rules-table.tap tests/verbs/kernel-rules.txt
 
 # RoCE v1 and v2: the examples and perftest by GID on Ethernet ports.
 TESTS += tests/verbs/roce-project.tap tests/verbs/roce-system.tap
+# The wire (--uplink): two runs in two network namespaces (root).
+TESTS += tests/verbs/wire-project.tap tests/verbs/wire-system.tap
+EXTRA_DIST += tests/verbs/wire-project.tap tests/verbs/wire-system.tap \
+	tests/verbs/wire.sh
+check_PROGRAMS += tests/verbs/icrc-check
+tests_verbs_icrc_check_SOURCES = tests/verbs/icrc-check.c
 EXTRA_DIST += tests/verbs/roce-project.tap tests/verbs/roce-system.tap \
 	tests/verbs/roce.sh
 
