@@ -156,6 +156,7 @@ size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
 		       uint16_t index, bool last, uint8_t *frame);
 void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 		  const uint8_t *frame, size_t len);
+void raw_from_wire(struct sim_port *to, const uint8_t *frame, size_t len);
 
 /* req.c: an answer that was held back reaches the requester */
 void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,

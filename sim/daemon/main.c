@@ -551,8 +551,8 @@ static void connect_layers(void)
 	dma_set_before_transfer(cq_flush);
 	/* Packets the fabric held back land in the adapter's QPs. */
 	flight_set_lander(packet_lands);
-	/* RoCE frames from the uplink reach the adapter's wire engine. */
-	uplink_set_receiver(wire_receive);
+	/* Frames from the uplink reach the adapter's wire engine and rules. */
+	uplink_set_receivers(wire_receive, raw_from_wire);
 	/* What the adapter reports reaches the processes' event files. */
 	event_listen_to_adapter();
 }

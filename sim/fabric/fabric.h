@@ -94,10 +94,14 @@ void fault_counts(struct mlx4sim_fault_counts *out);
 int uplink_init(void);
 int uplink_attach(void);
 bool uplink_active(void);
-/* A RoCE v2 frame for @port's MAC came from the wire (the adapter's). */
+/*
+ * Frames from the wire reach the adapter: a RoCE v2 frame for @port's MAC
+ * its wire engine, any other frame its flow steering (@port NULL: for a
+ * MAC no port owns, a broadcast or a multicast).
+ */
 typedef void uplink_rx_fn(struct sim_port *port, const uint8_t *frame,
 			  size_t len);
-void uplink_set_receiver(uplink_rx_fn *fn);
+void uplink_set_receivers(uplink_rx_fn *roce, uplink_rx_fn *raw);
 /* A frame goes out, as the fault rules @qp meets on @port have it. */
 void uplink_send(const struct sim_qp *qp, uint8_t port, const uint8_t *frame,
 		 size_t len);

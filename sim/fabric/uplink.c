@@ -54,7 +54,7 @@
 static int wire_fd = -1, inner_fd = -1;
 static int wire_ifindex;
 static uint8_t wire_mac[6];
-static uplink_rx_fn *receiver;
+static uplink_rx_fn *receiver, *raw_receiver;
 static bool resolving;		/* in uplink_neigh(): a command waits */
 
 /* Frames a fault holds back (`mlx4sim fault delay`, `reorder`). */
@@ -70,9 +70,10 @@ bool uplink_active(void)
 	return wire_fd >= 0;
 }
 
-void uplink_set_receiver(uplink_rx_fn *fn)
+void uplink_set_receivers(uplink_rx_fn *roce, uplink_rx_fn *raw)
 {
-	receiver = fn;
+	receiver = roce;
+	raw_receiver = raw;
 }
 
 int uplink_fds(int fds[2])
@@ -404,10 +405,14 @@ static void release_held(uint64_t now, uint64_t *deadline)
 	}
 }
 
-/* A frame from the wire: RoCE for a port to the adapter, the rest inward. */
+/*
+ * A frame from the wire: RoCE for a port to the adapter's engine; any
+ * other to its flow steering (raw packet QPs) and, for a port or a group,
+ * to the kernels of the namespace.
+ */
 static void from_wire(const uint8_t *f, size_t len)
 {
-	struct sim_port *port = port_by_mac(f);
+	struct sim_port *port = f[0] & 1 ? NULL : port_by_mac(f);
 
 	if (port && roce_v2_frame(f, len)) {
 		if (sim.opt.pcap)
@@ -417,6 +422,8 @@ static void from_wire(const uint8_t *f, size_t len)
 			receiver(port, f, len);
 		return;
 	}
+	if (raw_receiver && !resolving)
+		raw_receiver(port, f, len);
 	/* Another host's unicast stays off the switch. */
 	if (!port && !(f[0] & 1))
 		return;
