@@ -120,6 +120,7 @@ void sq_idle(struct sim_qp *qp);
 bool req_run(struct sim_qp *qp);
 void req_run_waiting(uint64_t now, uint64_t *next_deadline);
 void req_stop_waiting(struct sim_qp *qp);
+uint64_t rnr_timer_us(uint8_t code);
 
 /* flight.c: packets held back by faults, landed from the loop */
 void flight_run(uint64_t now, uint64_t *deadline);

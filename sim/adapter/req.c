@@ -284,8 +284,8 @@ static uint32_t packets(uint32_t len, enum ibv_mtu mtu)
 	return len ? (len + bytes - 1) / bytes : 1;
 }
 
-/* The IB RNR timer encoding, in microseconds. */
-static uint64_t rnr_timer_us(uint8_t code)
+/* The IB RNR timer encoding, in microseconds (wire-req.c's too). */
+uint64_t rnr_timer_us(uint8_t code)
 {
 	static const uint32_t us[32] = {
 		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,

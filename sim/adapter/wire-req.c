@@ -345,23 +345,10 @@ static void implied(struct wire_qp *wq, uint32_t psn)
 		complete(wq);
 }
 
-/* The IB RNR timer encoding, in microseconds. */
-static uint64_t rnr_us(uint8_t code)
-{
-	static const uint32_t us[32] = {
-		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
-		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
-		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
-		491520,
-	};
-
-	return us[code & 31];
-}
-
 /*
  * An answer for @psn beyond the oldest unacknowledged PSN is progress:
- * the retry counters start again (they count the attempts that
- * made none).
+ * the retry counters start again (they count the attempts that made
+ * none).
  */
 static void progress(struct wire_qp *wq, uint32_t psn)
 {
@@ -384,7 +371,7 @@ static void take_nak(struct wire_qp *wq, uint32_t psn, uint8_t syndrome)
 			fail(wq, MLX4_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		wq->resend_at = now_ns() + rnr_us(syndrome) * 1000;
+		wq->resend_at = now_ns() + rnr_timer_us(syndrome) * 1000;
 		wq->resend_psn = psn;
 		wq->ack_due = 0;
 		return;
@@ -433,6 +420,7 @@ static void take_read(struct wire_qp *wq, const struct roce_packet *pkt,
 		return;
 	}
 	e->got++;
+	wq->retries_left = wq->qp->retry_cnt;	/* progress */
 	arm_timer(wq);
 	if (e->got == e->npkts)
 		complete(wq);

@@ -74,17 +74,8 @@ two_runs() {
 		sleep 0.5
 	done
 	wait $a
-	a=$?
-	if [ $a -eq 0 ] && [ $b -eq 0 ]; then
-		ok "$name"
-		return 0
-	fi
-	not_ok "$name (server's run $a, client's run $b)"
-	echo "# server (namespace A):"
-	show "$work/a.log"
-	echo "# client (namespace B):"
-	show "$work/b.log"
-	return 1
+	verdict "$name" "server's run (namespace A)" $? "$work/a.log" \
+		"client's run (namespace B)" $b "$work/b.log"
 }
 
 two_runs "ibv_rc_pingpong -c across the wire, 4 KiB (RoCE v2, GID 3)" \
