@@ -41,10 +41,12 @@ uint64_t roce_get64(const uint8_t *p)
 
 /*
  * CRC-32 as Ethernet and the ICRC use it, without the final inversion:
- * four table look-ups a 4 bytes (slicing by 4), as every packet on the
- * uplink is summed twice.
+ * eight table look-ups for 8 bytes (slicing by 8), as every packet on the
+ * uplink is summed at both ends (perf had the bit-at-a-time loop at a
+ * fifth of the receiving daemon's time, slicing by 4 still at a fifth
+ * at twice the rate).
  */
-static uint32_t crc_table[4][256];
+static uint32_t crc_table[8][256];
 
 static void crc_tables(void)
 {
@@ -56,7 +58,7 @@ static void crc_tables(void)
 		crc_table[0][i] = c;
 	}
 	for (uint32_t i = 0; i < 256; i++)
-		for (int t = 1; t < 4; t++)
+		for (int t = 1; t < 8; t++)
 			crc_table[t][i] = crc_table[t - 1][i] >> 8 ^
 				crc_table[0][crc_table[t - 1][i] & 0xff];
 }
@@ -65,11 +67,16 @@ static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
 {
 	if (!crc_table[0][1])
 		crc_tables();
-	for (; len >= 4; len -= 4, p += 4) {
-		crc ^= (uint32_t)p[0] | p[1] << 8 | p[2] << 16 |
-		       (uint32_t)p[3] << 24;
-		crc = crc_table[3][crc & 0xff] ^ crc_table[2][crc >> 8 & 0xff] ^
-		      crc_table[1][crc >> 16 & 0xff] ^ crc_table[0][crc >> 24];
+	for (; len >= 8; len -= 8, p += 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | p[1] << 8 | p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+		uint32_t hi = (uint32_t)p[4] | p[5] << 8 | p[6] << 16 |
+			      (uint32_t)p[7] << 24;
+
+		crc = crc_table[7][lo & 0xff] ^ crc_table[6][lo >> 8 & 0xff] ^
+		      crc_table[5][lo >> 16 & 0xff] ^ crc_table[4][lo >> 24] ^
+		      crc_table[3][hi & 0xff] ^ crc_table[2][hi >> 8 & 0xff] ^
+		      crc_table[1][hi >> 16 & 0xff] ^ crc_table[0][hi >> 24];
 	}
 	while (len--)
 		crc = crc >> 8 ^ crc_table[0][(crc ^ *p++) & 0xff];

@@ -46,6 +46,7 @@
 #define INNER_SWITCH_END	"upl0"	/* the switch's port */
 #define INNER_DAEMON_END	"upl1"	/* the daemon's end */
 #define FRAMES_A_PASS		256
+#define DRAIN_BATCH		32
 #define HELD_MAX		64
 #define REORDER_MAX_NS		(10 * 1000000ULL)
 #define PROBES			3
@@ -437,21 +438,38 @@ static void from_inner(const uint8_t *f, size_t len)
 		send(wire_fd, f, len, MSG_DONTWAIT);
 }
 
+/*
+ * What a socket holds, FRAMES_A_PASS frames at the most, taken a batch
+ * of DRAIN_BATCH at a time (one system call for a batch: perf had the
+ * receiving daemon's recvfrom() calls at a quarter of its time).
+ */
 static void drain(int fd, void (*take)(const uint8_t *, size_t))
 {
-	static uint8_t f[65536];
+	static uint8_t f[DRAIN_BATCH][ROCE_MAX_FRAME + 64];
+	static struct sockaddr_ll from[DRAIN_BATCH];
+	static struct iovec iov[DRAIN_BATCH];
+	static struct mmsghdr m[DRAIN_BATCH];
 
-	for (int n = 0; n < FRAMES_A_PASS; n++) {
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t len = recvfrom(fd, f, sizeof(f), MSG_DONTWAIT,
-				       (struct sockaddr *)&from, &fl);
+	for (int n = 0; n < FRAMES_A_PASS; n += DRAIN_BATCH) {
+		int got;
 
-		if (len < 0)
+		for (int i = 0; i < DRAIN_BATCH; i++) {
+			iov[i] = (struct iovec){ f[i], sizeof(f[i]) };
+			m[i].msg_hdr = (struct msghdr){
+				.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+				.msg_iov = &iov[i], .msg_iovlen = 1,
+			};
+		}
+		got = recvmmsg(fd, m, DRAIN_BATCH, MSG_DONTWAIT, NULL);
+		if (got <= 0)
 			return;
 		sim.work_done = true;
-		if (from.sll_pkttype != PACKET_OUTGOING)
-			take(f, len);
+		for (int i = 0; i < got; i++)
+			if (from[i].sll_pkttype != PACKET_OUTGOING &&
+			    !(m[i].msg_hdr.msg_flags & MSG_TRUNC))
+				take(f[i], m[i].msg_len);
+		if (got < DRAIN_BATCH)
+			return;
 	}
 }
 
