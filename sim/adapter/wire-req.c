@@ -408,8 +408,15 @@ static void take_read(struct wire_qp *wq, const struct roce_packet *pkt,
 	e = oldest(wq);
 	if (!e || e->op->kind != OP_READ)
 		return;
-	if (psn_diff(pkt->psn, e->psn + e->got) != 0)
-		return;			/* a gap: the ACK timer sends again */
+	if (psn_diff(pkt->psn, e->psn + e->got) != 0) {
+		/* A response lost: ask again from it, once a gap. */
+		if (psn_diff(pkt->psn, e->psn + e->got) > 0 && !wq->read_gap) {
+			wq->read_gap = true;
+			send_wqe(wq->qp, e, e->got);
+		}
+		return;
+	}
+	wq->read_gap = false;
 	if ((uint64_t)e->got * mtu + len > e->length) {
 		fail(wq, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 		return;

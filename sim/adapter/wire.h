@@ -61,6 +61,7 @@ struct wire_qp {
 	uint64_t resend_at;		/* after an RNR NAK; 0: none */
 	uint32_t resend_psn;
 	uint8_t retries_left, rnr_retries_left;
+	bool read_gap;			/* a READ asked for again, from a gap */
 
 	/* responder */
 	uint32_t msn;

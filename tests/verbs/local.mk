@@ -136,8 +136,10 @@ TESTS += tests/verbs/roce-project.tap tests/verbs/roce-system.tap
 TESTS += tests/verbs/wire-project.tap tests/verbs/wire-system.tap
 EXTRA_DIST += tests/verbs/wire-project.tap tests/verbs/wire-system.tap \
 	tests/verbs/wire.sh
-check_PROGRAMS += tests/verbs/icrc-check
+check_PROGRAMS += tests/verbs/icrc-check tests/verbs/wire-peer
 tests_verbs_icrc_check_SOURCES = tests/verbs/icrc-check.c
+tests_verbs_wire_peer_SOURCES = tests/verbs/wire-peer.c
+tests_verbs_wire_peer_LDADD = -libverbs
 EXTRA_DIST += tests/verbs/roce-project.tap tests/verbs/roce-system.tap \
 	tests/verbs/roce.sh
 

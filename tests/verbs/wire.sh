@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # The wire (--uplink): two simulator runs, each in a network namespace of
 # its own, joined by a veth pair.  The libibverbs examples (buffers
-# checked, -c) and perftest reach the other run across it, RC and UD,
+# checked, -c), wire-peer (READs, WRITEs and atomics checked, the error
+# completions of RNR, remote access and retry exhaustion) and perftest
+# reach the other run across it, RC and UD,
 # first clean, then with loss, reordering and duplicates on the wire (tc
 # netem where the kernel has it, else the simulator's own faults, which
 # act on what leaves through the uplink); every RoCE v2 frame of the
@@ -17,6 +19,7 @@ need_root "the two runs' network namespaces and their veth pair need root (ip ne
 need_ethernet_ports
 provider=$1
 ICRC_CHECK=$TESTS_BIN/verbs/icrc-check
+WIRE_PEER=$TESTS_BIN/verbs/wire-peer
 
 ns_a=mlx4wire-a$$ ns_b=mlx4wire-b$$
 veth_a=mwa$$ veth_b=mwb$$
@@ -87,6 +90,8 @@ two_runs "ibv_rc_pingpong -c across the wire, 64 KiB messages of 64 packets" \
 two_runs "ibv_ud_pingpong -c across the wire" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024"
+two_runs "READs of 196 packets and WRITEs read back (every byte), FETCH_ADDs, COMPARE_SWAP; RNR, remote access and retry exhaustion as completions (wire-peer)" \
+	"$WIRE_PEER server" "$WIRE_PEER client"
 if command -v ib_write_bw >/dev/null 2>&1; then
 	two_runs "ib_write_bw 64 KiB across the wire" \
 		"ib_write_bw -x 3 -s 65536 -n 300 -F" \
@@ -111,6 +116,8 @@ two_runs "ibv_rc_pingpong -c, 64 KiB, through loss and reordering" \
 	"ibv_rc_pingpong -g 3 -c -n 100 -s 65536" \
 	"ibv_rc_pingpong -g 3 -c -n 100 -s 65536" "$faults"
 faulty_capture=$work/a-$((test_count - 1)).pcap
+two_runs "wire-peer through loss, reordering and duplicates: every byte, atomics run once" \
+	"$WIRE_PEER server" "$WIRE_PEER client" "$faults"
 if command -v ib_write_bw >/dev/null 2>&1; then
 	two_runs "ib_write_bw 64 KiB through loss and reordering" \
 		"ib_write_bw -x 3 -s 65536 -n 200 -F" \
