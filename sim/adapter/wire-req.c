@@ -123,13 +123,18 @@ static void send_read_atomic(struct sim_qp *qp, const struct wire_wqe *e,
 }
 
 /*
- * The packets of @e from its packet @from on; their payload read in one
- * transfer where it fits the staging buffer, packet by packet otherwise.
+ * Packets @from to @upto of @e; their payload read in one transfer where
+ * it fits the staging buffer, packet by packet otherwise.  Every
+ * WIRE_ACK_EVERY-th packet asks for an ACK, so that a long message's
+ * window moves on before its last packet.
  */
-static void send_wqe(struct sim_qp *qp, const struct wire_wqe *e, uint32_t from)
+static void send_packets(struct sim_qp *qp, const struct wire_wqe *e,
+			 uint32_t from, uint32_t upto)
 {
 	static uint8_t data[1u << 16];
-	uint32_t mtu = mtu_bytes(qp->mtu), staged = 0, base = 0;
+	uint32_t mtu = mtu_bytes(qp->mtu), base = from * mtu;
+	uint32_t end = upto == e->npkts ? e->length : upto * mtu;
+	bool staged = end - base <= sizeof(data);
 	struct sim_message m = {
 		.raddr = e->raddr, .rkey = e->rkey, .length = e->length,
 		.imm = e->imm, .xrc_srqn = e->xrc_srqn,
@@ -138,17 +143,9 @@ static void send_wqe(struct sim_qp *qp, const struct wire_wqe *e, uint32_t from)
 	struct roce_path a;
 
 	roce_connected_path(qp, &a);
-	if (e->op->kind == OP_READ || e->op->kind == OP_ATOMIC) {
-		send_read_atomic(qp, e, &a, from);
-		return;
-	}
-	if (e->length - from * mtu <= sizeof(data)) {
-		base = from * mtu;
-		if (payload(e, base, e->length - base, data) < 0)
-			return;		/* the sender's memory: the timer tells */
-		staged = e->length - base;
-	}
-	for (uint32_t i = from; i < e->npkts; i++) {
+	if (staged && payload(e, base, end - base, data) < 0)
+		return;			/* the sender's memory: the timer tells */
+	for (uint32_t i = from; i < upto; i++) {
 		uint32_t off = i * mtu;
 		uint32_t len = i == e->npkts - 1 ? e->length - off : mtu;
 
@@ -158,12 +155,60 @@ static void send_wqe(struct sim_qp *qp, const struct wire_wqe *e, uint32_t from)
 		pkt.opcode = roce_transport(qp->type) |
 			     roce_request_opcode(e->op, &m, i, e->npkts, &pkt);
 		pkt.solicited = e->solicited && i == e->npkts - 1;
-		pkt.ack_req = i == e->npkts - 1;
+		pkt.ack_req = i == e->npkts - 1 || i % WIRE_ACK_EVERY ==
+						       WIRE_ACK_EVERY - 1;
 		pkt.psn = (e->psn + i) & PSN_MASK;
 		pkt.payload = staged ? data + (off - base) : data;
 		pkt.len = len;
 		wire_emit(qp, &a, &pkt);
 	}
+}
+
+static bool read_or_atomic(const struct wire_wqe *e)
+{
+	return e->op->kind == OP_READ || e->op->kind == OP_ATOMIC;
+}
+
+/*
+ * Send what the window lets: WIRE_PKTS PSNs past the first one the
+ * responder has not acknowledged, the WQEs in order, each from the packet
+ * it has sent up to.  A READ's request goes when its responses' PSNs fit.
+ * UC has no acknowledgements, and no window: a WQE goes whole.
+ */
+static void pump(struct wire_qp *wq)
+{
+	for (int k = 0; k < wq->count; k++) {
+		struct wire_wqe *e = &wq->wqe[(wq->first + k) % WIRE_WQES];
+		int32_t room = WIRE_PKTS - psn_diff(e->psn + e->sent, wq->acked);
+		uint32_t upto;
+
+		if (e->sent == e->npkts)
+			continue;
+		if (wq->qp->type == IBV_QPT_UC)
+			room = e->npkts;
+		if (room <= 0 || (read_or_atomic(e) && k && room < (int32_t)e->npkts))
+			return;
+		if (read_or_atomic(e)) {
+			struct roce_path a;
+
+			roce_connected_path(wq->qp, &a);
+			send_read_atomic(wq->qp, e, &a, e->got);
+			e->sent = e->npkts;
+			continue;
+		}
+		upto = MIN(e->npkts, e->sent + (uint32_t)room);
+		send_packets(wq->qp, e, e->sent, upto);
+		e->sent = upto;
+		if (upto < e->npkts)
+			return;
+	}
+}
+
+/* The responder has everything before @psn. */
+static void acked_to(struct wire_qp *wq, uint32_t psn)
+{
+	if (psn_diff(psn, wq->acked) > 0)
+		wq->acked = psn & PSN_MASK;
 }
 
 /* Send again from @psn: the WQE that holds it from there, and all after. */
@@ -175,9 +220,9 @@ static void resend_from(struct wire_qp *wq, uint32_t psn)
 
 		if (in >= (int32_t)e->npkts)
 			continue;
-		send_wqe(wq->qp, e, in > 0 ? in : 0);
-		psn = e->psn;		/* the rest whole */
+		e->sent = in > 0 && !read_or_atomic(e) ? in : 0;
 	}
+	pump(wq);
 	arm_timer(wq);
 }
 
@@ -185,7 +230,6 @@ static void pop(struct wire_qp *wq)
 {
 	struct wire_wqe *e = oldest(wq);
 
-	wq->pkts -= e->npkts;
 	if (e->op->kind == OP_READ || e->op->kind == OP_ATOMIC)
 		wq->rd_atomic--;
 	wq->first = (wq->first + 1) % WIRE_WQES;
@@ -229,14 +273,13 @@ static void fail(struct wire_qp *wq, uint8_t syndrome)
 	qp_to_error(wq->qp);
 }
 
-static bool room(struct wire_qp *wq, const struct wire_post *p,
-		 uint32_t npkts)
+static bool room(struct wire_qp *wq, const struct wire_post *p)
 {
 	bool rd = p->op->kind == OP_READ || p->op->kind == OP_ATOMIC;
 
 	if (!wq->count)
 		return true;
-	if (wq->count == WIRE_WQES || wq->pkts + npkts > WIRE_PKTS)
+	if (wq->count == WIRE_WQES)
 		return false;
 	if (rd && wq->rd_atomic >= MAX(wq->qp->max_rd_atomic, 1))
 		return false;
@@ -280,22 +323,23 @@ int wire_post(struct sim_qp *qp, const struct wire_post *p,
 
 	if (!wq)
 		return -EAGAIN;
-	if (!room(wq, p, msg->npkts))
+	if (!room(wq, p))
 		return -EAGAIN;
 	e = &wq->wqe[(wq->first + wq->count) % WIRE_WQES];
 	keep(e, p, msg, msg->src_pid);
 	e->psn = qp->sq_psn;
 	e->npkts = msg->npkts;
+	e->sent = 0;
 	qp->sq_psn = (qp->sq_psn + msg->npkts) & PSN_MASK;
 	if (!wq->count) {
 		wq->retries_left = qp->retry_cnt;
 		wq->rnr_retries_left = qp->rnr_retry;
+		wq->acked = e->psn;
 	}
 	wq->count++;
-	wq->pkts += e->npkts;
 	if (e->op->kind == OP_READ || e->op->kind == OP_ATOMIC)
 		wq->rd_atomic++;
-	send_wqe(qp, e, 0);
+	pump(wq);
 	/* UC: nothing answers; sent is done. */
 	if (qp->type == IBV_QPT_UC)
 		complete(wq);
@@ -312,17 +356,13 @@ static bool acked(struct wire_qp *wq, uint32_t psn)
 	return e && psn_diff(psn, e->psn + e->npkts - 1) >= 0;
 }
 
-static bool read_or_atomic(const struct wire_wqe *e)
-{
-	return e->op->kind == OP_READ || e->op->kind == OP_ATOMIC;
-}
-
 /*
  * An ACK of @psn: the SENDs and WRITEs up to it are done.  A READ or an
  * atomic it passes lost its response: that is sent for again.
  */
 static void take_ack(struct wire_qp *wq, uint32_t psn)
 {
+	acked_to(wq, psn + 1);
 	while (acked(wq, psn)) {
 		struct wire_wqe *e = oldest(wq);
 
@@ -332,6 +372,7 @@ static void take_ack(struct wire_qp *wq, uint32_t psn)
 		}
 		complete(wq);
 	}
+	pump(wq);
 	arm_timer(wq);
 }
 
@@ -340,6 +381,7 @@ static void implied(struct wire_qp *wq, uint32_t psn)
 {
 	struct wire_wqe *e;
 
+	acked_to(wq, psn);
 	while ((e = oldest(wq)) && !read_or_atomic(e) &&
 	       psn_diff(psn, e->psn + e->npkts - 1) > 0)
 		complete(wq);
@@ -411,8 +453,11 @@ static void take_read(struct wire_qp *wq, const struct roce_packet *pkt,
 	if (psn_diff(pkt->psn, e->psn + e->got) != 0) {
 		/* A response lost: ask again from it, once a gap. */
 		if (psn_diff(pkt->psn, e->psn + e->got) > 0 && !wq->read_gap) {
+			struct roce_path a;
+
 			wq->read_gap = true;
-			send_wqe(wq->qp, e, e->got);
+			roce_connected_path(wq->qp, &a);
+			send_read_atomic(wq->qp, e, &a, e->got);
 		}
 		return;
 	}
@@ -427,6 +472,7 @@ static void take_read(struct wire_qp *wq, const struct roce_packet *pkt,
 		return;
 	}
 	e->got++;
+	acked_to(wq, pkt->psn + 1);
 	wq->retries_left = wq->qp->retry_cnt;	/* progress */
 	arm_timer(wq);
 	if (e->got == e->npkts)
@@ -475,9 +521,11 @@ void wire_answer(struct wire_qp *wq, const struct roce_packet *pkt)
 		take_atomic(wq, pkt->psn, roce_get64(p));
 	else if (op >= READ_RESP_FIRST && op <= READ_RESP_ONLY)
 		take_read(wq, pkt, p, len);
-	/* Room again: the queue runs on (it may have waited for it). */
-	if (qp_can_send(wq->qp))
+	/* Room again: the window and the queue run on. */
+	if (qp_can_send(wq->qp)) {
+		pump(wq);
 		req_run(wq->qp);
+	}
 }
 
 /* A QP's timers: the local ACK timeout, and an RNR NAK's wait. */
@@ -494,7 +542,8 @@ static void timers_of(struct wire_qp *wq, uint64_t now, uint64_t *deadline)
 			fail(wq, MLX4_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
 			return;
 		}
-		resend_from(wq, e->psn + e->got);
+		resend_from(wq, psn_diff(wq->acked, e->psn) > 0 ?
+				wq->acked : e->psn + e->got);
 	}
 	if (wq->resend_at)
 		*deadline = MIN(*deadline, wq->resend_at);

@@ -13,7 +13,8 @@
 #include "../fabric/roce.h"
 
 #define WIRE_WQES	32	/* WQEs a QP keeps outstanding */
-#define WIRE_PKTS	256	/* ... and their packets */
+#define WIRE_PKTS	256	/* PSNs sent past the last acknowledged */
+#define WIRE_ACK_EVERY	64	/* a packet in so many asks for an ACK */
 #define WIRE_INLINE	1024	/* a payload kept with its WQE */
 #define WIRE_RECORDS	16	/* responder resources: max_dest_rd_atomic */
 
@@ -34,6 +35,7 @@ struct wire_wqe {
 	struct dma_seg seg[CX3_MAX_SGE];
 	bool has_inline;
 	uint8_t inline_data[WIRE_INLINE];
+	uint32_t sent;			/* packets sent (READ: asked for) */
 	uint32_t got;			/* READ: response packets taken */
 };
 
@@ -55,7 +57,7 @@ struct wire_qp {
 	/* requester */
 	struct wire_wqe wqe[WIRE_WQES];
 	int first, count;
-	uint32_t pkts;			/* outstanding */
+	uint32_t acked;			/* the first PSN not acknowledged */
 	int rd_atomic;			/* READs and atomics outstanding */
 	uint64_t ack_due;		/* the local ACK timer; 0: off */
 	uint64_t resend_at;		/* after an RNR NAK; 0: none */

@@ -87,6 +87,9 @@ two_runs "ibv_rc_pingpong -c across the wire, 4 KiB (RoCE v2, GID 3)" \
 two_runs "ibv_rc_pingpong -c across the wire, 64 KiB messages of 64 packets" \
 	"ibv_rc_pingpong -g 3 -c -n 100 -s 65536" \
 	"ibv_rc_pingpong -g 3 -c -n 100 -s 65536"
+two_runs "ibv_rc_pingpong -c across the wire, 1 MiB messages (past the window)" \
+	"ibv_rc_pingpong -g 3 -c -n 20 -s 1048576" \
+	"ibv_rc_pingpong -g 3 -c -n 20 -s 1048576"
 two_runs "ibv_ud_pingpong -c across the wire" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024"
