@@ -337,7 +337,9 @@ static enum resp_status send_write(struct wire_qp *wq,
 		   is_write(op) != wq->msg_write) {
 		return RESP_NAK_INV_REQ;
 	}
+	/* No more than the RETH said, or than a message may be. */
 	if (pkt->len > mtu || (!last_of(op) && pkt->len != mtu) ||
+	    wq->got + pkt->len > (wq->msg_write ? wq->dma_len : CX3_MAX_MSG_SZ) ||
 	    !gather(wq, pkt->payload, pkt->len))
 		return RESP_NAK_INV_REQ;
 	qp->rq_psn = (qp->rq_psn + 1) & PSN_MASK;
