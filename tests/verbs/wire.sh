@@ -90,6 +90,8 @@ two_runs "ibv_rc_pingpong -c across the wire, 64 KiB messages of 64 packets" \
 two_runs "ibv_rc_pingpong -c across the wire, 1 MiB messages (past the window)" \
 	"ibv_rc_pingpong -g 3 -c -n 20 -s 1048576" \
 	"ibv_rc_pingpong -g 3 -c -n 20 -s 1048576"
+two_runs "ibv_rc_pingpong -c across the wire over IPv6 (GID 5: neighbour discovery across)" \
+	"ibv_rc_pingpong -g 5 -c -n 100" "ibv_rc_pingpong -g 5 -c -n 100"
 two_runs "ibv_ud_pingpong -c across the wire" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024"
