@@ -461,8 +461,8 @@ static int serve(int ep)
 		sim.work_done = false;
 		doorbells_scan();
 		req_run_waiting(now, &deadline);
-		uplink_poll(now, &deadline);
 		wire_timers(now, &deadline);
+		uplink_poll(now, &deadline);	/* after all that sends */
 		umad_timers(now, &deadline);
 		timers_run(now, &deadline);
 		if (now - last_flush > 1000000ULL) {
