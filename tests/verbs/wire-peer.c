@@ -79,40 +79,33 @@ static int qp_up(struct ibv_qp *q, uint32_t rqpn, uint32_t rpsn,
 		 uint32_t psn, const uint8_t *gid, uint8_t rnr_retry,
 		 uint8_t timeout, uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a = {
+	struct ibv_qp_attr init = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = rqpn, .rq_psn = rpsn, .max_dest_rd_atomic = 4,
+		.min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .sgid_index = 3, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS, .sq_psn = psn, .timeout = timeout,
+		.retry_cnt = retry_cnt, .rnr_retry = rnr_retry,
+		.max_rd_atomic = 4,
+	};
 
-	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = rqpn;
-	a.rq_psn = rpsn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 3;
-	a.ah_attr.grh.hop_limit = 64;
-	memcpy(a.ah_attr.grh.dgid.raw, gid, 16);
-	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	memcpy(rtr.ah_attr.grh.dgid.raw, gid, 16);
+	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = psn;
-	a.timeout = timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+	return ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
