@@ -562,8 +562,7 @@ void wire_timers(uint64_t now, uint64_t *deadline)
 
 /*
  * A datagram to a MAC beyond the switch: one packet, unacknowledged.  Its
- * addresses are those of the GRH the address handle built (RoCE v2; a
- * RoCE v1 datagram does not leave the run).
+ * addresses are those of the GRH the address handle built, RoCE v1 or v2.
  */
 void wire_send_ud(struct sim_qp *qp, const uint8_t dmac[6], uint32_t dqpn,
 		  const struct sim_message *msg)
@@ -576,8 +575,6 @@ void wire_send_ud(struct sim_qp *qp, const uint8_t dmac[6], uint32_t dqpn,
 	if (msg->length > sizeof(data) || !msg->has_grh)
 		return;
 	roce_datagram_path(qp, dmac, msg, &a);
-	if (!a.v2)
-		return;
 	if (!p && msg->length) {
 		if (dma_readv(msg->src_pid, msg->src, msg->nsrc, data))
 			return;

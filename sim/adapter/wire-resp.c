@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The responder across the wire (--uplink): RoCE v2 packets from the
+ * The responder across the wire (--uplink): RoCE packets from the
  * uplink reach the QP their BTH names on the port whose MAC they were
  * sent to.  A request in sequence is taken: a SEND's or WRITE's packets
  * gather until the last, then the message is executed as any other
@@ -435,7 +435,7 @@ static void datagram(struct sim_qp *qp, const struct roce_path *a,
 	msg.sl = a->has_vlan ? a->vlan_tci >> 13 : 0;
 	ib_len = 12 + 8 + (op == SEND_ONLY_IMM ? 4 : 0) + pkt->len +
 		 (-pkt->len & 3) + 4;
-	roce_net_header(a->ipv4 ? msg.grh + 20 : msg.grh, true, a->ipv4,
+	roce_net_header(a->ipv4 ? msg.grh + 20 : msg.grh, a->v2, a->ipv4,
 			a->sgid, a->dgid, a->tclass, a->flow_label,
 			a->hop_limit, ib_len);
 	resp_execute(qp, &msg);
@@ -443,7 +443,7 @@ static void datagram(struct sim_qp *qp, const struct roce_path *a,
 }
 
 /*
- * A RoCE v2 frame from the uplink for @port: a request, an answer or a
+ * A RoCE frame from the uplink for @port: a request, an answer or a
  * datagram for one of its QPs.  A packet whose ICRC fails, or for no QP
  * of the port, or not from a connected QP's peer, is dropped.
  */

@@ -95,7 +95,7 @@ int uplink_init(void);
 int uplink_attach(void);
 bool uplink_active(void);
 /*
- * Frames from the wire reach the adapter: a RoCE v2 frame for @port's MAC
+ * Frames from the wire reach the adapter: a RoCE frame for @port's MAC
  * its wire engine, any other frame its flow steering (@port NULL: for a
  * MAC no port owns, a broadcast or a multicast).
  */

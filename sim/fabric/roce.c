@@ -192,7 +192,10 @@ size_t roce_build(const struct roce_path *a, const struct roce_packet *pkt,
 	return p - frame;
 }
 
-/* The IP header of a RoCE v2 frame at @net: its length, or 0. */
+/*
+ * The network header at @net: a RoCE v2 frame's IP header or a RoCE v1
+ * frame's GRH (next header: IBA transport); its length, or 0.
+ */
 static size_t parse_ip(const uint8_t *net, size_t left, uint16_t type,
 		       struct roce_path *a, size_t *ip_total)
 {
@@ -211,7 +214,8 @@ static size_t parse_ip(const uint8_t *net, size_t left, uint16_t type,
 		*ip_total = get16(net + 2);
 		return 20;
 	}
-	if (type != 0x86dd || left < 40 || net[0] >> 4 != 6 || net[6] != 17)
+	if ((type != 0x86dd && type != 0x8915) || left < 40 ||
+	    net[0] >> 4 != 6 || net[6] != (type == 0x8915 ? 0x1b : 17))
 		return 0;
 	a->ipv4 = false;
 	memcpy(a->sgid, net + 8, 16);
@@ -245,17 +249,18 @@ bool roce_parse(const uint8_t *frame, size_t len, struct roce_path *a,
 	}
 	net = p + 2;
 	net_len = parse_ip(net, frame + len - net, type, a, &ip_total);
+	a->v2 = type != 0x8915;
+	bth = net + net_len + (a->v2 ? 8 : 0);
 	if (!net_len || ip_total > (size_t)(frame + len - net) ||
-	    ip_total < net_len + 8 + 12 + 4)
+	    ip_total < (size_t)(bth - net) + 12 + 4)
 		return false;
-	a->v2 = true;
 	p = net + net_len;
-	if (get16(p + 2) != ROCE_V2_PORT || get16(p + 4) != ip_total - net_len)
+	if (a->v2 && (get16(p + 2) != ROCE_V2_PORT ||
+		      get16(p + 4) != ip_total - net_len))
 		return false;
-	a->udp_sport = get16(p);
-	bth = p + 8;
+	a->udp_sport = a->v2 ? get16(p) : 0;
 	end = net + ip_total - 4;		/* where the ICRC is */
-	crc = icrc(true, a->ipv4, net, net_len, bth + 12, end - (bth + 12));
+	crc = icrc(a->v2, a->ipv4, net, net_len, bth + 12, end - (bth + 12));
 	if (crc != ((uint32_t)end[0] | end[1] << 8 | end[2] << 16 |
 		    (uint32_t)end[3] << 24))
 		return false;

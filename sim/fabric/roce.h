@@ -70,8 +70,8 @@ uint64_t roce_get64(const uint8_t *p);
 size_t roce_build(const struct roce_path *a, const struct roce_packet *pkt,
 		  uint8_t *frame);
 /*
- * A frame taken from a wire: whether it is RoCE v2 with good lengths and
- * a good ICRC; then @a and @pkt say what it carries (@pkt's payload and
+ * A frame taken from a wire: whether it is RoCE (v2, or v1 under
+ * EtherType 0x8915) with good lengths and a good ICRC; then @a and @pkt say what it carries (@pkt's payload and
  * extended headers point into @frame; ext_len is what follows the BTH).
  */
 bool roce_parse(const uint8_t *frame, size_t len, struct roce_path *a,

@@ -4,7 +4,7 @@
  *
  * A packet socket on IFACE, opened in the namespace `mlx4sim run` was
  * started in before the daemon makes its own, carries two kinds of frame.
- * RoCE v2 frames (UDP 4791) are the adapter's: those it sends to a MAC no
+ * RoCE frames (v2: UDP 4791; v1: EtherType 0x8915) are the adapter's: those it sends to a MAC no
  * port of the run owns leave here, and those that arrive for a port's MAC
  * go to the adapter's wire engine (adapter/wire-*.c), never to a kernel,
  * which would answer them with ICMP port unreachable.  Every other frame
@@ -318,12 +318,17 @@ static uint16_t ether_type(const uint8_t *f, size_t len, size_t *off)
 	return type;
 }
 
-/* Whether a frame is RoCE v2: UDP to port 4791 over IPv4 or IPv6. */
-static bool roce_v2_frame(const uint8_t *f, size_t len)
+/*
+ * Whether a frame is RoCE: v2, UDP to port 4791 over IPv4 or IPv6, or
+ * v1, a GRH under its own EtherType.
+ */
+static bool roce_frame(const uint8_t *f, size_t len)
 {
 	size_t off;
 	uint16_t type = ether_type(f, len, &off);
 
+	if (type == 0x8915)
+		return true;
 	if (type == 0x0800 && len >= off + 28)
 		return f[off + 9] == 17 &&
 		       get16(f + off + (f[off] & 0x0f) * 4 + 2) == ROCE_V2_PORT;
@@ -372,7 +377,7 @@ static void wire_out(const uint8_t *frame, size_t len)
 		flush_batch();
 	memcpy(batch.frame[batch.n], frame, len);
 	batch.len[batch.n++] = len;
-	if (sim.opt.pcap && roce_v2_frame(frame, len))
+	if (sim.opt.pcap && roce_frame(frame, len))
 		pcap_frame(frame, len);
 }
 
@@ -452,7 +457,7 @@ static void from_wire(const uint8_t *f, size_t len)
 {
 	struct sim_port *port = f[0] & 1 ? NULL : port_by_mac(f);
 
-	if (port && roce_v2_frame(f, len)) {
+	if (port && roce_frame(f, len)) {
 		if (sim.opt.pcap)
 			pcap_frame(f, len);
 		/* Not while a command waits: the requester sends again. */
@@ -617,6 +622,14 @@ int uplink_neigh(const struct sim_port *port, const uint8_t gid[16],
 
 	if (wire_fd < 0)
 		return -EHOSTUNREACH;
+	/* A link-local GID holds its MAC (ib_core's rdma_get_ll_mac()). */
+	if (gid[0] == 0xfe && gid[1] == 0x80 && gid[11] == 0xff &&
+	    gid[12] == 0xfe) {
+		memcpy(mac, gid + 8, 3);
+		mac[0] ^= 2;
+		memcpy(mac + 3, gid + 13, 3);
+		return 0;
+	}
 	if (!neigh_lookup(family, addr, mac))
 		return 0;
 	neigh_solicit(port, family, addr);

@@ -92,6 +92,11 @@ two_runs "ibv_rc_pingpong -c across the wire, 1 MiB messages (past the window)" 
 	"ibv_rc_pingpong -g 3 -c -n 20 -s 1048576"
 two_runs "ibv_rc_pingpong -c across the wire over IPv6 (GID 5: neighbour discovery across)" \
 	"ibv_rc_pingpong -g 5 -c -n 100" "ibv_rc_pingpong -g 5 -c -n 100"
+two_runs "ibv_rc_pingpong -c across the wire, RoCE v1 (GID 2, EtherType 0x8915)" \
+	"ibv_rc_pingpong -g 2 -c -n 100 -s 4096" \
+	"ibv_rc_pingpong -g 2 -c -n 100 -s 4096"
+two_runs "ibv_ud_pingpong -c across the wire, RoCE v1 link-local (GID 0)" \
+	"ibv_ud_pingpong -g 0 -c -n 100" "ibv_ud_pingpong -g 0 -c -n 100"
 two_runs "ibv_ud_pingpong -c across the wire" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024" \
 	"ibv_ud_pingpong -g 3 -c -n 300 -s 1024"
