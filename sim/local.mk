@@ -11,12 +11,14 @@ sim_mlx4simd_SOURCES = \
 	sim/host/rshd.c sim/host/rsh.h \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
 	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
+	sim/fabric/roce.h sim/fabric/roce.c sim/fabric/uplink.c \
 	sim/fabric/mad.h sim/fabric/switch.c \
 	sim/adapter/queue.h sim/adapter/doorbell.c sim/adapter/queue.c \
 	sim/adapter/req.c sim/adapter/resp.c sim/adapter/comp.c \
 	sim/adapter/raw.c sim/adapter/strict.c sim/adapter/eq.c \
 	sim/adapter/cq.c sim/adapter/qp.c sim/adapter/srq.c sim/adapter/mpt.c \
 	sim/adapter/rss.c sim/adapter/mad-agents.c \
+	sim/adapter/wire.h sim/adapter/wire-req.c sim/adapter/wire-resp.c \
 	sim/kernel/uverbs.h sim/kernel/ctx.c sim/kernel/ioctl.c \
 	sim/kernel/event.c sim/kernel/device.c sim/kernel/pd.c sim/kernel/mr.c \
 	sim/kernel/cq.c sim/kernel/qp.c sim/kernel/srq.c sim/kernel/wq.c \

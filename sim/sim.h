@@ -478,6 +478,7 @@ struct sim_qp {
 	int opens;			/* open_qp handles on it */
 	bool comm_established;
 	struct sim_pins buf_pins, db_pins;
+	struct wire_qp *wire;		/* its packets on the uplink (wire-*.c) */
 };
 
 struct sim_qp_open {
@@ -610,6 +611,8 @@ struct sim_options {
 	const char *dir;
 	const char *trace;		/* file for the trace, or NULL */
 	const char *pcap;		/* capture of the Ethernet wire, or NULL */
+	const char *uplink;		/* --uplink: the interface to a real wire */
+	int host_id;			/* --host-id: addresses on a shared segment */
 };
 
 struct sim {

@@ -224,14 +224,21 @@ pair() {
 		echo "# $name: port taken or clock not calibrated, again"
 		attempt=$((attempt + 1))
 	done
-	if [ $server_status -eq 0 ] && [ $client_status -eq 0 ]; then
-		ok "$name"
+	verdict "$name" server $server_status "$work/server.log" \
+		client $client_status "$work/client.log"
+}
+
+# verdict NAME WHO1 STATUS1 LOG1 WHO2 STATUS2 LOG2: a case of two
+# programs, passing when both exited 0; else their logs are shown.
+verdict() {
+	if [ "$3" -eq 0 ] && [ "$6" -eq 0 ]; then
+		ok "$1"
 		return 0
 	fi
-	not_ok "$name (server $server_status, client $client_status)"
-	echo "# server:"
-	show "$work/server.log"
-	echo "# client:"
-	show "$work/client.log"
+	not_ok "$1 ($2 $3, $5 $6)"
+	echo "# $2:"
+	show "$4"
+	echo "# $5:"
+	show "$7"
 	return 1
 }

@@ -120,6 +120,7 @@ void sq_idle(struct sim_qp *qp);
 bool req_run(struct sim_qp *qp);
 void req_run_waiting(uint64_t now, uint64_t *next_deadline);
 void req_stop_waiting(struct sim_qp *qp);
+uint64_t rnr_timer_us(uint8_t code);
 
 /* flight.c: packets held back by faults, landed from the loop */
 void flight_run(uint64_t now, uint64_t *deadline);
@@ -156,6 +157,7 @@ size_t raw_lso_segment(const uint8_t *hdr, size_t hdr_len,
 		       uint16_t index, bool last, uint8_t *frame);
 void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 		  const uint8_t *frame, size_t len);
+void raw_from_wire(struct sim_port *to, const uint8_t *frame, size_t len);
 
 /* req.c: an answer that was held back reaches the requester */
 void req_late_answer(struct sim_qp *qp, const struct sim_message *msg,
@@ -171,5 +173,30 @@ int comp_recv_after(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		    uint16_t pkey_index, const struct dma_piece *data, int n);
 void comp_recv_error(struct sim_cq *cq, uint32_t qpn, uint32_t wqe_index,
 		     uint8_t syndrome);
+
+/* resp.c: what a message in sequence asks, for the wire's messages */
+enum resp_status resp_execute(struct sim_qp *dst, struct sim_message *msg);
+void resp_established(struct sim_qp *dst);
+
+/*
+ * wire-req.c, wire-resp.c: connected QPs and datagrams across the
+ * uplink, packet by packet as the IB specification has them.
+ */
+struct wire_post {
+	uint32_t index;			/* the WQE's, for its CQE */
+	bool signaled, fenced;
+	const struct sim_opcode *op;
+	const struct dma_seg *seg;	/* its local buffers, translated */
+	int nseg;
+};
+bool wire_remote(const struct sim_qp *qp, const uint8_t dmac[6]);
+int wire_post(struct sim_qp *qp, const struct wire_post *p,
+	      const struct sim_message *msg);
+void wire_send_ud(struct sim_qp *qp, const uint8_t dmac[6], uint32_t dqpn,
+		  const struct sim_message *msg);
+void wire_receive(struct sim_port *port, const uint8_t *frame, size_t len);
+void wire_timers(uint64_t now, uint64_t *deadline);
+void wire_flush(struct sim_qp *qp);
+void wire_free(struct sim_qp *qp);
 
 #endif

@@ -38,6 +38,7 @@ void qp_to_sqe(struct sim_qp *qp)
 {
 	req_stop_waiting(qp);
 	qp->state = IBV_QPS_SQE;
+	wire_flush(qp);		/* the WQEs on the wire are older */
 	comp_flush_sq(qp);
 }
 
@@ -47,6 +48,7 @@ void qp_to_error(struct sim_qp *qp)
 		return;
 	req_stop_waiting(qp);
 	qp->state = IBV_QPS_ERR;
+	wire_flush(qp);		/* the WQEs on the wire are older */
 	comp_flush_sq(qp);
 	comp_flush_rq(qp);
 	/* Receives posted later are flushed too: keep an eye on the RQ. */

@@ -481,6 +481,9 @@ void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 			deliver_at(src, to, msg, f, len);
 		return;
 	}
+	/* Beyond the switch (--uplink): the frame leaves there too. */
+	if (uplink_active())
+		uplink_send(src, src->port, f, len);
 	for (int h = 0; h < sim.opt.nhcas; h++)
 		for (int p = 0; p < sim.hca[h].nports; p++) {
 			struct sim_port *port = &sim.hca[h].port[p];
@@ -489,4 +492,28 @@ void raw_transmit(struct sim_qp *src, struct sim_message *msg,
 			    (port != from || !msg->no_loopback))
 				deliver_at(src, port, msg, f, len);
 		}
+}
+
+/*
+ * A frame from the uplink (fabric/uplink.c) for @to, or, NULL, for a MAC
+ * no port owns, a broadcast or a multicast: each port keeps what its
+ * rules take, as from the switch.  The sender is another host: a raw QP
+ * of no port stands for it.
+ */
+void raw_from_wire(struct sim_port *to, const uint8_t *f, size_t len)
+{
+	struct sim_qp host = { .type = IBV_QPT_RAW_PACKET, .hca = sim.hca };
+	struct sim_message msg = { .length = len, .inline_data = f,
+				   .ethernet = true, .npkts = 1 };
+
+	if (list_empty(&sim.flows) || len < 14)
+		return;
+	if (to) {
+		deliver_at(&host, to, &msg, f, len);
+		return;
+	}
+	for (int h = 0; h < sim.opt.nhcas; h++)
+		for (int p = 0; p < sim.hca[h].nports; p++)
+			if (sim.hca[h].port[p].link_layer == IBV_LINK_LAYER_ETHERNET)
+				deliver_at(&host, &sim.hca[h].port[p], &msg, f, len);
 }

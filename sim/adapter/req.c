@@ -284,8 +284,8 @@ static uint32_t packets(uint32_t len, enum ibv_mtu mtu)
 	return len ? (len + bytes - 1) / bytes : 1;
 }
 
-/* The IB RNR timer encoding, in microseconds. */
-static uint64_t rnr_timer_us(uint8_t code)
+/* The IB RNR timer encoding, in microseconds (wire-req.c's too). */
+uint64_t rnr_timer_us(uint8_t code)
 {
 	static const uint32_t us[32] = {
 		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
@@ -570,6 +570,24 @@ static struct sim_port *peer_port(const struct sim_qp *qp)
 				port_by_lid(qp->path.dlid);
 }
 
+/*
+ * A peer beyond the uplink: the WQE goes out as packets (wire-req.c) and
+ * completes when they are answered; it waits at the head while the QP has
+ * as much outstanding as it may.
+ */
+static enum exec_result wire_exec(struct sim_qp *qp, struct sim_wqe *w,
+				  const struct dma_seg *seg, int nseg,
+				  const struct sim_message *msg)
+{
+	struct wire_post p = { w->index, w->signaled, w->fenced, w->op,
+			       seg, nseg };
+
+	if (wire_post(qp, &p, msg))
+		return EXEC_WAIT;
+	qp->sq.head += w->blocks;
+	return EXEC_DONE;
+}
+
 static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 {
 	struct dma_seg seg[CX3_MAX_SGE];
@@ -609,6 +627,8 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 	msg.xrc_srqn = qp->type == IBV_QPT_XRC_SEND ? w->remote_srqn : 0;
 
 	port = peer_port(qp);
+	if (!port && msg.ethernet && wire_remote(qp, qp->path.dmac))
+		return wire_exec(qp, w, seg, nseg, &msg);
 	dst = port ? qp_by_num(port->hca, qp->dest_qpn) : NULL;
 	r = answer(qp, w, &msg, exchange(qp, port, dst, &msg));
 	if (r == EXEC_DONE)
@@ -803,6 +823,9 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		uint32_t delay_ms;
 		enum fault_action fault = FAULT_NONE;
 
+		if (!port && ether_port(qp) && wire_remote(qp, w->dgram.mac))
+			wire_send_ud(qp, w->dgram.mac, be32toh(w->dgram.dqpn),
+				     &msg);
 		if (dst && link_up(qp, port))
 			fault = fault_packet(qp, qp->port, &delay_ms);
 		else

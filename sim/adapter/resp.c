@@ -413,6 +413,40 @@ static void remember(struct sim_qp *dst, const struct sim_message *msg,
 }
 
 /*
+ * What a message in sequence asks of @dst, done: the answer is the status,
+ * and for a READ or an atomic the fields of @msg that say where the data
+ * is.  The wire's packets (wire-resp.c) come here once whole.
+ */
+enum resp_status resp_execute(struct sim_qp *dst, struct sim_message *msg)
+{
+	const struct sim_opcode *op = opcode_get(msg->opcode);
+
+	msg->min_rnr_timer = dst->min_rnr_timer;
+	switch (op->kind) {
+	case OP_WRITE:
+		return do_write(dst, msg, op);
+	case OP_READ:
+		return do_read(dst, msg);
+	case OP_ATOMIC:
+		return do_atomic(dst, msg);
+	default:
+		return do_send(dst, msg, op);
+	}
+}
+
+/* The first message a connected QP takes establishes it. */
+void resp_established(struct sim_qp *dst)
+{
+	if (dst->comm_established)
+		return;
+	dst->comm_established = true;
+	if (dst->state == IBV_QPS_RTR)
+		adapter_async_event(dst->uobj.ctx, dst->uobj.user_handle,
+				    IBV_EVENT_COMM_EST, &dst->events_reported,
+				    dst);
+}
+
+/*
  * The message arrives at @dst: the answer is the status, and for a READ
  * or an atomic the fields of @msg that say where the data is.
  */
@@ -431,33 +465,11 @@ static enum resp_status deliver(struct sim_qp *src, struct sim_qp *dst,
 		/* Ahead of the expected PSN: packets were lost before it. */
 		return RESP_NAK_SEQ;
 	}
-	msg->min_rnr_timer = dst->min_rnr_timer;
-
-	switch (op->kind) {
-	case OP_WRITE:
-		st = do_write(dst, msg, op);
-		break;
-	case OP_READ:
-		st = do_read(dst, msg);
-		break;
-	case OP_ATOMIC:
-		st = do_atomic(dst, msg);
-		break;
-	default:
-		st = do_send(dst, msg, op);
-	}
+	st = resp_execute(dst, msg);
 	if (st == RESP_ACK && !datagram(dst->type)) {
 		dst->rq_psn = (dst->rq_psn + msg->npkts) & PSN_MASK;
 		remember(dst, msg, op);
-		if (!dst->comm_established) {
-			dst->comm_established = true;
-			if (dst->state == IBV_QPS_RTR)
-				adapter_async_event(dst->uobj.ctx,
-						    dst->uobj.user_handle,
-						    IBV_EVENT_COMM_EST,
-						    &dst->events_reported,
-						    dst);
-		}
+		resp_established(dst);
 	}
 	return st;
 }

@@ -46,6 +46,7 @@
 #define SOCKETS_EVERY_NS	(10 * 1000ULL)
 
 static int listen_fd, signal_fd;
+static int uplink_tag;		/* the uplink's descriptors in epoll */
 static char socket_path[PATH_MAX];
 
 static void usage(FILE *f)
@@ -54,7 +55,7 @@ static void usage(FILE *f)
 		"usage: mlx4simd --dir DIR [--hcas N] [--hosts N] [--ports N] [--link-layer ib|eth[,ib|eth]]\n"
 		"                [--model cx3|cx3pro] [--vlan ID]...\n"
 		"                [--cqe-size 32|64] [--no-strict] [--trace FILE] [--pcap FILE]\n"
-		"                [--sm builtin|external]\n"
+		"                [--sm builtin|external] [--uplink IFACE] [--host-id N]\n"
 		"The mlx4sim daemon; start it with mlx4sim(1), not by hand.\n");
 }
 
@@ -120,6 +121,8 @@ static int parse_options(int argc, char **argv)
 		{ "trace", required_argument, NULL, 't' },
 		{ "pcap", required_argument, NULL, 'P' },
 		{ "sm", required_argument, NULL, 's' },
+		{ "uplink", required_argument, NULL, 'u' },
+		{ "host-id", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -129,6 +132,7 @@ static int parse_options(int argc, char **argv)
 	sim.opt.nhcas = 1;
 	sim.opt.nports = 2;
 	sim.opt.cqe_size = 64;
+	sim.opt.host_id = -1;		/* chosen (uplink.c) */
 	sim.opt.strict = true;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -146,6 +150,8 @@ static int parse_options(int argc, char **argv)
 		case 'n': sim.opt.strict = false; break;
 		case 't': sim.opt.trace = optarg; break;
 		case 'P': sim.opt.pcap = optarg; break;
+		case 'u': sim.opt.uplink = optarg; break;
+		case 'i': sim.opt.host_id = atoi(optarg); break;
 		case 's':
 			/* external: the ports wait in INIT for an SM's sweep. */
 			if (strcmp(optarg, "builtin") && strcmp(optarg, "external")) {
@@ -161,6 +167,11 @@ static int parse_options(int argc, char **argv)
 	}
 	if (!sim.opt.dir || optind != argc) {
 		usage(stderr);
+		return -1;
+	}
+	if (sim.opt.host_id < -1 || sim.opt.host_id > UPLINK_MAX_HOST_ID) {
+		fprintf(stderr, "mlx4simd: --host-id takes 0 to %d\n",
+			UPLINK_MAX_HOST_ID);
 		return -1;
 	}
 	if (sim.opt.nhcas < 1 || sim.opt.nhcas > 16) {
@@ -463,6 +474,8 @@ static int serve(int ep)
 		sim.work_done = false;
 		doorbells_scan();
 		req_run_waiting(now, &deadline);
+		wire_timers(now, &deadline);
+		uplink_poll(now, &deadline);	/* after all that sends */
 		umad_timers(now, &deadline);
 		timers_run(now, &deadline);
 		if (now - last_flush > 1000000ULL) {
@@ -496,7 +509,9 @@ static int serve(int ep)
 		for (int i = 0; i < n; i++) {
 			void *tag = events[i].data.ptr;
 
-			if (tag == &listen_fd) {
+			if (tag == &uplink_tag) {
+				continue;	/* uplink_poll() takes it */
+			} else if (tag == &listen_fd) {
 				accept_process(ep);
 			} else if (tag == &signal_fd) {
 				if (!take_signal())
@@ -513,6 +528,17 @@ static int serve(int ep)
 			}
 		}
 	}
+}
+
+/* A frame on the uplink wakes the loop, which takes it (uplink_poll). */
+static int epoll_add_uplink(int ep)
+{
+	int fds[2], n = uplink_fds(fds);
+
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0 && epoll_add(ep, fds[i], &uplink_tag))
+			return -1;
+	return 0;
 }
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -538,6 +564,8 @@ static void connect_layers(void)
 	dma_set_before_transfer(cq_flush);
 	/* Packets the fabric held back land in the adapter's QPs. */
 	flight_set_lander(packet_lands);
+	/* Frames from the uplink reach the adapter's wire engine and rules. */
+	uplink_set_receivers(wire_receive, raw_from_wire);
 	/* What the adapter reports reaches the processes' event files. */
 	event_listen_to_adapter();
 }
@@ -593,8 +621,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	snprintf(path, sizeof(path), "%s/%s", sim.opt.dir, MLX4SIM_SYSFS_NAME);
-	/* --hosts: the hosts' namespaces first, for their interfaces. */
-	if (subnet_init() || hosts_start() || ether_init() || ipoib_init())
+	/*
+	 * The uplink opens in the namespace we were started in; with
+	 * --hosts, the hosts' namespaces come before their interfaces.
+	 */
+	if (uplink_init() || subnet_init() || hosts_start() || ether_init() ||
+	    ipoib_init())
 		return hosts_fail();
 	if (sysfs_create(path)) {
 		fprintf(stderr, "mlx4simd: cannot create the sysfs tree in %s\n",
@@ -625,7 +657,7 @@ int main(int argc, char **argv)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (listen_fd < 0 || signal_fd < 0 || ep < 0 ||
 	    epoll_add(ep, listen_fd, &listen_fd) ||
-	    epoll_add(ep, signal_fd, &signal_fd)) {
+	    epoll_add(ep, signal_fd, &signal_fd) || epoll_add_uplink(ep)) {
 		fprintf(stderr, "mlx4simd: cannot set up: %m\n");
 		return 1;
 	}

@@ -56,6 +56,12 @@ static int ether_index(const struct sim_port *port)
 	return port->hca->index * sim.opt.nports + port->num - 1;
 }
 
+/* Its host number in the subnet's addresses: after --host-id's. */
+static int ether_host(const struct sim_port *port)
+{
+	return sim.opt.host_id + ether_index(port) + 1;
+}
+
 /*
  * A network namespace for the daemon, the Ethernet ports' network and the
  * InfiniBand ports' IP interfaces (ipoib.c); made once.
@@ -162,14 +168,14 @@ static void host_sysctls(void)
 static size_t address_lines(char *script, size_t size,
 			    const struct sim_port *port)
 {
-	int n = ether_index(port);
+	int n = ether_host(port);
 	size_t len;
 
 	len = snprintf(script, size,
 		"addr add " IPV4_PREFIX "%d/24 dev %s\n"
 		"addr add " IPV6_PREFIX "%x/64 dev %s nodad\n"
 		"link set %s up\n",
-		n + 1, port->ifname, n + 1, port->ifname, port->ifname);
+		n, port->ifname, n, port->ifname, port->ifname);
 	/* VLAN v: 10.v/256.v%256.0/24, as many as asked. */
 	for (int v = 0; v < sim.opt.nvlans && len < size; v++) {
 		unsigned int id = sim.opt.vlans[v];
@@ -179,7 +185,7 @@ static size_t address_lines(char *script, size_t size,
 			"addr add 10.%u.%u.%d/24 dev %s.%u\n"
 			"link set %s.%u up\n",
 			port->ifname, port->ifname, id, id,
-			id >> 8, id & 0xff, n + 1,
+			id >> 8, id & 0xff, n,
 			port->ifname, id, port->ifname, id);
 	}
 	return len;
@@ -263,7 +269,7 @@ static int route_by_interface(int host)
 
 				snprintf(self, sizeof(self),
 					 f ? IPV6_PREFIX "%x" : IPV4_PREFIX "%d",
-					 ether_index(port) + 1);
+					 ether_host(port));
 				len += snprintf(script + len, sizeof(script) - len,
 					"rule add pref 100 oif %s lookup %d\n"
 					"rule add pref 100 from %s iif lo lookup %d\n"
@@ -453,6 +459,8 @@ int ether_init(void)
 	err = make_interfaces();
 	for (int host = 0; host < MAX(sim.opt.nhosts, 1) && !err; host++)
 		err = configure_host(host);
+	if (!err)
+		err = uplink_attach();
 	if (err) {
 		fprintf(stderr, "mlx4simd: cannot make the Ethernet ports' interfaces: they need the kernel's bridge and veth interfaces and IPv6%s\n",
 			sim.opt.nvlans ? "; --vlan needs its 802.1Q VLAN support, module 8021q" : "");

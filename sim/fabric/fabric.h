@@ -84,4 +84,31 @@ int fault_rules_add(const struct mlx4sim_fault *f);
 void fault_rules_clear(void);
 void fault_counts(struct mlx4sim_fault_counts *out);
 
+/*
+ * uplink.c: --uplink, the Ethernet ports on a real wire.  uplink_init()
+ * runs before the daemon enters its namespaces (it opens the interface
+ * and chooses the run's addresses), uplink_attach() in them (a port of
+ * the switch whose frames the daemon carries to and from the wire).
+ */
+#define UPLINK_MAX_HOST_ID	200
+int uplink_init(void);
+int uplink_attach(void);
+bool uplink_active(void);
+/*
+ * Frames from the wire reach the adapter: a RoCE frame for @port's MAC
+ * its wire engine, any other frame its flow steering (@port NULL: for a
+ * MAC no port owns, a broadcast or a multicast).
+ */
+typedef void uplink_rx_fn(struct sim_port *port, const uint8_t *frame,
+			  size_t len);
+void uplink_set_receivers(uplink_rx_fn *roce, uplink_rx_fn *raw);
+/* A frame goes out, as the fault rules @qp meets on @port have it. */
+void uplink_send(const struct sim_qp *qp, uint8_t port, const uint8_t *frame,
+		 size_t len);
+int uplink_fds(int fds[2]);
+void uplink_poll(uint64_t now, uint64_t *deadline);
+/* The MAC of @gid behind @port, from the kernel's neighbour table. */
+int uplink_neigh(const struct sim_port *port, const uint8_t gid[16],
+		 uint8_t mac[6]);
+
 #endif

@@ -47,7 +47,9 @@ int subnet_init(void)
 		else
 			snprintf(hca->node_desc, sizeof(hca->node_desc),
 				 "mlx4sim %s", hca->name);
-		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4);
+		/* Runs on one segment differ by --host-id (uplink.c). */
+		hca->node_guid = NODE_GUID_BASE + ((uint64_t)h << 4) +
+				 ((uint64_t)sim.opt.host_id << 8);
 		hca->sys_image_guid = hca->node_guid + 3;
 		hca->nports = nports;
 		/*

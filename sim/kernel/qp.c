@@ -775,8 +775,9 @@ static int resolve_roce_path(struct sim_qp *qp,
 		return 0;
 	}
 	peer = port_by_gid(dgid);
+	/* Beyond the switch, on the uplink: the neighbour table knows it. */
 	if (!peer)
-		return -EHOSTUNREACH;
+		return uplink_neigh(port, dgid, dmac);
 	memcpy(dmac, peer->mac, 6);
 	return 0;
 }
@@ -854,6 +855,7 @@ static void qp_reset(struct sim_qp *qp)
 	qp->retry_armed = false;
 	qp->ack_lost = false;
 	qp->late.valid = false;
+	wire_free(qp);			/* a new connection's packets */
 }
 
 /*
@@ -1158,6 +1160,7 @@ static void qp_free(struct sim_qp *qp)
 		}
 	}
 	qp_drop_pending(qp);
+	wire_free(qp);
 	if (qp->rss_tbl && qp->state != IBV_QPS_RESET)
 		rss_release(qp->rss_tbl);
 	table_del(&qp->hca->qps, qp->qpn);

@@ -77,6 +77,7 @@ my @suite = (
 	'verbs/roce-project.tap',               # 25
 	'verbs/difftrace.tap',                  # 93
 	'verbs/perftest-project.tap',           # 79
+	'verbs/wire-project.tap',               # 75, as root
 );
 my @unit = ('unit/unit-post', 'unit/unit-poll');
 if ($only_tests) {

@@ -133,6 +133,14 @@ EXTRA_DIST += tests/verbs/kernel-rules-table.tap tests/verbs/kernel-rules.txt
 
 # RoCE v1 and v2: the examples and perftest by GID on Ethernet ports.
 TESTS += tests/verbs/roce-project.tap tests/verbs/roce-system.tap
+# The wire (--uplink): two runs in two network namespaces (root).
+TESTS += tests/verbs/wire-project.tap tests/verbs/wire-system.tap
+EXTRA_DIST += tests/verbs/wire-project.tap tests/verbs/wire-system.tap \
+	tests/verbs/wire.sh
+check_PROGRAMS += tests/verbs/icrc-check tests/verbs/wire-peer
+tests_verbs_icrc_check_SOURCES = tests/verbs/icrc-check.c
+tests_verbs_wire_peer_SOURCES = tests/verbs/wire-peer.c
+tests_verbs_wire_peer_LDADD = -libverbs
 EXTRA_DIST += tests/verbs/roce-project.tap tests/verbs/roce-system.tap \
 	tests/verbs/roce.sh
 
