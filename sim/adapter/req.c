@@ -646,12 +646,16 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
  * next header, or IPv4 in the last 20 bytes (the first 20 are zero).
  */
 static void build_grh(struct sim_qp *qp, const struct mlx4_av *av,
-		      uint32_t len, uint8_t grh[GRH_LEN])
+		      const struct sim_wqe *w, uint8_t grh[GRH_LEN])
 {
 	struct sim_port *port = hca_port(qp->hca, qp->port);
 	uint32_t tclass_flow = be32toh(av->sl_tclass_flowlabel) & 0x0fffffff;
-	/* After the IB transport headers: BTH, DETH, payload, ICRC. */
-	uint16_t transport = 12 + 8 + len + 4;
+	/*
+	 * What follows the network header, as the packet carries it: BTH,
+	 * DETH, ImmDt, the payload padded to 4 bytes, ICRC.
+	 */
+	uint16_t transport = 12 + 8 + (w->op->flags & OPF_IMM ? 4 : 0) +
+			     w->length + (-w->length & 3) + 4;
 	bool v2 = port->link_layer == IBV_LINK_LAYER_ETHERNET &&
 		  av->gid_index < port->ngids &&
 		  port->gids[av->gid_index].type == IBV_GID_TYPE_ROCE_V2;
@@ -796,7 +800,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		msg.qkey = qp->qkey;
 	msg.has_grh = av->g_slid & 0x80;
 	if (msg.has_grh)
-		build_grh(qp, av, w->length, msg.grh);
+		build_grh(qp, av, w, msg.grh);
 
 	if (to_group(qp, w, dlid)) {
 		struct sim_mcast *m;

@@ -1390,6 +1390,39 @@ static bool grh_room_holds(const uint8_t *g, int gid_index, bool ipv4)
 			grh_flow_label(gid_index, false));
 }
 
+/*
+ * A datagram of 15 bytes with immediate data sent by @swr's QP @a to @b:
+ * the lengths in the receiver's GRH room are the packet's, the ImmDt
+ * and the pad to 4 bytes counted (BTH 12, DETH 8, ImmDt 4, 15 + 1, ICRC
+ * 4): the GRH's payload length, v2's UDP header besides, and over IPv4
+ * the IPv4 header too, its total length.
+ */
+static void grh_ud_length(struct ibv_cq *cq, struct ibv_qp *a,
+			  struct ibv_qp *b, struct ibv_send_wr *swr,
+			  int gid_index, bool ipv4)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, 40 + 16, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 87, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *sbad;
+	bool v2 = roce && gid_index != 0;
+	unsigned int want = 44 + (v2 ? 8 : 0) + (ipv4 ? 20 : 0), got;
+	struct ibv_wc wc[2];
+	int n;
+
+	swr->opcode = IBV_WR_SEND_WITH_IMM;
+	swr->imm_data = htobe32(0x1234);
+	swr->sg_list->length = 15;
+	memset(buf, 0, 40);
+	n = !ibv_post_recv(b, &rwr, &rbad) && !ibv_post_send(a, swr, &sbad) ?
+	    poll_n(cq, 2, wc) : 0;
+	got = ipv4 ? buf[22] << 8 | buf[23] : buf[4] << 8 | buf[5];
+	CHECK(n == 2 && !wc[0].status && !wc[1].status && got == want,
+	      "UD on GID %d, 15 bytes and immediate data: the receiver's GRH room gives the %s as the packet's, %u (%u)",
+	      gid_index, ipv4 ? "IPv4 total length" : v2 ?
+	      "IPv6 payload length" : "GRH's payload length", want, got);
+}
+
 static void grh_ud(struct ibv_cq *cq, int gid_index, bool ipv4)
 {
 	struct ibv_ah_attr ah_attr = {
@@ -1420,6 +1453,8 @@ static void grh_ud(struct ibv_cq *cq, int gid_index, bool ipv4)
 	      "UD on GID %d, traffic class 0x%x, flow label 0x%x, SL %d: the receiver's GRH room holds them (%d completions)",
 	      gid_index, grh_tclass(gid_index, false),
 	      grh_flow_label(gid_index, false), GRH_SL, n);
+	if (ah)
+		grh_ud_length(cq, a, b, &swr, gid_index, ipv4);
 	if (ah)
 		ibv_destroy_ah(ah);
 	ibv_destroy_qp(a);
