@@ -66,32 +66,11 @@ static int poll(struct mlx4_cq *cq, int ne, struct ibv_wc *wc)
 #define SMALL_CAP (&(struct ibv_qp_cap){ .max_send_wr = 8, .max_recv_wr = 8, \
 					 .max_send_sge = 1, .max_recv_sge = 1 })
 
-static void test_sends(int cqe_size)
+/* A signalled SEND at WQE 0. */
+static void sends_signalled(struct mlx4_cq *cq, struct mlx4_qp *qp)
 {
-	struct fake_env env;
-	struct mlx4_cq *cq;
-	struct mlx4_qp *qp;
 	struct ibv_wc wc[4];
-	int i;
 
-	fake_env_init(&env, cqe_size, 0);
-	cq = fake_cq(&env, 8, 0x45);
-	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x12345, 0);
-
-	/* The 64-byte format keeps the CQE in its second half. */
-	CHECK(cq->cqe_base == (uint8_t *)cq->buf.buf + cqe_size - 32,
-	      "CQE offset");
-	if (cqe_size == 64)
-		memset(cq->buf.buf, 0x5a, 32);	/* first half: never read */
-
-	/* A new CQ belongs to the device. */
-	CHECK_EQ(poll(cq, 4, wc), 0);
-
-	for (i = 0; i < 5; i++)
-		qp->sq.wrid[i] = 0x1000 + i;
-	qp->sq.head = 5;
-
-	/* A signalled SEND at WQE 0. */
 	put_cqe(cq, 0, "00012345 00000000 00000000 00000000"
 		       "00000000 00000000 00000000 0000004a");
 	CHECK_EQ(poll(cq, 4, wc), 1);
@@ -104,8 +83,13 @@ static void test_sends(int cqe_size)
 	CHECK_EQ(qp->sq.tail, 1);
 	CHECK_BYTES(cq->set_ci_db, "00000001");
 	CHECK_EQ(poll(cq, 4, wc), 0);
+}
 
-	/* WQEs 1 and 2 were unsignalled: a CQE for WQE 3 retires them. */
+/* WQEs 1 and 2 were unsignalled: a CQE for WQE 3 retires them. */
+static void sends_unsignalled(struct mlx4_cq *cq, struct mlx4_qp *qp)
+{
+	struct ibv_wc wc[4];
+
 	put_cqe(cq, 1, "00012345 00000000 00000000 00000000"
 		       "00000000 00000040 00030000 00000050");
 	CHECK_EQ(poll(cq, 4, wc), 1);
@@ -113,8 +97,14 @@ static void test_sends(int cqe_size)
 	CHECK_EQ(wc[0].opcode, IBV_WC_RDMA_READ);
 	CHECK_EQ(wc[0].byte_len, 0x40);
 	CHECK_EQ(qp->sq.tail, 4);
+}
 
-	/* Several at once, ne limits how many. */
+/* Several at once, ne limits how many. */
+static void sends_several(struct mlx4_cq *cq, struct mlx4_qp *qp)
+{
+	struct ibv_wc wc[4];
+	int i;
+
 	qp->sq.head = 12;
 	for (i = 0; i < 12; i++)
 		qp->sq.wrid[i] = 0x2000 + i;
@@ -148,23 +138,33 @@ static void test_sends(int cqe_size)
 	CHECK_EQ(wc[2].opcode, IBV_WC_LOCAL_INV);
 	CHECK_EQ(qp->sq.tail, 10);
 	CHECK_BYTES(cq->set_ci_db, "00000008");
+}
 
-	/*
-	 * Second pass: index 8 is slot 0 again.  The stale CQE there has
-	 * owner 0, which now means "device's"; one with owner 1 is ours.
-	 */
+/*
+ * Second pass: index 8 is slot 0 again.  The stale CQE there has owner
+ * 0, which now means "device's"; one with owner 1 is ours.
+ */
+static void sends_second_pass(struct mlx4_cq *cq, struct mlx4_qp *qp)
+{
+	struct ibv_wc wc[4];
+
 	CHECK_EQ(poll(cq, 4, wc), 0);
 	put_cqe(cq, 8, "00012345 00000000 00000000 00000000"
 		       "00000000 00000000 000a0000 0000004a");
 	CHECK_EQ(cqe_at(cq, 8)->owner_sr_opcode, 0xca);
 	CHECK_EQ(poll(cq, 4, wc), 1);
 	CHECK_EQ(qp->sq.tail, 11);
+}
 
-	/*
-	 * Past 2^16 WQEs: a CQE names its WQE by the counter's 16 bits,
-	 * and the queue's room is counted modulo 2^16.  WQEs 0xfffe to
-	 * 0x10004 outstanding, a CQE for 0x10001 (slot 1).
-	 */
+/*
+ * Past 2^16 WQEs: a CQE names its WQE by the counter's 16 bits, and the
+ * queue's room is counted modulo 2^16.  WQEs 0xfffe to 0x10004
+ * outstanding, a CQE for 0x10001 (slot 1).
+ */
+static void sends_past_2_16(struct mlx4_cq *cq, struct mlx4_qp *qp)
+{
+	struct ibv_wc wc[4];
+
 	qp->sq.head = 0x10005;
 	qp->sq.tail = 0xfffe;
 	qp->sq.wrid[1] = 0x3001;
@@ -173,6 +173,38 @@ static void test_sends(int cqe_size)
 	CHECK_EQ(poll(cq, 4, wc), 1);
 	CHECK_EQ(wc[0].wr_id, 0x3001);
 	CHECK_EQ((uint16_t)(qp->sq.head - qp->sq.tail), 3);
+}
+
+static void test_sends(int cqe_size)
+{
+	struct fake_env env;
+	struct mlx4_cq *cq;
+	struct mlx4_qp *qp;
+	struct ibv_wc wc[4];
+	int i;
+
+	fake_env_init(&env, cqe_size, 0);
+	cq = fake_cq(&env, 8, 0x45);
+	qp = fake_qp(&env, IBV_QPT_RC, SMALL_CAP, cq, cq, NULL, 0x12345, 0);
+
+	/* The 64-byte format keeps the CQE in its second half. */
+	CHECK(cq->cqe_base == (uint8_t *)cq->buf.buf + cqe_size - 32,
+	      "CQE offset");
+	if (cqe_size == 64)
+		memset(cq->buf.buf, 0x5a, 32);	/* first half: never read */
+
+	/* A new CQ belongs to the device. */
+	CHECK_EQ(poll(cq, 4, wc), 0);
+
+	for (i = 0; i < 5; i++)
+		qp->sq.wrid[i] = 0x1000 + i;
+	qp->sq.head = 5;
+
+	sends_signalled(cq, qp);
+	sends_unsignalled(cq, qp);
+	sends_several(cq, qp);
+	sends_second_pass(cq, qp);
+	sends_past_2_16(cq, qp);
 
 	fake_qp_free(qp);
 	fake_cq_free(cq);
