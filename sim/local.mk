@@ -6,7 +6,8 @@ sim_mlx4simd_SOURCES = \
 	sim/host/host.h sim/fabric/fabric.h sim/adapter/adapter.h \
 	sim/kernel/kernel.h \
 	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
-	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/sysview.c \
+	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/vma.c \
+	sim/host/sysview.c \
 	sim/host/trace.c sim/host/userns.c \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
 	sim/fabric/flight.c sim/fabric/fault.c sim/fabric/pcap.c sim/fabric/inet.c \
