@@ -8,6 +8,7 @@
 #define MLX4SIM_HOST_H
 
 #include "../sim.h"
+#include "vma.h"
 
 /* dma.c: the device's reach into process memory */
 struct dma_seg {
@@ -36,15 +37,6 @@ int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
 	      struct dma_seg *out);
 bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write);
-
-/* vma.c: a process's mappings, as /proc/<pid>/maps shows them */
-struct vma_span {
-	uint64_t lo, hi, offset, inode;
-	dev_t dev;
-	bool read, write, shared;
-};
-typedef bool vma_fn(const struct vma_span *v, void *arg);
-void vma_each(pid_t pid, uint64_t lo, uint64_t hi, vma_fn *each, void *arg);
 
 /* dma-share.c: pinned pages the daemon maps (windows) */
 struct dma_range {
