@@ -152,11 +152,11 @@ memory() {
 echo "mlx4sim scaling, $secs s a rate run ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
 for provider in $providers; do
 	eval "$("$top/sim/mlx4sim" start --provider="$provider")"
+	memory		# first: the heap of the runs after would hide it
 	echo "provider $provider: ib_send_bw -s 64 -D $secs and ib_send_lat -s 2 -n 2000, a pair each"
 	by_procs
 	echo "provider $provider: ib_send_bw -s 64 -D $secs -q QPs, one pair"
 	by_qps
-	memory
 	"$top/sim/mlx4sim" stop
 done
 echo "(load at the end $(cut -d' ' -f1-3 /proc/loadavg))"
