@@ -28,9 +28,9 @@
  * device's reads and writes keep their order.  A callback, because the
  * host layer knows nothing of CQs.
  */
-static void (*before_transfer)(void);
+static dma_before_fn *before_transfer;
 
-void dma_set_before_transfer(void (*fn)(void))
+void dma_set_before_transfer(dma_before_fn *fn)
 {
 	before_transfer = fn;
 }
@@ -143,7 +143,7 @@ static int pieces(pid_t pid, bool write, bool after_batch,
 	if (n > DMA_PIECES_MAX)
 		return -EINVAL;
 	if (!after_batch && before_transfer)
-		before_transfer();
+		before_transfer(pid, write, p, n);
 	for (int i = 0; i < n && !err; i++)
 		err = xfer_piece(&x, p[i].addr, p[i].buf, p[i].len);
 	return err ? err : xfer_flush(&x);
@@ -314,7 +314,7 @@ int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 		if (ns < 0 || nd < 0)
 			return -EINVAL;
 		if (before_transfer)
-			before_transfer();
+			before_transfer(dst_pid, true, dp, nd);
 		if (in_windows(src_pid, sp, ns) && in_windows(dst_pid, dp, nd)) {
 			copy_windows(src_pid, sp, ns, dst_pid, dp, nd);
 			continue;
