@@ -46,34 +46,27 @@ static int to_init(struct ibv_qp *qp)
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
+#define RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | \
+		  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | \
+		  IBV_QP_MIN_RNR_TIMER)
+#define RTS_MASK (IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+		  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)
+
 /* INIT, RTR (to itself, through the port's LID) and RTS. */
 static void connect_to_self(struct ibv_qp *qp, uint16_t lid)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = qp->qp_num,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = { .dlid = lid, .port_num = 1 },
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qp->qp_num, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12, .ah_attr = { .dlid = lid, .port_num = 1 },
+	}, rts = {
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .max_rd_atomic = 1,
 	};
 
-	if (to_init(qp))
-		die("modify to INIT");
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify to RTR");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify to RTS");
+	if (to_init(qp) || ibv_modify_qp(qp, &rtr, RTR_MASK) ||
+	    ibv_modify_qp(qp, &rts, RTS_MASK))
+		die("moving a QP to RTS");
 }
 
 static double now(void)

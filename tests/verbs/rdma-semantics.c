@@ -684,31 +684,31 @@ static void read_and_atomics(void)
 	 */
 	{
 		uint64_t sent = htobe64(ATOMIC_SWAP), stale = htobe64(7), got;
-		struct ibv_sge send_sge = { (uintptr_t)p.a.buf + 700, 8,
-					    p.a.mr->lkey },
-			       fetch_sge = { (uintptr_t)p.a.buf + 800, 8,
-					     p.a.mr->lkey };
-		struct ibv_send_wr add = {
-			.wr_id = WRID(16), .sg_list = &fetch_sge, .num_sge = 1,
-			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-			.send_flags = IBV_SEND_SIGNALED,
-		}, send = {
-			.wr_id = WRID(15), .sg_list = &send_sge, .num_sge = 1,
-			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-			.next = &add,
-		}, *bad;
+		struct ibv_sge sge[2] = {
+			{ (uintptr_t)p.a.buf + 700, 8, p.a.mr->lkey },
+			{ (uintptr_t)p.a.buf + 800, 8, p.a.mr->lkey },
+		};
+		struct ibv_send_wr wr[2] = {}, *bad;
 
+		for (int i = 0; i < 2; i++) {
+			wr[i].wr_id = WRID(15 + i);
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].send_flags = IBV_SEND_SIGNALED;
+		}
+		wr[0].opcode = IBV_WR_SEND;
+		wr[0].next = &wr[1];
+		wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr[1].wr.atomic.remote_addr = (uintptr_t)p.b.buf + 2304;
+		wr[1].wr.atomic.compare_add = ATOMIC_ADD;
+		wr[1].wr.atomic.rkey = p.b.mr->rkey;
 		memcpy(p.a.buf + 700, &sent, 8);
 		memcpy(p.b.buf + 2304, &stale, 8);
-		add.wr.atomic.remote_addr = (uintptr_t)p.b.buf + 2304;
-		add.wr.atomic.compare_add = ATOMIC_ADD;
-		add.wr.atomic.rkey = p.b.mr->rkey;
 		post_recv(&p.b, 2304, 64, 17);
-		check(!ibv_post_send(p.a.qp, &send, &bad),
+		check(!ibv_post_send(p.a.qp, wr, &bad),
 		      "a SEND and a fetch-and-add on the buffer it fills, posted together");
-		poll_one(p.a.cq, &wc);
-		poll_one(p.a.cq, &wc);
-		poll_one(p.b.cq, &wc);
+		for (int i = 0; i < 3; i++)
+			poll_one(i < 2 ? p.a.cq : p.b.cq, &wc);
 		memcpy(&got, p.a.buf + 800, 8);
 		memcpy(&counter, p.b.buf + 2304, 8);
 		check(be64toh(got) == ATOMIC_SWAP &&
