@@ -4,7 +4,11 @@
 noinst_PROGRAMS += bench/mlx4-bench
 bench_mlx4_bench_SOURCES = bench/mlx4-bench.c
 bench_mlx4_bench_LDADD = -libverbs
-EXTRA_DIST += bench/README bench/run.sh bench/perftest.sh bench/sched-costs.c
+noinst_PROGRAMS += bench/scale-qps
+bench_scale_qps_SOURCES = bench/scale-qps.c
+bench_scale_qps_LDADD = -libverbs
+EXTRA_DIST += bench/README bench/run.sh bench/perftest.sh bench/sched-costs.c \
+	bench/scale.sh
 
 bench: all
 	$(SHELL) $(srcdir)/bench/run.sh

@@ -6,7 +6,8 @@ sim_mlx4simd_SOURCES = \
 	sim/host/host.h sim/fabric/fabric.h sim/adapter/adapter.h \
 	sim/kernel/kernel.h \
 	sim/host/protocol.h sim/host/uverbs-cmds.h sim/host/opcode.h \
-	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/sysview.c \
+	sim/host/opcode.c sim/host/dma.c sim/host/dma-share.c sim/host/vma.h \
+	sim/host/vma.c sim/host/sysview.c \
 	sim/host/trace.c sim/host/userns.c sim/host/memlock.c sim/host/hosts.c \
 	sim/host/rshd.c sim/host/rsh.h \
 	sim/fabric/wire.h sim/fabric/subnet.c sim/fabric/ether.c \
@@ -43,7 +44,8 @@ sim_libmlx4sim_la_SOURCES = sim/host/preload.h sim/host/protocol.h \
 	sim/host/preload.c sim/host/preload-fd.c sim/host/preload-name.c \
 	sim/host/preload-stat.c sim/host/preload-dir.c sim/host/preload-event.c \
 	sim/host/preload-uverbs.c sim/host/preload-umad.c \
-	sim/host/preload-mem.c sim/host/preload-rdmacm.c
+	sim/host/preload-mem.c sim/host/preload-rdmacm.c \
+	sim/host/vma.h sim/host/vma.c
 sim_libmlx4sim_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 sim_libmlx4sim_la_LDFLAGS = -module -avoid-version -shared
 sim_libmlx4sim_la_LIBADD = -ldl -lpthread

@@ -351,6 +351,56 @@ void cq_flush(void)
 	batches_write(BATCHES - 1);
 }
 
+static bool meets(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Whether piece @p of @pid meets bytes batch @b holds. */
+static bool batch_meets(const struct cqe_batch *b, pid_t pid,
+			const struct dma_piece *p)
+{
+	if (!b->ncqe || b->pid != pid)
+		return false;
+	for (int i = 0; i < b->ndata; i++)
+		if (meets(p->addr, p->len, b->data[i].addr, b->data[i].len))
+			return true;
+	for (int i = 0; i < b->nrun; i++)
+		if (meets(p->addr, p->len, b->run[i].addr, b->run[i].len))
+			return true;
+	return false;
+}
+
+/* Whether a read of piece @p of @pid may see bytes a batch holds. */
+static bool read_meets_batches(pid_t pid, const struct dma_piece *p)
+{
+	if (!dma_in_window(pid, p->addr, p->len))
+		return true;	/* maybe shared with another process */
+	for (int i = 0; i < BATCHES; i++)
+		if (batch_meets(&batches[i], pid, p))
+			return true;
+	return false;
+}
+
+/*
+ * Before a transfer of @pid's (dma.c): the batches are written first,
+ * as the device's writes come before its later reads and writes.  A read
+ * that meets none of their bytes cannot tell whether they were written,
+ * so it does not wait for them: a stream's payload reads wrote the
+ * batches once a message (a quarter of the daemon's instructions).  Pages
+ * outside windows may be another process's too: a read of them writes
+ * the batches.
+ */
+void cq_flush_before(pid_t pid, bool write, const struct dma_piece *p, int n)
+{
+	if (!batches[BATCH_OTHER].ncqe && !batches[BATCH_SEND].ncqe)
+		return;
+	for (int i = 0; i < n && !write; i++)
+		write = read_meets_batches(pid, &p[i]);
+	if (write)
+		cq_flush();
+}
+
 /*
  * The batch written and the QPs whose data it failed to write in the
  * error state, whose flush CQEs go into a new batch, and so on: where

@@ -561,7 +561,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void connect_layers(void)
 {
 	/* The adapter's CQE batches go before any other DMA (host/dma.c). */
-	dma_set_before_transfer(cq_flush);
+	dma_set_before_transfer(cq_flush_before);
 	/* Packets the fabric held back land in the adapter's QPs. */
 	flight_set_lander(packet_lands);
 	/* Frames from the uplink reach the adapter's wire engine and rules. */

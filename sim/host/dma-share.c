@@ -289,6 +289,24 @@ int dma_pins_hold(pid_t pid, struct sim_pins *pins, uint64_t lo, uint64_t hi,
 	return n;
 }
 
+struct share_walk {
+	const struct stat *file;
+	uint64_t addr;		/* the window's start: the file's offset 0 */
+	uint64_t want;		/* the first address not yet seen mapped */
+};
+
+static bool shared_on(const struct vma_span *v, void *arg)
+{
+	struct share_walk *w = arg;
+
+	if (v->lo > w->want || !v->shared || v->inode != w->file->st_ino ||
+	    v->dev != w->file->st_dev ||
+	    v->offset + (w->want - v->lo) != w->want - w->addr)
+		return false;
+	w->want = v->hi;
+	return true;
+}
+
 /*
  * Whether /proc/<pid>/maps shows [@addr, @addr + @len) mapped shared from
  * the file @st, at offset 0 at @addr and on from there.
@@ -296,31 +314,10 @@ int dma_pins_hold(pid_t pid, struct sim_pins *pins, uint64_t lo, uint64_t hi,
 static bool mapped_from(pid_t pid, const struct stat *st, uint64_t addr,
 			uint64_t len)
 {
-	char path[64], line[512];
-	uint64_t want = addr, end = addr + len;
-	FILE *f;
+	struct share_walk w = { .file = st, .addr = addr, .want = addr };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (want < end && fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi, off, ino;
-		unsigned int maj, mnr;
-		char perms[8];
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %x:%x %" SCNu64, &lo, &hi, perms, &off, &maj,
-			   &mnr, &ino) != 7 || hi <= want)
-			continue;
-		if (lo > want || perms[3] != 's' || ino != st->st_ino ||
-		    makedev(maj, mnr) != st->st_dev ||
-		    off + (want - lo) != want - addr)
-			break;
-		want = hi;
-	}
-	fclose(f);
-	return want >= end;
+	vma_each(pid, addr, addr + len, shared_on, &w);
+	return w.want >= addr + len;
 }
 
 /* The checks of a client's descriptor (see the top of this file). */

@@ -28,9 +28,9 @@
  * device's reads and writes keep their order.  A callback, because the
  * host layer knows nothing of CQs.
  */
-static void (*before_transfer)(void);
+static dma_before_fn *before_transfer;
 
-void dma_set_before_transfer(void (*fn)(void))
+void dma_set_before_transfer(dma_before_fn *fn)
 {
 	before_transfer = fn;
 }
@@ -143,7 +143,7 @@ static int pieces(pid_t pid, bool write, bool after_batch,
 	if (n > DMA_PIECES_MAX)
 		return -EINVAL;
 	if (!after_batch && before_transfer)
-		before_transfer();
+		before_transfer(pid, write, p, n);
 	for (int i = 0; i < n && !err; i++)
 		err = xfer_piece(&x, p[i].addr, p[i].buf, p[i].len);
 	return err ? err : xfer_flush(&x);
@@ -314,7 +314,7 @@ int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 		if (ns < 0 || nd < 0)
 			return -EINVAL;
 		if (before_transfer)
-			before_transfer();
+			before_transfer(dst_pid, true, dp, nd);
 		if (in_windows(src_pid, sp, ns) && in_windows(dst_pid, dp, nd)) {
 			copy_windows(src_pid, sp, ns, dst_pid, dp, nd);
 			continue;
@@ -327,39 +327,33 @@ int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 	return 0;
 }
 
+struct mapped_walk {
+	uint64_t want;		/* the first address not yet seen mapped */
+	bool write;
+};
+
+static bool mapped_on(const struct vma_span *v, void *arg)
+{
+	struct mapped_walk *w = arg;
+
+	if (v->lo > w->want || !v->read || (w->write && !v->write))
+		return false;	/* a hole, or pages the device may not use */
+	w->want = v->hi;
+	return true;
+}
+
 /*
  * Whether [addr, addr + len) is mapped in the process, readable, and
  * writable if asked: what pinning the pages at registration would check.
  */
 bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write)
 {
-	char path[64], line[512];
-	uint64_t want = addr, end = addr + len;
-	FILE *f;
+	struct mapped_walk w = { .want = addr, .write = write };
 
-	if (!len || end < addr)
+	if (!len || addr + len < addr)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (want < end && fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi;
-		char perms[8];
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi,
-			   perms) != 3)
-			continue;
-		if (hi <= want)
-			continue;
-		if (lo > want)
-			break;		/* a hole */
-		if (perms[0] != 'r' || (write && perms[1] != 'w'))
-			break;
-		want = hi;
-	}
-	fclose(f);
-	return want >= end;
+	vma_each(pid, addr, addr + len, mapped_on, &w);
+	return w.want >= addr + len;
 }
 
 /*

@@ -8,6 +8,7 @@
 #define MLX4SIM_HOST_H
 
 #include "../sim.h"
+#include "vma.h"
 
 /* dma.c: the device's reach into process memory */
 struct dma_seg {
@@ -21,7 +22,9 @@ struct dma_piece {
 	size_t len;
 };
 #define DMA_PIECES_MAX	64	/* in one ordered transfer */
-void dma_set_before_transfer(void (*fn)(void));
+typedef void dma_before_fn(pid_t pid, bool write, const struct dma_piece *p,
+			   int n);
+void dma_set_before_transfer(dma_before_fn *fn);
 int dma_read_ordered(pid_t pid, const struct dma_piece *p, int n);
 int dma_read_queue(pid_t pid, const struct dma_piece *p, int n);
 int dma_write_ordered(pid_t pid, const struct dma_piece *p, int n);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "preload.h"
+#include "vma.h"
 
 #define PAGE		4096ULL
 #define MIN(a, b)	((a) < (b) ? (a) : (b))
@@ -197,30 +198,42 @@ struct vma {
 	enum vma_kind kind;
 };
 
-static enum vma_kind kind_of(const char *perms, const char *path)
+static enum vma_kind kind_of(const struct vma_span *v)
 {
-	if (perms[3] == 's')
-		return strcmp(path, "/memfd:" MLX4SIM_SHARE_NAME " (deleted)") ?
+	if (v->shared)
+		return strcmp(v->name, "/memfd:" MLX4SIM_SHARE_NAME " (deleted)") ?
 		       VMA_OTHER : VMA_OURS;
 	/* The heap, malloc's and mmap's pages, named or not: not the stack. */
-	if (!*path || !strcmp(path, "[heap]") || !strncmp(path, "[anon:", 6))
+	if (!v->name[0] || !strcmp(v->name, "[heap]") ||
+	    !strncmp(v->name, "[anon:", 6))
 		return VMA_PRIVATE_ANON;
 	return VMA_OTHER;
 }
 
-static bool parse_vma(char *line, struct vma *v)
-{
-	char perms[8];
-	int path = 0;
+struct vmas_walk {
+	uint64_t lo, hi, want;
+	bool all;		/* every mapping, holes or not */
+	struct vma *out;
+	int n, max;
+};
 
-	line[strcspn(line, "\n")] = 0;
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*x %*x:%*x %*u %n",
-		   &v->lo, &v->hi, perms, &path) < 3 || !path)
+static bool vma_note(const struct vma_span *s, void *arg)
+{
+	struct vmas_walk *w = arg;
+
+	if ((!w->all && s->lo > w->want) || w->n == w->max) {
+		w->n = -1;
 		return false;
-	v->prot = (perms[0] == 'r' ? PROT_READ : 0) |
-		  (perms[1] == 'w' ? PROT_WRITE : 0) |
-		  (perms[2] == 'x' ? PROT_EXEC : 0);
-	v->kind = kind_of(perms, line + path);
+	}
+	w->out[w->n++] = (struct vma){
+		.lo = MAX(s->lo, w->lo),
+		.hi = MIN(s->hi, w->hi),
+		.prot = (s->read ? PROT_READ : 0) |
+			(s->write ? PROT_WRITE : 0) |
+			(s->exec ? PROT_EXEC : 0),
+		.kind = kind_of(s),
+	};
+	w->want = s->hi;
 	return true;
 }
 
@@ -231,29 +244,13 @@ static bool parse_vma(char *line, struct vma *v)
  */
 static int vmas_of(uint64_t lo, uint64_t hi, struct vma *out, int max)
 {
-	bool all = !lo && hi == UINT64_MAX;
-	uint64_t want = lo;
-	char line[4096 + 128];
-	struct vma v;
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
+	struct vmas_walk w = {
+		.lo = lo, .hi = hi, .want = lo, .out = out, .max = max,
+		.all = !lo && hi == UINT64_MAX,
+	};
 
-	if (!f)
-		return -1;
-	while (want < hi && fgets(line, sizeof(line), f)) {
-		if (!parse_vma(line, &v) || v.hi <= want)
-			continue;
-		if ((!all && v.lo > want) || n == max) {
-			n = -1;
-			break;
-		}
-		v.lo = MAX(v.lo, lo);
-		v.hi = MIN(v.hi, hi);
-		out[n++] = v;
-		want = v.hi;
-	}
-	fclose(f);
-	return n >= 0 && (all || want >= hi) ? n : -1;
+	vma_each(0, lo, hi, vma_note, &w);
+	return w.n >= 0 && (w.all || w.want >= hi) ? w.n : -1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -675,6 +675,48 @@ static void read_and_atomics(void)
 		      status_str(&wc));
 	}
 
+	/*
+	 * A SEND and, posted with it, a fetch-and-add on the receive buffer
+	 * the SEND fills: a responder runs a QP's requests in order, so the
+	 * atomic fetches the SEND's bytes and adds to them.  (The simulator
+	 * holds a small receive's bytes back with its CQE: its later reads
+	 * must see them.)
+	 */
+	{
+		uint64_t sent = htobe64(ATOMIC_SWAP), stale = htobe64(7), got;
+		struct ibv_sge sge[2] = {
+			{ (uintptr_t)p.a.buf + 700, 8, p.a.mr->lkey },
+			{ (uintptr_t)p.a.buf + 800, 8, p.a.mr->lkey },
+		};
+		struct ibv_send_wr wr[2] = {}, *bad;
+
+		for (int i = 0; i < 2; i++) {
+			wr[i].wr_id = WRID(15 + i);
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].send_flags = IBV_SEND_SIGNALED;
+		}
+		wr[0].opcode = IBV_WR_SEND;
+		wr[0].next = &wr[1];
+		wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr[1].wr.atomic.remote_addr = (uintptr_t)p.b.buf + 2304;
+		wr[1].wr.atomic.compare_add = ATOMIC_ADD;
+		wr[1].wr.atomic.rkey = p.b.mr->rkey;
+		memcpy(p.a.buf + 700, &sent, 8);
+		memcpy(p.b.buf + 2304, &stale, 8);
+		post_recv(&p.b, 2304, 64, 17);
+		check(!ibv_post_send(p.a.qp, wr, &bad),
+		      "a SEND and a fetch-and-add on the buffer it fills, posted together");
+		for (int i = 0; i < 3; i++)
+			poll_one(i < 2 ? p.a.cq : p.b.cq, &wc);
+		memcpy(&got, p.a.buf + 800, 8);
+		memcpy(&counter, p.b.buf + 2304, 8);
+		check(be64toh(got) == ATOMIC_SWAP &&
+		      be64toh(counter) == ATOMIC_SWAP + ATOMIC_ADD,
+		      "the atomic fetches the SEND's bytes and adds to them (0x%" PRIx64 ", 0x%" PRIx64 ")",
+		      be64toh(got), be64toh(counter));
+	}
+
 	/* ConnectX-3 atomics see the 64-bit target as big-endian. */
 	counter = htobe64(ATOMIC_START);
 	memcpy(p.b.buf + 1024, &counter, 8);
