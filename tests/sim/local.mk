@@ -107,3 +107,10 @@ check_PROGRAMS += tests/sim/umad-abi
 tests_sim_umad_abi_SOURCES = tests/sim/umad-abi.c tests/tap.h
 TESTS += tests/sim/umad-abi.tap tests/sim/umad-sm.tap
 EXTRA_DIST += tests/sim/umad-abi.tap tests/sim/umad-sm.tap
+
+# sim/host/vma.c's two ways to a process's mappings (PROCMAP_QUERY and the
+# maps text) give the same spans, whichever one this machine's kernel uses.
+check_PROGRAMS += tests/sim/vma-paths
+tests_sim_vma_paths_SOURCES = tests/sim/vma-paths.c tests/tap.h
+EXTRA_tests_sim_vma_paths_SOURCES = sim/host/vma.c sim/host/vma.h
+TESTS += tests/sim/vma-paths
