@@ -84,22 +84,35 @@ static uint64_t pinned_by_process(pid_t pid)
 }
 
 /*
- * ib_umem_get()'s limit: whether the process may pin @pages more once
- * @released of its pinned pages have gone (a re-registration lets the
- * old pages go first).  EPERM with a limit of 0 (can_do_mlock), ENOMEM
- * past it.
+ * ib_umem_get()'s limit: the pages the process may still pin once
+ * @released of its pinned pages have gone (a re-registration lets the old
+ * pages go first), into *@room (UINT64_MAX: no bound).  -EPERM with a
+ * limit of 0 (can_do_mlock), else 0.  The limit is read once a command.
  */
-int umem_may_pin(const struct sim_ctx *ctx, uint64_t pages, uint64_t released)
+static int pin_room(const struct sim_ctx *ctx, uint64_t released,
+		    uint64_t *room)
 {
-	uint64_t limit = proc_lock_limit(ctx->pid);
-	uint64_t held = pinned_by_process(ctx->pid);
+	uint64_t limit = proc_lock_limit(ctx->pid), held;
 
+	*room = UINT64_MAX;
 	if (limit == UINT64_MAX)
 		return 0;
 	if (!limit)
 		return -EPERM;
+	held = pinned_by_process(ctx->pid);
 	held -= MIN(held, released);
-	return held + pages > limit / SIM_PAGE_SIZE ? -ENOMEM : 0;
+	limit /= SIM_PAGE_SIZE;
+	*room = held < limit ? limit - held : 0;
+	return 0;
+}
+
+/* Whether @pages more may be pinned: 0, -EPERM or -ENOMEM (pin_room). */
+int umem_may_pin(const struct sim_ctx *ctx, uint64_t pages, uint64_t released)
+{
+	uint64_t room;
+	int err = pin_room(ctx, released, &room);
+
+	return err ? err : pages > room ? -ENOMEM : 0;
 }
 
 /*
@@ -111,18 +124,19 @@ int umem_may_pin(const struct sim_ctx *ctx, uint64_t pages, uint64_t released)
 int umem_may_pin_queue(const struct sim_ctx *ctx, uint64_t buf, uint64_t len,
 		       uint64_t db, uint64_t db_len)
 {
-	uint64_t pages = umem_pages(buf, len);
-	int err = umem_may_pin(ctx, pages, 0);
+	uint64_t room, pages = umem_pages(buf, len);
+	int err = pin_room(ctx, 0, &room);
 
 	if (err)
 		return err;
+	if (pages > room)
+		return -ENOMEM;
 	if (!buf || !dma_range_mapped(ctx->pid, buf, len, true))
 		return -EFAULT;
 	if (!db_len)
 		return 0;
-	err = umem_may_pin(ctx, pages + umem_db_pages(ctx, db), 0);
-	if (err)
-		return err;
+	if (pages + umem_db_pages(ctx, db) > room)
+		return -ENOMEM;
 	return db && dma_range_mapped(ctx->pid, db, db_len, true) ? 0 : -EFAULT;
 }
 
