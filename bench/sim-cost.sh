@@ -1,0 +1,123 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# The simulator daemon's own instructions a message, for each provider:
+# mlx4simd runs under valgrind's callgrind, collecting only inside the
+# entry points of a pass that do data-path work, while perftest runs
+# between two processes on it.  Instruction counts, not times: they hold
+# from run to run (within a few percent: how passes batch moves them).
+#
+# Usage (from the build directory): bench/sim-cost.sh [SCALE]
+#   SCALE divides the message counts (default 1: ib_send_bw -s 64
+#   -n 20000, ib_send_lat -s 2 -n 5000, ib_write_bw -s 65536 -n 2000).
+#   PROVIDERS="project system" (default) picks the providers;
+#   SIM_COST_OUT=DIR keeps callgrind's files there (default: removed).
+# Exits 77 without valgrind or perftest.  Prints figures; checks nothing.
+
+scale=${1:-1}
+top=$(pwd)
+daemon=$top/sim/mlx4simd
+preload=$top/sim/.libs/libmlx4sim.so
+providers=${PROVIDERS:-project system}
+
+command -v valgrind >/dev/null ||
+	{ echo "sim-cost: valgrind not found"; exit 77; }
+command -v callgrind_annotate >/dev/null ||
+	{ echo "sim-cost: callgrind_annotate (valgrind) not found"; exit 77; }
+command -v ib_send_bw >/dev/null ||
+	{ echo "sim-cost: perftest (ib_send_bw) not found"; exit 77; }
+[ -x "$daemon" ] && [ -f "$preload" ] ||
+	{ echo "sim-cost: $daemon not built (make)"; exit 77; }
+
+out=${SIM_COST_OUT:-}
+[ -n "$out" ] || { out=$(mktemp -d "${TMPDIR:-/tmp}/sim-cost.XXXXXX") &&
+	trap 'rm -rf "$out"' EXIT; }
+mkdir -p "$out"
+port=$(( ($$ % 1000) + 24000 ))
+
+# The entry points of a pass that reach the data path; none calls another
+# (callgrind's toggles would cancel).  doorbells_scan runs each busy send
+# queue (req_run: WQEs, the responder, completions); ctx_doorbells the
+# same before a command; req_run_waiting the queues waiting on a timer
+# (RNR); cq_settle writes the CQE batches.
+entries='doorbells_scan ctx_doorbells req_run_waiting cq_settle'
+
+# start_daemon FILE: mlx4simd under callgrind, its output to FILE; sets
+# $dir and $daemon_pid.
+start_daemon() {
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/mlx4sim.XXXXXX")
+	toggles=
+	for e in $entries; do
+		toggles="$toggles --toggle-collect=$e"
+	done
+	valgrind --tool=callgrind --callgrind-out-file="$1" $toggles \
+		"$daemon" --dir "$dir" --hcas 1 --ports 2 --link-layer ib \
+		--cqe-size 64 --model cx3pro --sm builtin \
+		</dev/null >/dev/null 2>"$1.log" &
+	daemon_pid=$!
+	while [ ! -e "$dir/ready" ]; do
+		kill -0 $daemon_pid 2>/dev/null ||
+			{ cat "$1.log" >&2; echo "sim-cost: no daemon" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+# The daemon ends when asked (SIGTERM), writing callgrind's file.
+stop_daemon() {
+	kill -TERM $daemon_pid
+	wait $daemon_pid
+	rm -rf "$dir"
+}
+
+# perftest PROVIDER TOOL ARGS...: a server and a client on the daemon.
+perftest() {
+	provider=$1
+	shift
+	port=$((port + 1))
+	(
+		export MLX4SIM_DIR="$dir" SYSFS_PATH="$dir/sys"
+		export LD_PRELOAD="$preload"
+		if [ "$provider" = project ]; then
+			export RDMAV_DRIVERS="$top/src/libmlx4"
+			export LD_LIBRARY_PATH="$top/src/.libs"
+		fi
+		timeout 600 "$@" -p $port >"$out/server.log" 2>&1 &
+		server=$!
+		sleep 1
+		timeout 600 "$@" -p $port localhost >"$out/client.log" 2>&1
+		status=$?
+		wait $server
+		exit $status
+	)
+}
+
+# measure PROVIDER MESSAGES NAME TOOL ARGS...: prints the instructions a
+# message over all entry points, and inside req_run alone.
+measure() {
+	provider=$1 messages=$2 name=$3
+	shift 3
+	file=$out/callgrind.$name.$provider
+	start_daemon "$file"
+	perftest "$provider" "$@" ||
+		echo "sim-cost: $provider $* failed (see $out/client.log)" >&2
+	stop_daemon
+	total=$(awk '/^(totals|summary):/ { print $2 }' "$file")
+	req=$(callgrind_annotate --inclusive=yes --auto=no --threshold=100 \
+		"$file" 2>/dev/null |
+		awk '/:req_run( \[|$)/ { gsub(",", "", $1); print $1; exit }')
+	awk -v t="$total" -v r="${req:-0}" -v n="$messages" \
+		'BEGIN { printf "%10.0f %10.0f", t / n, r / n }'
+}
+
+bw=$((20000 / scale)) lat=$((5000 / scale)) write=$((2000 / scale))
+echo "mlx4simd instructions a message (callgrind; all: $entries; req_run: inclusive)"
+printf '%-28s %-8s %10s %10s\n' "" provider all req_run
+for provider in $providers; do
+	# ib_send_lat's messages go both ways: two a round trip.
+	printf '%-28s %-8s %s\n' "ib_send_bw -s 64 -n $bw" $provider \
+		"$(measure $provider $bw send_bw ib_send_bw -s 64 -n $bw)"
+	printf '%-28s %-8s %s\n' "ib_send_lat -s 2 -n $lat" $provider \
+		"$(measure $provider $((2 * lat)) send_lat ib_send_lat -s 2 -n $lat)"
+	printf '%-28s %-8s %s\n' "ib_write_bw -s 65536 -n $write" $provider \
+		"$(measure $provider $write write_bw ib_write_bw -s 65536 -n $write)"
+done
