@@ -87,6 +87,7 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 void cq_flush(void);
+bool cq_batched(pid_t pid);
 void cq_flush_before(pid_t pid, bool write, const struct dma_piece *p, int n);
 void cq_settle(void);
 bool cq_nearly_full(const struct sim_cq *cq);

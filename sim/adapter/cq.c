@@ -246,6 +246,39 @@ static int batch_for(const struct sim_cq *cq, const struct mlx4_cqe *cqe)
 	return BATCH_SEND;
 }
 
+/* Whether a batch holds CQEs of @pid's, to be written. */
+bool cq_batched(pid_t pid)
+{
+	for (int i = 0; i < BATCHES; i++)
+		if (batches[i].ncqe && batches[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * A CQE straight into its CQ's pages where the daemon maps them (Pinned
+ * memory in sim/README): its body, then its owner byte, as a batch
+ * writes them.  Not while a batch holds CQEs of the process (they come
+ * first): false, and the CQE joins the batch.
+ */
+static bool cqe_direct(struct sim_cq *cq, uint32_t index,
+		       const struct mlx4_cqe *cqe)
+{
+	uint8_t *here;
+
+	if (cq_batched(cq->ctx->pid))
+		return false;
+	here = dma_pins_find(&cq->buf_pins, cq_entry_addr(cq, index),
+			     CQE_BYTES);
+	if (!here)
+		return false;
+	memcpy(here, cqe, CQE_BYTES - 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(here + CQE_BYTES - 1, cqe->owner_sr_opcode,
+			 __ATOMIC_RELAXED);
+	return true;
+}
+
 /* The CQE of @b alone, after its data, or in error if the data fails. */
 static void write_one(pid_t pid, struct batch_cqe *b,
 		      const struct dma_piece *data)
@@ -531,7 +564,8 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		timestamp(&cqe);
 	addr = cq_entry_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (!batch_add(cq, cq->prod, &cqe, data, n)) {
+	if ((n || !cqe_direct(cq, cq->prod, &cqe)) &&
+	    !batch_add(cq, cq->prod, &cqe, data, n)) {
 		if (n)
 			memcpy(piece, data, n * sizeof(*piece));
 		piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };

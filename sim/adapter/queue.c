@@ -248,6 +248,7 @@ static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
 	r->total = 0;
 	r->pid = 0;
 	r->bad_key = false;
+	r->shared = true;
 	for (uint32_t i = 0; i < max; i++) {
 		uint32_t lkey = be32toh(d[i].lkey);
 		uint32_t len = be32toh(d[i].byte_count);
@@ -267,6 +268,8 @@ static void parse_scatter(struct sim_hca *hca, const uint8_t *wqe,
 		r->pid = mr->pid;
 		r->seg[r->nseg].addr = addr;
 		r->seg[r->nseg].len = len;
+		r->here[r->nseg] = dma_pins_find(&mr->pins, addr, len);
+		r->shared &= r->here[r->nseg] != NULL;
 		r->nseg++;
 		r->total += len;
 	}

@@ -28,6 +28,12 @@ struct sim_recv {
 	pid_t pid;
 	uint64_t total;
 	bool bad_key;			/* a scatter entry the key does not open */
+	/*
+	 * Where each segment is mapped here, when every one is in pinned
+	 * pages the daemon maps (its region holds them while it lives).
+	 */
+	bool shared;
+	uint8_t *here[CX3_MAX_SGE];
 };
 
 int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
