@@ -10,7 +10,8 @@
 # Usage (from the build directory): bench/sim-cost.sh [SCALE]
 #   SCALE divides the message counts (default 1: ib_send_bw -s 64
 #   -n 20000, ib_send_lat -s 2 -n 5000, ib_write_bw -s 65536 -n 2000).
-#   PROVIDERS="project system" (default) picks the providers;
+#   PROVIDERS="project system" (default) picks the providers, and
+#   TOOLS="send_bw send_lat write_bw" (default) the runs;
 #   RUNS=N prints the median of N runs of each (default 1: the figures
 #   move a few percent from run to run, with how the daemon's passes
 #   batch and whether the sender met receiver-not-ready);
@@ -19,6 +20,7 @@
 
 scale=${1:-1}
 runs=${RUNS:-1}
+tools=${TOOLS:-send_bw send_lat write_bw}
 top=$(pwd)
 daemon=$top/sim/mlx4simd
 preload=$top/sim/.libs/libmlx4sim.so
@@ -73,6 +75,17 @@ stop_daemon() {
 	rm -rf "$dir"
 }
 
+# listening PORT: wait (30 s at most) for a TCP socket listening there,
+# as perftest's server does before its client may connect.
+listening() {
+	hex=$(printf ':%04X ' "$1")
+	for i in $(seq 300); do
+		grep -q "$hex[0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 \
+			2>/dev/null && return
+		sleep 0.1
+	done
+}
+
 # perftest PROVIDER TOOL ARGS...: a server and a client on the daemon.
 perftest() {
 	provider=$1
@@ -87,9 +100,11 @@ perftest() {
 		fi
 		timeout 600 "$@" -p $port >"$out/server.log" 2>&1 &
 		server=$!
-		sleep 1
+		listening $port
 		timeout 600 "$@" -p $port localhost >"$out/client.log" 2>&1
 		status=$?
+		# A client that found no server leaves it waiting.
+		[ $status -eq 0 ] || kill $server 2>/dev/null
 		wait $server
 		exit $status
 	)
@@ -132,10 +147,14 @@ echo "mlx4simd instructions a message (callgrind, median of $runs; all: $entries
 printf '%-28s %-8s %10s %10s\n' "" provider all req_run
 for provider in $providers; do
 	# ib_send_lat's messages go both ways: two a round trip.
-	printf '%-28s %-8s%s\n' "ib_send_bw -s 64 -n $bw" $provider \
-		"$(median $provider $bw send_bw ib_send_bw -s 64 -n $bw)"
-	printf '%-28s %-8s%s\n' "ib_send_lat -s 2 -n $lat" $provider \
-		"$(median $provider $((2 * lat)) send_lat ib_send_lat -s 2 -n $lat)"
-	printf '%-28s %-8s%s\n' "ib_write_bw -s 65536 -n $write" $provider \
-		"$(median $provider $write write_bw ib_write_bw -s 65536 -n $write)"
+	for tool in $tools; do
+		case $tool in
+		send_bw) n=$bw what="ib_send_bw -s 64 -n $bw" ;;
+		send_lat) n=$((2 * lat)) what="ib_send_lat -s 2 -n $lat" ;;
+		write_bw) n=$write what="ib_write_bw -s 65536 -n $write" ;;
+		*) echo "sim-cost: no tool $tool" >&2; exit 2 ;;
+		esac
+		printf '%-28s %-8s%s\n' "$what" $provider \
+			"$(median $provider $n $tool ib_$tool ${what#ib_$tool})"
+	done
 done
