@@ -65,22 +65,6 @@ static bool owner_handed(const struct sim_qp *qp, uint32_t index,
 }
 
 /*
- * The blocks of the WQE whose control segment is at @ctrl: 1 for a size
- * the device refuses (parse_wqe says why), so that what follows is not
- * skipped.
- */
-unsigned int sq_wqe_blocks(const struct sim_qp *qp, const uint8_t *ctrl)
-{
-	size_t size = (size_t)(ctrl[7] & 0x3f) * 16;
-	size_t stride = 1u << qp->sq.wqe_shift;
-	unsigned int blocks = (size + stride - 1) / stride;
-
-	if (!blocks || size > CX3_MAX_SQ_DESC || blocks > qp->sq.wqe_cnt)
-		return 1;
-	return blocks;
-}
-
-/*
  * How many WQEs from the head are handed over, their owner words read
  * into @owners and their control segments into @bodies, a block every
  * @step bytes, @slots blocks in all; each one's blocks into @blocks
