@@ -1199,7 +1199,7 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 
 	prefetch.qp = NULL;
 	if (qp->type == IBV_QPT_RAW_PACKET ||
-	    dma_in_window(qp->ctx->pid, qp->buf + qp->sq.offset, stride))
+	    dma_pins_find(&qp->buf_pins, qp->buf + qp->sq.offset, stride))
 		return;
 	sim.speculating = true;
 	/* An entry for each WQE, at its first block's offset from the head. */
