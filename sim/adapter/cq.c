@@ -170,6 +170,8 @@ static void timestamp(struct mlx4_cqe *cqe)
  * reads keeps its order), a CQE for another process, an armed CQ's event,
  * a command's reply, and at the end of every run of a send queue and of
  * every pass of the loop.  The CQ's producer counts the CQE at once.
+ * (A CQE into a CQ whose pages the daemon maps costs no transfer: it is
+ * stored at once, unless a batch holds CQEs of its process; cqe_direct.)
  *
  * The batch is one transfer: all the data first, then the CQEs.  Each
  * piece costs about 0.5 us more (the kernel pins its pages), so CQEs
