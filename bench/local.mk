@@ -8,7 +8,7 @@ noinst_PROGRAMS += bench/scale-qps
 bench_scale_qps_SOURCES = bench/scale-qps.c
 bench_scale_qps_LDADD = -libverbs
 EXTRA_DIST += bench/README bench/run.sh bench/perftest.sh bench/sched-costs.c \
-	bench/scale.sh
+	bench/scale.sh bench/sim-cost.sh
 
 bench: all
 	$(SHELL) $(srcdir)/bench/run.sh

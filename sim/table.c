@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "table.h"
 
@@ -38,11 +39,16 @@ static struct sim_table_slot *find(const struct sim_table *t, uint32_t key)
 	}
 }
 
-void *table_get(const struct sim_table *t, uint32_t key)
+/* table_get() past the memo: the slot, and the memo then holds it. */
+void *table_lookup(struct sim_table *t, uint32_t key)
 {
 	struct sim_table_slot *s = find(t, key);
 
-	return s ? s->value : NULL;
+	if (!s)
+		return NULL;
+	t->memo[key % TABLE_MEMO].key = key;
+	t->memo[key % TABLE_MEMO].value = s->value;
+	return s->value;
 }
 
 static int grow(struct sim_table *t)
@@ -100,6 +106,8 @@ void table_del(struct sim_table *t, uint32_t key)
 		s->value = NULL;
 		t->used--;
 	}
+	if (t->memo[key % TABLE_MEMO].key == key)
+		t->memo[key % TABLE_MEMO].value = NULL;
 }
 
 void table_free(struct sim_table *t)
@@ -107,4 +115,5 @@ void table_free(struct sim_table *t)
 	free(t->slot);
 	t->slot = NULL;
 	t->size = t->used = t->filled = 0;
+	memset(t->memo, 0, sizeof(t->memo));
 }

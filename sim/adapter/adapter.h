@@ -87,13 +87,34 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *cqe,
 void cq_doorbell(struct sim_ctx *ctx, uint32_t word0);
 void cq_error(struct sim_cq *cq);
 void cq_flush(void);
+bool cq_batched(pid_t pid);
 void cq_flush_before(pid_t pid, bool write, const struct dma_piece *p, int n);
 void cq_settle(void);
 bool cq_nearly_full(const struct sim_cq *cq);
 void cq_note_ci(struct sim_cq *cq, uint32_t ci);
 
-/* qp.c */
-struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn);
+/* qp.c, and what every message asks of a QP (inline) */
+static inline struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
+{
+	return table_get(&hca->qps, qpn & NUM24_MASK);
+}
+
+static inline uint32_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+static inline bool qp_can_send(const struct sim_qp *qp)
+{
+	return qp->state == IBV_QPS_RTS;
+}
+
+static inline bool qp_can_receive(const struct sim_qp *qp)
+{
+	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+	       qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
+}
+
 int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
 		 uint32_t inl_recv_sz);
 uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
@@ -101,10 +122,7 @@ void qp_to_error(struct sim_qp *qp);
 void qp_to_sqe(struct sim_qp *qp);
 void qp_fail_later(struct sim_qp *qp);
 bool qp_fail_pending(void);
-bool qp_can_send(const struct sim_qp *qp);
-bool qp_can_receive(const struct sim_qp *qp);
 bool has_cap_net_raw(pid_t pid);
-uint32_t mtu_bytes(enum ibv_mtu mtu);
 
 /* srq.c */
 struct sim_srq *srq_by_num(struct sim_hca *hca, uint32_t srqn);

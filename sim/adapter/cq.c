@@ -23,9 +23,14 @@
 /* The consumer index, as the driver last published it. */
 uint32_t cq_read_ci(struct sim_cq *cq)
 {
+	const uint8_t *here = dma_pins_find(&cq->db_pins, cq->db, 4);
 	uint32_t db;
 
-	if (dma_read(cq->ctx->pid, cq->db, &db, sizeof(db))) {
+	/* A load where the record is shared, unless a batch may write it. */
+	if (here && !cq_batched(cq->ctx->pid)) {
+		memcpy(&db, here, sizeof(db));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} else if (dma_read(cq->ctx->pid, cq->db, &db, sizeof(db))) {
 		breach(cq->ctx, "CQ 0x%x: doorbell record at 0x%llx unreadable",
 		       cq->cqn, (unsigned long long)cq->db);
 		return cq->ci;
@@ -165,6 +170,8 @@ static void timestamp(struct mlx4_cqe *cqe)
  * reads keeps its order), a CQE for another process, an armed CQ's event,
  * a command's reply, and at the end of every run of a send queue and of
  * every pass of the loop.  The CQ's producer counts the CQE at once.
+ * (A CQE into a CQ whose pages the daemon maps costs no transfer: it is
+ * stored at once, unless a batch holds CQEs of its process; cqe_direct.)
  *
  * The batch is one transfer: all the data first, then the CQEs.  Each
  * piece costs about 0.5 us more (the kernel pins its pages), so CQEs
@@ -244,6 +251,39 @@ static int batch_for(const struct sim_cq *cq, const struct mlx4_cqe *cqe)
 	    (other->ncqe && other->pid == cq->ctx->pid))
 		return BATCH_OTHER;
 	return BATCH_SEND;
+}
+
+/* Whether a batch holds CQEs of @pid's, to be written. */
+bool cq_batched(pid_t pid)
+{
+	for (int i = 0; i < BATCHES; i++)
+		if (batches[i].ncqe && batches[i].pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * A CQE straight into its CQ's pages where the daemon maps them (Pinned
+ * memory in sim/README): its body, then its owner byte, as a batch
+ * writes them.  Not while a batch holds CQEs of the process (they come
+ * first): false, and the CQE joins the batch.
+ */
+static bool cqe_direct(struct sim_cq *cq, uint32_t index,
+		       const struct mlx4_cqe *cqe)
+{
+	uint8_t *here;
+
+	if (cq_batched(cq->ctx->pid))
+		return false;
+	here = dma_pins_find(&cq->buf_pins, cq_entry_addr(cq, index),
+			     CQE_BYTES);
+	if (!here)
+		return false;
+	memcpy(here, cqe, CQE_BYTES - 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(here + CQE_BYTES - 1, cqe->owner_sr_opcode,
+			 __ATOMIC_RELAXED);
+	return true;
 }
 
 /* The CQE of @b alone, after its data, or in error if the data fails. */
@@ -531,7 +571,8 @@ int cq_push_after(struct sim_cq *cq, const struct mlx4_cqe *in,
 		timestamp(&cqe);
 	addr = cq_entry_addr(cq, cq->prod);
 	cqe.owner_sr_opcode |= cq->prod & cq->nent ? MLX4_CQE_OWNER_MASK : 0;
-	if (!batch_add(cq, cq->prod, &cqe, data, n)) {
+	if ((n || !cqe_direct(cq, cq->prod, &cqe)) &&
+	    !batch_add(cq, cq->prod, &cqe, data, n)) {
 		if (n)
 			memcpy(piece, data, n * sizeof(*piece));
 		piece[n++] = (struct dma_piece){ addr, &cqe, sizeof(cqe) - 1 };

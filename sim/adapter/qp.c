@@ -7,27 +7,6 @@
  */
 #include "adapter.h"
 
-struct sim_qp *qp_by_num(struct sim_hca *hca, uint32_t qpn)
-{
-	return table_get(&hca->qps, qpn & NUM24_MASK);
-}
-
-uint32_t mtu_bytes(enum ibv_mtu mtu)
-{
-	return 128u << mtu;
-}
-
-bool qp_can_send(const struct sim_qp *qp)
-{
-	return qp->state == IBV_QPS_RTS;
-}
-
-bool qp_can_receive(const struct sim_qp *qp)
-{
-	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
-	       qp->state == IBV_QPS_SQD || qp->state == IBV_QPS_SQE;
-}
-
 /*
  * A send error on a UD or UC QP (the IB specification's unreliable
  * types; an RC or XRC QP goes to ERROR): the send queue stops and its

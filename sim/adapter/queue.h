@@ -28,12 +28,34 @@ struct sim_recv {
 	pid_t pid;
 	uint64_t total;
 	bool bad_key;			/* a scatter entry the key does not open */
+	/*
+	 * Where each segment is mapped here, when every one is in pinned
+	 * pages the daemon maps (its region holds them while it lives).
+	 */
+	bool shared;
+	uint8_t *here[CX3_MAX_SGE];
 };
+
+/*
+ * The blocks of the WQE whose control segment is at @ctrl: 1 for a size
+ * the device refuses (parse_wqe says why), so that what follows is not
+ * skipped.
+ */
+static inline unsigned int sq_wqe_blocks(const struct sim_qp *qp,
+					 const uint8_t *ctrl)
+{
+	size_t size = (size_t)(ctrl[7] & 0x3f) * 16;
+	size_t stride = 1u << qp->sq.wqe_shift;
+	unsigned int blocks = (size + stride - 1) / stride;
+
+	if (!blocks || size > CX3_MAX_SQ_DESC || blocks > qp->sq.wqe_cnt)
+		return 1;
+	return blocks;
+}
 
 int sq_fetch(struct sim_qp *qp, uint8_t *raw, bool *more);
 int sq_ready(struct sim_qp *qp, uint8_t *blocks);
 bool sq_ready_one(struct sim_qp *qp);
-unsigned int sq_wqe_blocks(const struct sim_qp *qp, const uint8_t *ctrl);
 int sq_peek(struct sim_qp *qp, uint32_t index, uint8_t *raw, size_t len);
 
 int rq_take(struct sim_qp *qp, struct sim_recv *r);

@@ -257,24 +257,43 @@ static int parse_wqe(struct sim_qp *qp, const uint8_t *raw, struct sim_wqe *w)
 /* Execution                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The WQE's local memory as the device may reach it. */
+/*
+ * The WQE's local memory as the device may reach it; with @here, where
+ * each piece is mapped here (NULL for one outside the pinned pages the
+ * daemon maps).
+ */
 static int local_segs(struct sim_qp *qp, const struct sim_wqe *w,
-		      enum mr_use use, struct dma_seg *seg, int *nseg)
+		      enum mr_use use, struct dma_seg *seg, uint8_t **here,
+		      int *nseg)
 {
 	*nseg = 0;
 	for (int i = 0; i < w->nsge; i++) {
+		struct sim_mr *mr;
 		uint64_t addr;
 
 		if (!w->sge[i].len)
 			continue;
-		if (!mr_check(qp->hca, w->sge[i].lkey, qp->pd, w->sge[i].addr,
-			      w->sge[i].len, use, &addr))
+		mr = mr_check(qp->hca, w->sge[i].lkey, qp->pd, w->sge[i].addr,
+			      w->sge[i].len, use, &addr);
+		if (!mr)
 			return -EACCES;
 		seg[*nseg].addr = addr;
 		seg[*nseg].len = w->sge[i].len;
+		if (here)
+			here[*nseg] = dma_pins_find(&mr->pins, addr,
+						    w->sge[i].len);
 		(*nseg)++;
 	}
 	return 0;
+}
+
+/* @here, when every one of its @n pieces is mapped here; else NULL. */
+static uint8_t *const *all_here(uint8_t *const *here, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!here[i])
+			return NULL;
+	return here;
 }
 
 static uint32_t packets(uint32_t len, enum ibv_mtu mtu)
@@ -499,10 +518,11 @@ static const uint8_t *prefetched(const struct sim_qp *qp,
 
 /*
  * What every message from @qp carries: the WQE's payload (its bytes when
- * inline or read ahead), and who sent it.
+ * inline or read ahead, where its @seg are mapped here when @here has
+ * them all), and who sent it.
  */
 static void message(struct sim_qp *qp, const struct sim_wqe *w,
-		    const struct dma_seg *seg, int nseg,
+		    const struct dma_seg *seg, uint8_t *const *here, int nseg,
 		    struct sim_message *msg)
 {
 	struct sim_port *port = hca_port(qp->hca, qp->port);
@@ -515,6 +535,7 @@ static void message(struct sim_qp *qp, const struct sim_wqe *w,
 					  prefetched(qp, w, seg, nseg);
 	msg->src_pid = qp->ctx->pid;
 	msg->src = seg;
+	msg->src_here = here ? all_here(here, nseg) : NULL;
 	msg->nsrc = nseg;
 	msg->src_qpn = qp->qpn;
 	msg->slid = port ? port->lid : 0;
@@ -591,6 +612,7 @@ static enum exec_result wire_exec(struct sim_qp *qp, struct sim_wqe *w,
 static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 {
 	struct dma_seg seg[CX3_MAX_SGE];
+	uint8_t *here[CX3_MAX_SGE];
 	struct sim_message msg = {};
 	bool atomic = w->op->kind == OP_ATOMIC;
 	bool writes_local = atomic || w->op->kind == OP_READ;
@@ -607,10 +629,10 @@ static enum exec_result exec_connected(struct sim_qp *qp, struct sim_wqe *w)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 	if (!w->is_inline &&
 	    local_segs(qp, w, writes_local ? MR_LOCAL_WRITE : MR_LOCAL_READ,
-		       seg, &nseg))
+		       seg, here, &nseg))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 
-	message(qp, w, seg, nseg, &msg);
+	message(qp, w, seg, here, nseg, &msg);
 	msg.psn = qp->sq_psn;
 	msg.npkts = atomic ? 1 : packets(w->length, qp->mtu);
 	msg.raddr = w->raddr;
@@ -764,6 +786,7 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 	uint32_t port_pd = be32toh(av->port_pd);
 	uint16_t dlid = be16toh(av->dlid);
 	struct dma_seg seg[CX3_MAX_SGE];
+	uint8_t *here[CX3_MAX_SGE];
 	struct sim_message msg = {};
 	int nseg = 0;
 
@@ -773,10 +796,11 @@ static enum exec_result exec_ud(struct sim_qp *qp, struct sim_wqe *w)
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 	if (w->length > mtu_bytes(IBV_MTU_4096))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-	if (!w->is_inline && local_segs(qp, w, MR_LOCAL_READ, seg, &nseg))
+	if (!w->is_inline &&
+	    local_segs(qp, w, MR_LOCAL_READ, seg, here, &nseg))
 		return fail(qp, w, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 
-	message(qp, w, seg, nseg, &msg);
+	message(qp, w, seg, here, nseg, &msg);
 	if (ether_port(qp)) {
 		/* RoCE: a 3-bit priority, and no LIDs or path bits. */
 		msg.ethernet = true;
@@ -903,7 +927,7 @@ static uint8_t gather_raw(struct sim_qp *qp, struct sim_wqe *w, uint8_t *buf,
 
 	if (w->is_inline)
 		memcpy(buf, w->inline_data, w->length);
-	else if (local_segs(qp, w, MR_LOCAL_READ, seg, &nseg) ||
+	else if (local_segs(qp, w, MR_LOCAL_READ, seg, NULL, &nseg) ||
 		 dma_readv(qp->ctx->pid, seg, nseg, buf))
 		return MLX4_CQE_SYNDROME_LOCAL_PROT_ERR;
 	if (!ctrl_mac_zero(w) && memcmp(w->ctrl_mac, dmac, 6))
@@ -920,7 +944,7 @@ static void send_frame(struct sim_qp *qp, struct sim_wqe *w,
 {
 	struct sim_message msg = {};
 
-	message(qp, w, NULL, 0, &msg);
+	message(qp, w, NULL, NULL, 0, &msg);
 	msg.length = len;
 	msg.inline_data = frame;
 	msg.ethernet = true;
@@ -1175,7 +1199,7 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 
 	prefetch.qp = NULL;
 	if (qp->type == IBV_QPT_RAW_PACKET ||
-	    dma_in_window(qp->ctx->pid, qp->buf + qp->sq.offset, stride))
+	    dma_pins_find(&qp->buf_pins, qp->buf + qp->sq.offset, stride))
 		return;
 	sim.speculating = true;
 	/* An entry for each WQE, at its first block's offset from the head. */
@@ -1190,7 +1214,7 @@ static void prefetch_payloads(struct sim_qp *qp, const uint8_t *raw, int n)
 		e->nseg = -1;
 		if (w.is_inline || !w.length || w.length > PREFETCH_MAX_MSG)
 			continue;
-		if (local_segs(qp, &w, MR_LOCAL_READ, e->seg, &e->nseg) ||
+		if (local_segs(qp, &w, MR_LOCAL_READ, e->seg, NULL, &e->nseg) ||
 		    !prefetch_add(k, last, &w, &used, piece, &pieces))
 			break;
 		last = k;

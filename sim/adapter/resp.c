@@ -177,6 +177,63 @@ static int land_small(struct sim_qp *dst, const struct sim_message *msg,
 	return 0;
 }
 
+/*
+ * @len bytes from @src into the receive's segments, from byte @off of
+ * them on (which @r holds: checked before).  A QP that sends to itself
+ * may send from where it receives.
+ */
+static void scatter_here(const struct sim_recv *r, uint64_t off,
+			 const uint8_t *src, uint64_t len)
+{
+	for (int i = 0; i < r->nseg && len; i++) {
+		uint64_t take;
+
+		if (off >= r->seg[i].len) {
+			off -= r->seg[i].len;
+			continue;
+		}
+		take = MIN(r->seg[i].len - off, len);
+		memmove(r->here[i] + off, src, take);
+		src += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+/*
+ * A receive whose payload and scatter list are all in pinned pages the
+ * daemon maps (Pinned memory in sim/README), as in a stream between two
+ * programs: the data is copied once, from the sender's pages to the
+ * receiver's, then the CQE follows (cq.c writes it into shared pages at
+ * once).  Not while a batch holds CQEs of either process (their data
+ * lands first): -EAGAIN, and the way of any other receive.
+ */
+static int land_direct(struct sim_qp *dst, const struct sim_message *msg,
+		       const struct sim_opcode *op, const struct sim_recv *r,
+		       uint32_t grh)
+{
+	uint64_t off = grh;
+
+	if (!r->shared ||
+	    (msg->length && !msg->inline_data && !msg->src_here) ||
+	    cq_batched(r->pid) || cq_batched(msg->src_pid))
+		return -EAGAIN;
+	if (grh && msg->has_grh)
+		scatter_here(r, 0, msg->grh, GRH_LEN);
+	if (msg->length && msg->inline_data)
+		scatter_here(r, off, msg->inline_data, msg->length);
+	else if (msg->length)
+		for (int i = 0; i < msg->nsrc; i++) {
+			scatter_here(r, off, msg->src_here[i], msg->src[i].len);
+			off += msg->src[i].len;
+		}
+	if (op->flags & OPF_INVAL_KEY)
+		mw_invalidate(dst->hca, r->pd, be32toh(msg->imm));
+	comp_recv(r->cq, r->qpn, r->wqe_index, msg, grh + msg->length,
+		  dst->pkey_index);
+	return 0;
+}
+
 static enum resp_status do_send(struct sim_qp *dst,
 				const struct sim_message *msg,
 				const struct sim_opcode *op)
@@ -194,7 +251,8 @@ static enum resp_status do_send(struct sim_qp *dst,
 		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_PROT_ERR);
 	if (grh + (uint64_t)msg->length > r.total)
 		return recv_error(dst, &r, MLX4_CQE_SYNDROME_LOCAL_LENGTH_ERR);
-	if (!land_small(dst, msg, op, &r, grh))
+	if (!land_direct(dst, msg, op, &r, grh) ||
+	    !land_small(dst, msg, op, &r, grh))
 		return RESP_ACK;
 
 	if (grh && msg->has_grh) {

@@ -14,7 +14,14 @@ int subnet_init(void);
 struct sim_port *port_by_lid(uint16_t lid);
 int subnet_set_lid(struct sim_port *port, uint16_t lid);
 bool port_active(const struct sim_port *port);
-struct sim_port *hca_port(struct sim_hca *hca, uint8_t num);
+
+/* Port @num (from 1) of @hca, or NULL: asked several times a message. */
+static inline struct sim_port *hca_port(struct sim_hca *hca, uint8_t num)
+{
+	if (num < 1 || num > hca->nports)
+		return NULL;
+	return &hca->port[num - 1];
+}
 void port_gid(const struct sim_port *port, int index, uint8_t gid[16]);
 
 /*

@@ -102,6 +102,7 @@ bool flight_hold(struct sim_qp *src, struct sim_qp *dst,
 		.src_hca = src->hca->index, .src_qpn = src->qpn,
 		.dst_hca = dst->hca->index, .dst_qpn = dst->qpn, .msg = *msg,
 	};
+	f->held.msg.src_here = NULL;	/* the sender's pins may go meanwhile */
 	f->until_next = !delay_ms;
 	f->due = now_ns() + (delay_ms ? delay_ms * 1000000ULL : REORDER_MAX_NS);
 	if (!answer && take_payload(f, msg, datagram)) {

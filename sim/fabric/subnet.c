@@ -113,13 +113,6 @@ bool port_active(const struct sim_port *port)
 	return !port->down && port->state == PORT_STATE_ACTIVE;
 }
 
-struct sim_port *hca_port(struct sim_hca *hca, uint8_t num)
-{
-	if (num < 1 || num > hca->nports)
-		return NULL;
-	return &hca->port[num - 1];
-}
-
 /*
  * On an IB port only GID 0 is populated, as with no alias GUIDs; an
  * Ethernet port has the table ether.c built from its interface.

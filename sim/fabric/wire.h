@@ -44,6 +44,12 @@ struct sim_message {
 	pid_t src_pid;
 	const struct dma_seg *src;
 	int nsrc;
+	/*
+	 * Where each of those is mapped here, when every one is in pinned
+	 * pages the daemon maps; NULL otherwise.  For the trip the sender
+	 * makes at once only: a packet held back has it NULL.
+	 */
+	uint8_t *const *src_here;
 
 	/* RDMA and atomics */
 	uint64_t raddr;

@@ -53,13 +53,6 @@
 #define BYTES_MAX		(1ULL << 45)	/* of 128 TiB */
 #define BYTES_MAX_PROCESS	(1ULL << 40)
 
-struct dma_window {
-	uint64_t addr, len;		/* in the process */
-	uint8_t *base;			/* the same pages, here */
-	int refs;			/* objects that hold it */
-	struct dma_space *space;
-};
-
 /*
  * The windows a lookup found last: a message touches a few (the send
  * queue, the two regions, the receive queue, the CQ), in turn.
@@ -184,22 +177,6 @@ uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run)
 	}
 	*run = w->len - (addr - w->addr);
 	return w->base + (addr - w->addr);
-}
-
-/*
- * Where [@addr, @addr + @len) is in a window @pins holds, or NULL: an
- * object's own pages, found without a search.
- */
-uint8_t *dma_pins_find(const struct sim_pins *pins, uint64_t addr,
-		       uint64_t len)
-{
-	for (uint32_t i = 0; i < pins->n; i++) {
-		const struct dma_window *w = pins->win[i];
-
-		if (window_holds(w, addr) && w->len - (addr - w->addr) >= len)
-			return w->base + (addr - w->addr);
-	}
-	return NULL;
 }
 
 /* Whether [@addr, @addr + @len) of @pid is in one window. */

@@ -51,9 +51,33 @@ int dma_window_add(pid_t pid, int fd, uint64_t addr, uint64_t len,
 		   struct sim_pins *pins);
 uint8_t *dma_window_find(pid_t pid, uint64_t addr, uint64_t *run);
 bool dma_in_window(pid_t pid, uint64_t addr, uint64_t len);
-uint8_t *dma_pins_find(const struct sim_pins *pins, uint64_t addr,
-		       uint64_t len);
 uint32_t dma_windows(void);
+
+/* A file a process shared, mapped here (dma-share.c). */
+struct dma_window {
+	uint64_t addr, len;		/* in the process */
+	uint8_t *base;			/* the same pages, here */
+	int refs;			/* objects that hold it */
+	struct dma_space *space;
+};
+
+/*
+ * Where [@addr, @addr + @len) is in a window @pins holds, or NULL: an
+ * object's own pages, found without a search (inline: a message asks
+ * for its regions', its queues' and its CQ's).
+ */
+static inline uint8_t *dma_pins_find(const struct sim_pins *pins,
+				     uint64_t addr, uint64_t len)
+{
+	for (uint32_t i = 0; i < pins->n; i++) {
+		const struct dma_window *w = pins->win[i];
+
+		/* (Below the window, addr - w->addr wraps.) */
+		if (addr - w->addr < w->len && w->len - (addr - w->addr) >= len)
+			return w->base + (addr - w->addr);
+	}
+	return NULL;
+}
 
 /* userns.c: the daemon's user namespace, when it is not root. */
 int sim_own_user_namespace(void);

@@ -24,7 +24,7 @@
 				 .recv_opcode = (recv),			\
 				 .cqe_opcode = MLX4_OPCODE_##code }
 
-static const struct sim_opcode opcodes[WQE_OPCODE_MASK + 1] = {
+const struct sim_opcode sim_opcodes[WQE_OPCODE_MASK + 1] = {
 	OP(NOP,		   ANY_OR_RAW, OP_NOP,	    0, 0, 0),
 	OP(SEND,	   ANY_OR_RAW, OP_SEND,	    0, OPF_RECV,
 	   MLX4_RECV_OPCODE_SEND),
@@ -44,23 +44,6 @@ static const struct sim_opcode opcodes[WQE_OPCODE_MASK + 1] = {
 	OP(LSO,		   QPT(RAW_PACKET), OP_SEND, 0, OPF_RECV, MLX4_RECV_OPCODE_SEND),
 };
 
-/* Never NULL: an opcode outside the table has no QP type and kind. */
-const struct sim_opcode *opcode_get(uint8_t opcode)
-{
-	return &opcodes[opcode & WQE_OPCODE_MASK];
-}
-
-bool opcode_allowed(const struct sim_opcode *op, enum ibv_qp_type type)
-{
-	return type < 16 && (op->qp_types & (1u << type));
-}
-
-/* On a UD QP every WQE carries the address vector, and nothing else. */
-unsigned int opcode_segs(const struct sim_opcode *op, enum ibv_qp_type type)
-{
-	return type == IBV_QPT_UD ? SEG_DATAGRAM : op->segs;
-}
-
 const struct sim_op_seg_layout op_seg_layout[OP_SEGS] = {
 	{ SEG_DATAGRAM,	"dgram",  sizeof(struct mlx4_wqe_datagram_seg) },
 	{ SEG_RADDR,	"raddr",  sizeof(struct mlx4_wqe_raddr_seg) },
@@ -69,12 +52,18 @@ const struct sim_op_seg_layout op_seg_layout[OP_SEGS] = {
 	{ SEG_INVAL,	"inval",  sizeof(struct mlx4_wqe_local_inval_seg) },
 };
 
+/* Summed once for each set of segments: every WQE asks. */
 size_t opcode_segs_size(unsigned int segs)
 {
-	size_t size = 0;
+	static size_t sizes[1 << OP_SEGS];
+	static bool summed;
 
-	for (int i = 0; i < OP_SEGS; i++)
-		if (segs & op_seg_layout[i].seg)
-			size += op_seg_layout[i].size;
-	return size;
+	if (!summed) {
+		for (unsigned int set = 0; set < ARRAY_SIZE(sizes); set++)
+			for (int i = 0; i < OP_SEGS; i++)
+				if (set & op_seg_layout[i].seg)
+					sizes[set] += op_seg_layout[i].size;
+		summed = true;
+	}
+	return sizes[segs & (ARRAY_SIZE(sizes) - 1)];
 }

@@ -49,9 +49,28 @@ struct sim_opcode {
 	uint8_t cqe_opcode;		/* of the requester's completion */
 };
 
-const struct sim_opcode *opcode_get(uint8_t opcode);
-bool opcode_allowed(const struct sim_opcode *op, enum ibv_qp_type type);
-unsigned int opcode_segs(const struct sim_opcode *op, enum ibv_qp_type type);
+/* The table, by opcode: every WQE looks there, so the look is inline. */
+extern const struct sim_opcode sim_opcodes[WQE_OPCODE_MASK + 1];
+
+/* Never NULL: an opcode outside the table has no QP type and kind. */
+static inline const struct sim_opcode *opcode_get(uint8_t opcode)
+{
+	return &sim_opcodes[opcode & WQE_OPCODE_MASK];
+}
+
+static inline bool opcode_allowed(const struct sim_opcode *op,
+				  enum ibv_qp_type type)
+{
+	return type < 16 && (op->qp_types & (1u << type));
+}
+
+/* On a UD QP every WQE carries the address vector, and nothing else. */
+static inline unsigned int opcode_segs(const struct sim_opcode *op,
+				       enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UD ? SEG_DATAGRAM : op->segs;
+}
+
 size_t opcode_segs_size(unsigned int segs);
 
 /* Each segment a WQE may carry there, in the order the device reads them. */

@@ -679,10 +679,14 @@ static void read_and_atomics(void)
 	 * A SEND and, posted with it, a fetch-and-add on the receive buffer
 	 * the SEND fills: a responder runs a QP's requests in order, so the
 	 * atomic fetches the SEND's bytes and adds to them.  (The simulator
-	 * holds a small receive's bytes back with its CQE: its later reads
-	 * must see them.)
+	 * holds a small receive's bytes back with its CQE where it does not
+	 * share the receiver's pages, as memory mapped shared: its later
+	 * reads must see them.)
 	 */
 	{
+		uint8_t *held = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		struct end target = p.b;
 		uint64_t sent = htobe64(ATOMIC_SWAP), stale = htobe64(7), got;
 		struct ibv_sge sge[2] = {
 			{ (uintptr_t)p.a.buf + 700, 8, p.a.mr->lkey },
@@ -690,6 +694,12 @@ static void read_and_atomics(void)
 		};
 		struct ibv_send_wr wr[2] = {}, *bad;
 
+		if (held == MAP_FAILED)
+			bail("mmap");
+		target.buf = held;
+		target.mr = ibv_reg_mr(pd, held, BUF_SIZE, ACCESS_ALL);
+		if (!target.mr)
+			bail("ibv_reg_mr");
 		for (int i = 0; i < 2; i++) {
 			wr[i].wr_id = WRID(15 + i);
 			wr[i].sg_list = &sge[i];
@@ -699,22 +709,24 @@ static void read_and_atomics(void)
 		wr[0].opcode = IBV_WR_SEND;
 		wr[0].next = &wr[1];
 		wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		wr[1].wr.atomic.remote_addr = (uintptr_t)p.b.buf + 2304;
+		wr[1].wr.atomic.remote_addr = (uintptr_t)held + 2304;
 		wr[1].wr.atomic.compare_add = ATOMIC_ADD;
-		wr[1].wr.atomic.rkey = p.b.mr->rkey;
+		wr[1].wr.atomic.rkey = target.mr->rkey;
 		memcpy(p.a.buf + 700, &sent, 8);
-		memcpy(p.b.buf + 2304, &stale, 8);
-		post_recv(&p.b, 2304, 64, 17);
+		memcpy(held + 2304, &stale, 8);
+		post_recv(&target, 2304, 64, 17);
 		check(!ibv_post_send(p.a.qp, wr, &bad),
 		      "a SEND and a fetch-and-add on the buffer it fills, posted together");
 		for (int i = 0; i < 3; i++)
 			poll_one(i < 2 ? p.a.cq : p.b.cq, &wc);
 		memcpy(&got, p.a.buf + 800, 8);
-		memcpy(&counter, p.b.buf + 2304, 8);
+		memcpy(&counter, held + 2304, 8);
 		check(be64toh(got) == ATOMIC_SWAP &&
 		      be64toh(counter) == ATOMIC_SWAP + ATOMIC_ADD,
 		      "the atomic fetches the SEND's bytes and adds to them (0x%" PRIx64 ", 0x%" PRIx64 ")",
 		      be64toh(got), be64toh(counter));
+		ibv_dereg_mr(target.mr);
+		munmap(held, BUF_SIZE);
 	}
 
 	/* ConnectX-3 atomics see the 64-bit target as big-endian. */
