@@ -12,7 +12,11 @@
 # Usage: bench/scale.sh [SECONDS]   (from a built tree; each rate run
 # lasts SECONDS, default 4)
 # PROCS, QPS, MEMQPS and PROVIDERS (default "1 2 4 8 16", "1 16 256
-# 4096", 4096 and "project system") choose what runs.
+# 4096", 4096 and "project system") choose what runs.  EVENTS=1: the
+# rate pairs sleep on completion events (ib_send_bw -e) instead of
+# polling, sharing SECONDS x 500,000 messages (perftest times -e runs by
+# count only), so that the CPUs go to the pairs with work and the rates
+# are the daemon's, not the scheduler's turns among busy pollers.
 # Prints figures, with the load average after each; it checks nothing.
 
 secs=${1:-4}
@@ -70,11 +74,24 @@ lat_stats() {
 		printf "%7.2f %7.2f", v[int((NR + 1) / 2)], v[NR] }'
 }
 
+# How a rate pair runs, as the row's title says it.
+rate_run() {
+	if [ "${EVENTS:-0}" = 1 ]; then
+		echo "-e -n $((secs * 500000))/pairs"
+	else
+		echo "-D $secs"
+	fi
+}
+
 # by_procs: the rate and latency rows, N pairs at once.
 by_procs() {
 	echo "  pairs  total kmsg/s   least    most   Jain  lat median   worst (us)  load"
 	for n in $procs; do
-		pairs "$n" 300 ib_send_bw -s 64 -D "$secs"
+		if [ "${EVENTS:-0}" = 1 ]; then
+			pairs "$n" 300 ib_send_bw -e -s 64 -n $((secs * 500000 / n))
+		else
+			pairs "$n" 300 ib_send_bw -s 64 -D "$secs"
+		fi
 		rates=$(results 5 "$n" | rate_stats)
 		pairs "$n" 300 ib_send_lat -s 2 -n 2000
 		lats=$(results 5 "$n" | lat_stats)
@@ -153,7 +170,7 @@ echo "mlx4sim scaling, $secs s a rate run ($(nproc) CPUs, load $(cut -d' ' -f1-3
 for provider in $providers; do
 	eval "$("$top/sim/mlx4sim" start --provider="$provider")"
 	memory		# first: the heap of the runs after would hide it
-	echo "provider $provider: ib_send_bw -s 64 -D $secs and ib_send_lat -s 2 -n 2000, a pair each"
+	echo "provider $provider: ib_send_bw -s 64 $(rate_run) and ib_send_lat -s 2 -n 2000, a pair each"
 	by_procs
 	echo "provider $provider: ib_send_bw -s 64 -D $secs -q QPs, one pair"
 	by_qps

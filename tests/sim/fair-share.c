@@ -26,7 +26,14 @@
 #include "../wait.h"
 #include "loopback.h"
 
-#define BIG		65536	/* one share of payload */
+/*
+ * A share ends at the WQE that reaches 64 KiB of payload, so each of the
+ * stream's WRITEs is a share.  They are big so that the stream lasts
+ * long (4 GiB: a fraction of a second however fast the daemon is, a
+ * daemon ahead of this program on the CPUs included): the daemon must
+ * still be at it when this program, after its first completion, stops it.
+ */
+#define BIG		(1 << 20)
 #define STREAM		4096	/* WRITEs in the busy QP's stream */
 #define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
