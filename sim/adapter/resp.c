@@ -179,8 +179,9 @@ static int land_small(struct sim_qp *dst, const struct sim_message *msg,
 
 /*
  * @len bytes from @src into the receive's segments, from byte @off of
- * them on (which @r holds: checked before).  A QP that sends to itself
- * may send from where it receives.
+ * them on (which @r holds: checked before), in address order as the
+ * device writes (dma_store).  A QP that sends to itself may send from
+ * where it receives.
  */
 static void scatter_here(const struct sim_recv *r, uint64_t off,
 			 const uint8_t *src, uint64_t len)
@@ -193,7 +194,7 @@ static void scatter_here(const struct sim_recv *r, uint64_t off,
 			continue;
 		}
 		take = MIN(r->seg[i].len - off, len);
-		memmove(r->here[i] + off, src, take);
+		dma_store(r->here[i] + off, src, take);
 		src += take;
 		len -= take;
 		off = 0;

@@ -36,6 +36,7 @@ int dma_writev(pid_t pid, const struct dma_seg *seg, int nseg,
 	       const void *buf, size_t len);
 int dma_copy(pid_t src_pid, const struct dma_seg *src, int nsrc,
 	     pid_t dst_pid, const struct dma_seg *dst, int ndst, size_t len);
+void dma_store(void *to, const void *from, size_t len);
 int dma_slice(const struct dma_seg *seg, int nseg, uint64_t off, uint64_t len,
 	      struct dma_seg *out);
 bool dma_range_mapped(pid_t pid, uint64_t addr, uint64_t len, bool write);

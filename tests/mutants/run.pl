@@ -56,6 +56,7 @@ my @suite = (
 	'verbs/rdma-semantics-project.tap',     # 1
 	'sim/pinned-memory-project.tap',        # 2
 	'sim/fair-share-project.tap',           # 1
+	'sim/write-order-project.tap',          # 3
 	'verbs/memlock-project.tap',            # 0.5
 	'verbs/wr-api-project.tap',             # 1.5
 	'verbs/verbs-control-project.tap',      # 1

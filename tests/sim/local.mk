@@ -70,6 +70,15 @@ EXTRA_DIST += tests/sim/pinned-memory.sh tests/sim/fair-share.sh \
 	tests/sim/pinned-memory-system.tap \
 	tests/sim/fair-share-project.tap tests/sim/fair-share-system.tap
 
+# The device writes a message in address order: a thread polling its
+# last byte finds the rest there (Open MPI's eager RDMA relies on it).
+check_PROGRAMS += tests/sim/write-order
+tests_sim_write_order_SOURCES = tests/sim/write-order.c tests/sim/loopback.h
+tests_sim_write_order_LDADD = -libverbs -lpthread
+TESTS += tests/sim/write-order-project.tap tests/sim/write-order-system.tap
+EXTRA_DIST += tests/sim/write-order.sh \
+	tests/sim/write-order-project.tap tests/sim/write-order-system.tap
+
 # An ASan-built program finds the device: the preload library is called
 # before the C library has set up the environment.  Built by the script
 # (skipped where $(CC) cannot build with ASan).
