@@ -74,10 +74,10 @@ lat_stats() {
 		printf "%7.2f %7.2f", v[int((NR + 1) / 2)], v[NR] }'
 }
 
-# How a rate pair runs, as the row's title says it.
-rate_run() {
+# rate_args N: how each of N rate pairs runs ib_send_bw.
+rate_args() {
 	if [ "${EVENTS:-0}" = 1 ]; then
-		echo "-e -n $((secs * 500000))/pairs"
+		echo "-e -n $((secs * 500000 / $1))"
 	else
 		echo "-D $secs"
 	fi
@@ -87,11 +87,7 @@ rate_run() {
 by_procs() {
 	echo "  pairs  total kmsg/s   least    most   Jain  lat median   worst (us)  load"
 	for n in $procs; do
-		if [ "${EVENTS:-0}" = 1 ]; then
-			pairs "$n" 300 ib_send_bw -e -s 64 -n $((secs * 500000 / n))
-		else
-			pairs "$n" 300 ib_send_bw -s 64 -D "$secs"
-		fi
+		pairs "$n" 300 ib_send_bw -s 64 $(rate_args "$n")
 		rates=$(results 5 "$n" | rate_stats)
 		pairs "$n" 300 ib_send_lat -s 2 -n 2000
 		lats=$(results 5 "$n" | lat_stats)
@@ -170,7 +166,7 @@ echo "mlx4sim scaling, $secs s a rate run ($(nproc) CPUs, load $(cut -d' ' -f1-3
 for provider in $providers; do
 	eval "$("$top/sim/mlx4sim" start --provider="$provider")"
 	memory		# first: the heap of the runs after would hide it
-	echo "provider $provider: ib_send_bw -s 64 $(rate_run) and ib_send_lat -s 2 -n 2000, a pair each"
+	echo "provider $provider: ib_send_bw -s 64 $(rate_args 1) (one pair's) and ib_send_lat -s 2 -n 2000, a pair each"
 	by_procs
 	echo "provider $provider: ib_send_bw -s 64 -D $secs -q QPs, one pair"
 	by_qps

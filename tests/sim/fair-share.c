@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "../buffer.h"
 #include "../cases.h"
 #include "../wait.h"
 #include "loopback.h"
@@ -35,36 +34,9 @@
  */
 #define BIG		(1 << 20)
 #define STREAM		4096	/* WRITEs in the busy QP's stream */
-#define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
 static struct loopback lb;
 static pid_t sim_daemon;
-
-/* A QP of RC, and the peer its WRITEs go to, with its memory. */
-struct sender {
-	struct ibv_qp *qp, *peer;
-	uint8_t *src, *dst;
-	struct ibv_mr *src_mr, *dst_mr;
-};
-
-static void sender_up(struct sender *s, uint32_t depth, size_t len)
-{
-	s->qp = loopback_qp(&lb, depth);
-	s->peer = loopback_qp(&lb, 1);
-	loopback_connect(&lb, s->qp, s->peer);
-	s->src = registered_buffer(lb.pd, len, ACCESS, &s->src_mr);
-	s->dst = registered_buffer(lb.pd, len, ACCESS, &s->dst_mr);
-}
-
-static void sender_down(struct sender *s)
-{
-	ibv_destroy_qp(s->qp);
-	ibv_destroy_qp(s->peer);
-	ibv_dereg_mr(s->src_mr);
-	ibv_dereg_mr(s->dst_mr);
-	free(s->src);
-	free(s->dst);
-}
 
 /* @n signalled RDMA WRITEs of @len bytes, src to dst, in one list. */
 static void post_writes(struct sender *s, int n, size_t len)
@@ -160,8 +132,8 @@ static void test_stream_and_one(void)
 	bool all = false;
 	int ahead = -1;
 
-	sender_up(&busy, STREAM, BIG);
-	sender_up(&one, 1, 8);
+	sender_up(&lb, &busy, STREAM, BIG);
+	sender_up(&lb, &one, 1, 8);
 	for (int tries = 0; tries < 3 && ahead < 0; tries++)
 		ahead = stream_and_one(&busy, &one, &all);
 	CHECK(ahead >= 0, "a stream of %d WRITEs of %d bytes was under way when another QP posted",

@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 
 #include "../../sim/host/protocol.h"
+#include "../buffer.h"
 #include "../device.h"
 #include "../qp-connect.h"
 #include "../tap.h"
@@ -100,6 +101,38 @@ static inline void loopback_connect(struct loopback *lb, struct ibv_qp *a,
 	path.remote_qpn = a->qp_num;
 	if (qp_connect(b, &path, &step))
 		bail(step);
+}
+
+/*
+ * A QP of RC, and the peer its WRITEs go to, with its memory: @len bytes
+ * each side, zeroed, registered for local and remote writes.
+ */
+#define SENDER_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+struct sender {
+	struct ibv_qp *qp, *peer;
+	uint8_t *src, *dst;
+	struct ibv_mr *src_mr, *dst_mr;
+};
+
+static inline void sender_up(struct loopback *lb, struct sender *s,
+			     uint32_t depth, size_t len)
+{
+	s->qp = loopback_qp(lb, depth);
+	s->peer = loopback_qp(lb, 1);
+	loopback_connect(lb, s->qp, s->peer);
+	s->src = registered_buffer(lb->pd, len, SENDER_ACCESS, &s->src_mr);
+	s->dst = registered_buffer(lb->pd, len, SENDER_ACCESS, &s->dst_mr);
+}
+
+static inline void sender_down(struct sender *s)
+{
+	ibv_destroy_qp(s->qp);
+	ibv_destroy_qp(s->peer);
+	ibv_dereg_mr(s->src_mr);
+	ibv_dereg_mr(s->dst_mr);
+	free(s->src);
+	free(s->dst);
 }
 
 #endif

@@ -22,14 +22,12 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "../buffer.h"
 #include "../cases.h"
 #include "../wait.h"
 #include "loopback.h"
 
 #define MAX_LEN		65536
 #define ROUNDS		60000
-#define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
 static const uint32_t sizes[] = {
 	1, 7, 9, 31, 33, 63, 65, 100, 129, 255, 257, 500, 1000, 2047, 2049,
@@ -49,7 +47,7 @@ static struct {
 	long first_torn_at;
 } talk;
 
-static uint8_t *dst;
+static uint8_t *dst;			/* the WRITEs' target (zeroed) */
 
 /* Round @k's byte: never 0 (the buffer's start), never the round before's. */
 static uint8_t round_byte(int k)
@@ -87,22 +85,21 @@ static void *poller(void *arg)
 }
 
 /* Round @k: a WRITE of @len bytes of round_byte(k), seen by the poller. */
-static bool write_round(struct ibv_qp *qp, uint8_t *src, struct ibv_mr *src_mr,
-			struct ibv_mr *dst_mr, int k, uint32_t len)
+static bool write_round(struct sender *w, int k, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)src, len, src_mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)w->src, len, w->src_mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = k, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { (uintptr_t)dst, dst_mr->rkey },
+		.wr.rdma = { (uintptr_t)w->dst, w->dst_mr->rkey },
 	}, *bad;
 	uint64_t end;
 	struct ibv_wc wc;
 
-	memset(src, round_byte(k), len);
+	memset(w->src, round_byte(k), len);
 	talk.len = len;
 	__atomic_store_n(&talk.round, k, __ATOMIC_RELEASE);
-	if (ibv_post_send(qp, &wr, &bad))
+	if (ibv_post_send(w->qp, &wr, &bad))
 		return false;
 	/* The poller's CPU, while the daemon writes, as much as we can. */
 	end = now_ms() + 10000;
@@ -117,21 +114,17 @@ static bool write_round(struct ibv_qp *qp, uint8_t *src, struct ibv_mr *src_mr,
 
 static void test_last_byte_last(void)
 {
-	struct ibv_mr *src_mr, *dst_mr;
-	struct ibv_qp *qp = loopback_qp(&lb, 1), *peer = loopback_qp(&lb, 1);
-	uint8_t *src = registered_buffer(lb.pd, MAX_LEN, ACCESS, &src_mr);
+	struct sender w;
 	pthread_t thread;
 	char torn[128] = "";
 	int k = 1;
 
-	dst = registered_buffer(lb.pd, MAX_LEN, ACCESS, &dst_mr);
-	memset(dst, 0, MAX_LEN);
-	loopback_connect(&lb, qp, peer);
+	sender_up(&lb, &w, 1, MAX_LEN);
+	dst = w.dst;
 	if (pthread_create(&thread, NULL, poller, NULL))
 		bail("pthread_create");
 	for (; k <= ROUNDS; k++)
-		if (!write_round(qp, src, src_mr, dst_mr, k,
-				 sizes[k % NSIZES]))
+		if (!write_round(&w, k, sizes[k % NSIZES]))
 			break;
 	__atomic_store_n(&talk.round, -1, __ATOMIC_RELEASE);
 	pthread_join(thread, NULL);
@@ -144,12 +137,7 @@ static void test_last_byte_last(void)
 	CHECK(!talk.torn,
 	      "when a WRITE's last byte was there, every byte before it was too%s",
 	      torn);
-	ibv_destroy_qp(qp);
-	ibv_destroy_qp(peer);
-	ibv_dereg_mr(src_mr);
-	ibv_dereg_mr(dst_mr);
-	free(src);
-	free(dst);
+	sender_down(&w);
 }
 
 static const struct test_case cases[] = {
