@@ -101,9 +101,13 @@ static inline void stores_in_order(void)
  * and rep movsb's stores may be seen in any order), and a reader on
  * another CPU saw a fragment's last byte before its first (tests/sim/
  * write-order).  So: blocks of 64 bytes, each seen before the next, and
- * the last byte last.  Ranges that overlap with the destination after
- * the source (a QP writing where it sends from, which the specification
- * leaves undefined) take memmove(), whose order is its own.
+ * the last byte last.  Ranges may overlap (a QP writing where it sends
+ * from, which the specification leaves undefined; a message is read
+ * before it is written, so the result is memmove()'s): with the
+ * destination after the source, memmove() whole, whose order is its
+ * own; before it, block by block forward is right, but a block may
+ * overlap its source, so each block is a memmove() too (glibc's memcpy
+ * is the same code).
  */
 void dma_store(void *to, const void *from, size_t len)
 {
@@ -118,10 +122,10 @@ void dma_store(void *to, const void *from, size_t len)
 		return;
 	}
 	for (; len - off > DMA_STORE_BLOCK; off += DMA_STORE_BLOCK) {
-		memcpy(d + off, s + off, DMA_STORE_BLOCK);
+		memmove(d + off, s + off, DMA_STORE_BLOCK);
 		stores_in_order();
 	}
-	memcpy(d + off, s + off, len - off - 1);
+	memmove(d + off, s + off, len - off - 1);
 	stores_in_order();
 	d[len - 1] = s[len - 1];
 }

@@ -803,6 +803,47 @@ static void zero_length_gather(void)
 	free_pair(&p);
 }
 
+/*
+ * An RDMA WRITE whose source and destination overlap in one region, 37
+ * bytes apart each way (a's QP gathers from b's region, in the same PD).
+ * A message smaller than the MTU is read whole before it is written, so
+ * the bytes land as memmove() would put them.
+ */
+static void overlapping_write(void)
+{
+	static const uint32_t len = 200, shift = 37;
+	uint8_t want[256];
+	struct ibv_wc wc;
+	struct pair p;
+
+	make_pair(&p, &defaults);
+	for (int up = 0; up <= 1; up++) {
+		uint32_t from = up ? 64 : 64 + shift, to = up ? 64 + shift : 64;
+		struct ibv_sge sge = {
+			(uintptr_t)p.b.buf + from, len, p.b.mr->lkey
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = WRID(30 + up), .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		fill(p.b.buf, 512, 30 + up);
+		memcpy(want, p.b.buf + 64, sizeof(want));
+		memmove(want + (to - 64), want + (from - 64), len);
+		wr.wr.rdma.remote_addr = (uintptr_t)p.b.buf + to;
+		wr.wr.rdma.rkey = p.b.mr->rkey;
+		if (ibv_post_send(p.a.qp, &wr, &bad))
+			bail("post_send");
+		poll_one(p.a.cq, &wc);
+		check(wc.status == IBV_WC_SUCCESS &&
+		      !memcmp(p.b.buf + 64, want, sizeof(want)),
+		      "an RDMA WRITE of %u bytes onto its own source, %u bytes %s: as memmove() (%s)",
+		      len, shift, up ? "higher" : "lower", status_str(&wc));
+	}
+	free_pair(&p);
+}
+
 static void immediate_and_events(void)
 {
 	struct ibv_comp_channel *ch;
@@ -1909,6 +1950,8 @@ static const struct test_case cases[] = {
 	  "RDMA READ, compare-and-swap, fetch-and-add; a fenced SEND" },
 	{ "zero_length_gather", zero_length_gather,
 	  "gather entries of no length" },
+	{ "overlapping_write", overlapping_write,
+	  "an RDMA WRITE onto its own source, each way" },
 	{ "immediate_and_events", immediate_and_events,
 	  "SEND with immediate; a completion channel's events" },
 	{ "resize_cq", resize_cq,
