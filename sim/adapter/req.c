@@ -1295,6 +1295,7 @@ bool req_run(struct sim_qp *qp)
 	    (n = sq_fetch(qp, raw, &more)) > 0) {
 		sim.work_done = true;
 		sim.progress++;		/* a run of big WRITEs writes no CQE */
+		sim.fetched += n;
 		prefetch_payloads(qp, raw, n);
 		/* (A run that stopped early stopped for a reason of its own.) */
 		switch (run_fetched(qp, raw, n)) {

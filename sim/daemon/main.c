@@ -37,6 +37,8 @@
  */
 #define SPIN_MIN_NS	(5 * 1000ULL)
 #define SPIN_MAX_NS	(50 * 1000ULL)
+#define NAP_SHORT_NS	(10 * 1000ULL)	/* see first_nap() */
+#define NAP_NS		(20 * 1000ULL)
 #define MAX_EVENTS	32
 /*
  * While it looks again at once, the daemon asks the kernel about its
@@ -381,6 +383,23 @@ static uint64_t spin_after_work(uint64_t spin, bool napped)
 }
 
 /*
+ * The first nap after a little work is short.  Two WQEs between naps are
+ * a ping-pong's round trip: the answer of the program on the other core
+ * came during the spin, and the program that shares the daemon's core
+ * can answer only while the daemon naps, and needs a few microseconds
+ * for it.  A nap of 10 us lets it answer sooner than one of 20 (at nice
+ * -20; sim/README, Timing, has the figures).  More WQEs are a stream,
+ * where short naps take the core back from a program still posting and
+ * make passes smaller.  Later naps are never short: a program that did
+ * not answer in the first (other work holds its core) is not woken
+ * again sooner.
+ */
+static uint64_t first_nap(uint32_t fetched_since_nap)
+{
+	return fetched_since_nap <= 2 ? NAP_SHORT_NS : NAP_NS;
+}
+
+/*
  * Where the daemon runs was measured too, and nothing kept (sim/README,
  * Timing, has the figures; bench/sched-costs.c measures the costs): on
  * the 2-core VM, moving itself to the core of the program that waits
@@ -394,14 +413,15 @@ static uint64_t spin_after_work(uint64_t spin, bool napped)
  * retry timer at the latest; a second when no device is open.
  *
  * A nap costs about 19 us however short it is asked to be, on the 2-core
- * VM this was measured on (timer and switch; 25 us for 5 us, 44 us for
- * 20 us), so shorter first naps gain little; and they lose much: a
- * daemon napping 2 us at a time keeps too little of the scheduler's lag
- * to be put ahead of a polling client when it wakes (ib_send_lat went
- * from about 50 us to 2 ms).
+ * VM this was measured on at nice -5 (timer and switch; 25 us for 5 us,
+ * 44 us for 20 us), and very short ones lose much: a daemon napping 2 us
+ * at a time keeps too little of the scheduler's lag to be put ahead of a
+ * polling client when it wakes (ib_send_lat went from about 50 us to
+ * 2 ms).  At nice -20 a 10 us nap after a ping-pong's round trip gains
+ * about 5 us a message (@first, from first_nap()).
  */
 static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
-			 uint64_t deadline)
+			 uint64_t first, uint64_t deadline)
 {
 	uint64_t idle = now - idle_since, nap;
 
@@ -410,7 +430,7 @@ static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
 	else if (idle < spin)
 		nap = 0;
 	else if (idle < 2000000ULL)
-		nap = 20000;
+		nap = first;
 	else if (idle < 100000000ULL)
 		nap = 100000;
 	else if (idle < 1000000000ULL)
@@ -494,8 +514,12 @@ static int serve(int ep)
 			return 0;
 		}
 
-		nap = sleep_ns(now, idle_since, spin, deadline);
-		napped |= nap > 0;
+		nap = sleep_ns(now, idle_since, spin,
+			       napped ? NAP_NS : first_nap(sim.fetched), deadline);
+		if (nap) {
+			napped = true;
+			sim.fetched = 0;
+		}
 		if (!nap && now - last_sockets < SOCKETS_EVERY_NS)
 			continue;
 		last_sockets = now;
