@@ -5,13 +5,16 @@
  *
  *   nap     a timer sleep of 1 us asked (epoll_pwait2), on a core shared
  *           with a polling program
+ *   nap cpu the CPU time (getrusage) a nap of 20 us, 100 us, 1 ms and
+ *           10 ms costs on a quiet machine: what an idle daemon pays
  *   move    the process moving itself to the other core
  *           (sched_setaffinity), a polling program on each core
  *   handoff a thread on the other core woken by futex, the waker then
  *           blocking, a polling program on each core
  *   stat    a pread of /proc/PID/stat (where a process last ran)
  *
- * Each prints the median, 10th and 90th percentile of 2000 tries.  Run
+ * Each of the last four prints the median, 10th and 90th percentile of
+ * 2000 tries.  Run
  * it on a quiet machine of two cores or more (it uses cores 0 and 1):
  *   cc -O2 -pthread -o /tmp/sched-costs bench/sched-costs.c
  *   /tmp/sched-costs
@@ -109,6 +112,35 @@ static void nap(void)
 	report("nap", t, TRIES);
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct rusage r;
+
+	getrusage(RUSAGE_SELF, &r);
+	return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000000000ULL +
+	       (r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1000ULL;
+}
+
+/* Before the pollers start: the daemon idle, its core otherwise quiet. */
+static void nap_cpu(void)
+{
+	static const long lengths[] = { 20000, 100000, 1000000, 10000000 };
+	struct epoll_event ev;
+	int ep = epoll_create1(0);
+
+	for (unsigned int l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++) {
+		struct timespec ts = { 0, lengths[l] };
+		int n = lengths[l] > 500000 ? 500000000 / lengths[l] : TRIES;
+		uint64_t start = cpu_ns();
+
+		for (int i = 0; i < n; i++)
+			epoll_pwait2(ep, &ev, 1, &ts, NULL);
+		printf("nap cpu %6.0f us asked: %5.1f us of CPU a nap (%d naps)\n",
+		       lengths[l] / 1e3, (cpu_ns() - start) / 1e3 / n, n);
+	}
+	close(ep);
+}
+
 static void move(void)
 {
 	for (int i = 0; i < TRIES; i++) {
@@ -175,11 +207,14 @@ static void stat_read(pid_t pid)
 
 int main(void)
 {
-	pid_t p0 = poller(0), p1 = poller(1);
+	pid_t p0, p1;
 
 	/* As the daemon: ahead of the programs if allowed. */
 	setpriority(PRIO_PROCESS, 0, -5);
 	prctl(PR_SET_TIMERSLACK, 1000UL);
+	nap_cpu();
+	p0 = poller(0);
+	p1 = poller(1);
 	usleep(100000);
 	nap();
 	move();

@@ -419,6 +419,16 @@ static uint64_t first_nap(uint32_t fetched_since_nap)
  * polling client when it wakes (ib_send_lat went from about 50 us to
  * 2 ms).  At nice -20 a 10 us nap after a ping-pong's round trip gains
  * about 5 us a message (@first, from first_nap()).
+ *
+ * And every nap costs the daemon CPU time, the longer the more: on the
+ * 2-core VM, 7-9 us for 20 us, 9-13 us for 100 us, 17-21 us for 1 ms,
+ * 60-80 us for 10 ms (bench/sched-costs.c, "nap cpu").  So the naps
+ * lengthen soon after work: 100 us until 10 ms of quiet, 1 ms until
+ * 100 ms, then 10 ms.  With 100 us naps until 100 ms and 1 ms naps until
+ * a second, as before, a program's pause of a second cost the daemon
+ * about 25 ms of CPU (ib_send_bw's set-up: 26-29 ms against 12-14 now).
+ * The price: the first doorbell after a pause of 10-100 ms waits up to
+ * 1 ms, after a longer one up to 10 ms.
  */
 static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
 			 uint64_t first, uint64_t deadline)
@@ -431,9 +441,9 @@ static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
 		nap = 0;
 	else if (idle < 2000000ULL)
 		nap = first;
-	else if (idle < 100000000ULL)
+	else if (idle < 10000000ULL)
 		nap = 100000;
-	else if (idle < 1000000000ULL)
+	else if (idle < 100000000ULL)
 		nap = 1000000;
 	else
 		nap = 10000000;
