@@ -101,13 +101,12 @@ static inline void stores_in_order(void)
  * and rep movsb's stores may be seen in any order), and a reader on
  * another CPU saw a fragment's last byte before its first (tests/sim/
  * write-order).  So: blocks of 64 bytes, each seen before the next, and
- * the last byte last.  Ranges may overlap (a QP writing where it sends
- * from, which the specification leaves undefined; a message is read
- * before it is written, so the result is memmove()'s): with the
- * destination after the source, memmove() whole, whose order is its
- * own; before it, block by block forward is right, but a block may
- * overlap its source, so each block is a memmove() too (glibc's memcpy
- * is the same code).
+ * the last byte last; each block a memcpy() of constant size, which the
+ * compiler makes a few vector moves (a call each, 1,024 for 64 KiB, cost
+ * ib_write_bw a third).  Ranges that overlap (a QP writing where it
+ * sends from, which the specification leaves undefined; a message is
+ * read before it is written, so the result is memmove()'s) take
+ * memmove() whole, whose order is its own.
  */
 void dma_store(void *to, const void *from, size_t len)
 {
@@ -117,15 +116,16 @@ void dma_store(void *to, const void *from, size_t len)
 
 	if (!len)
 		return;
-	if (d > s && d < s + len) {
+	if ((uintptr_t)d < (uintptr_t)s + len &&
+	    (uintptr_t)s < (uintptr_t)d + len) {
 		memmove(d, s, len);
 		return;
 	}
 	for (; len - off > DMA_STORE_BLOCK; off += DMA_STORE_BLOCK) {
-		memmove(d + off, s + off, DMA_STORE_BLOCK);
+		memcpy(d + off, s + off, DMA_STORE_BLOCK);
 		stores_in_order();
 	}
-	memmove(d + off, s + off, len - off - 1);
+	memcpy(d + off, s + off, len - off - 1);
 	stores_in_order();
 	d[len - 1] = s[len - 1];
 }
