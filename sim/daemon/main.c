@@ -384,15 +384,15 @@ static uint64_t spin_after_work(uint64_t spin, bool napped)
 
 /*
  * The first nap after a little work is short.  Two WQEs between naps are
- * a ping-pong's round trip: the answer of the program on the other core
- * came during the spin, and the program that shares the daemon's core
- * can answer only while the daemon naps, and needs a few microseconds
- * for it.  A nap of 10 us lets it answer sooner than one of 20 (at nice
- * -20; sim/README, Timing, has the figures).  More WQEs are a stream,
- * where short naps take the core back from a program still posting and
- * make passes smaller.  Later naps are never short: a program that did
- * not answer in the first (other work holds its core) is not woken
- * again sooner.
+ * a ping-pong's round trip (fewer, a command or a one-way message): the
+ * answer of the program on the other core came during the spin, and the
+ * program that shares the daemon's core can answer only while the daemon
+ * naps, and needs a few microseconds for it.  A nap of 10 us lets it
+ * answer sooner than one of 20 (at nice -20; sim/README, Timing, has the
+ * figures).  More WQEs are a stream, where short naps take the core back
+ * from a program still posting and make passes smaller.  Later naps are
+ * never short: a program that did not answer in the first (other work
+ * holds its core) is not woken again sooner.
  */
 static uint64_t first_nap(uint32_t fetched_since_nap)
 {

@@ -102,11 +102,11 @@ static inline void stores_in_order(void)
  * another CPU saw a fragment's last byte before its first (tests/sim/
  * write-order).  So: blocks of 64 bytes, each seen before the next, and
  * the last byte last; each block a memcpy() of constant size, which the
- * compiler makes a few vector moves (a call each, 1,024 for 64 KiB, cost
- * ib_write_bw a third).  Ranges that overlap (a QP writing where it
- * sends from, which the specification leaves undefined; a message is
- * read before it is written, so the result is memmove()'s) take
- * memmove() whole, whose order is its own.
+ * compiler makes a few vector moves (a memmove() there was a call a
+ * block, and cost ib_write_bw a third).  Ranges that overlap (a QP
+ * writing where it sends from, which the specification leaves undefined;
+ * a message is read before it is written, so the result is memmove()'s)
+ * take memmove() whole, whose order is its own.
  */
 void dma_store(void *to, const void *from, size_t len)
 {
