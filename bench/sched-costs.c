@@ -14,8 +14,8 @@
  *   stat    a pread of /proc/PID/stat (where a process last ran)
  *
  * Each of the last four prints the median, 10th and 90th percentile of
- * 2000 tries.  Run
- * it on a quiet machine of two cores or more (it uses cores 0 and 1):
+ * 2000 tries.  Run it on a quiet machine of two cores or more (it uses
+ * cores 0 and 1):
  *   cc -O2 -pthread -o /tmp/sched-costs bench/sched-costs.c
  *   /tmp/sched-costs
  */
