@@ -81,16 +81,6 @@ static int xfer_flush(struct xfer *x)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* Stores before this seen before stores after it, by other CPUs. */
-static inline void stores_in_order(void)
-{
-#if ONE_CALL_KEEPS_ORDER
-	__asm__ __volatile__("" ::: "memory");	/* x86 keeps stores' order */
-#else
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-#endif
-}
-
 /*
  * The device's write of @len bytes into a program's memory, in address
  * order.  An adapter sends a message's bytes from the first to the last,
@@ -100,13 +90,15 @@ static inline void stores_in_order(void)
  * memcpy() keeps no order (glibc stores a long copy's first bytes last,
  * and rep movsb's stores may be seen in any order), and a reader on
  * another CPU saw a fragment's last byte before its first (tests/sim/
- * write-order).  So: blocks of 64 bytes, each seen before the next, and
- * the last byte last; each block a memcpy() of constant size, which the
- * compiler makes a few vector moves (a memmove() there was a call a
- * block, and cost ib_write_bw a third).  Ranges that overlap (a QP
- * writing where it sends from, which the specification leaves undefined;
- * a message is read before it is written, so the result is memmove()'s)
- * take memmove() whole, whose order is its own.
+ * write-order).  So: blocks of 64 bytes, each seen before the next (a
+ * release fence: no instruction on x86, whose stores keep their order,
+ * a barrier elsewhere), and the last byte last; each block a memcpy()
+ * of constant size, which the compiler makes a few vector moves (a
+ * memmove() there was a call a block, and cost ib_write_bw a third).
+ * Ranges that overlap (a QP writing where it sends from, which the
+ * specification leaves undefined; a message is read before it is
+ * written, so the result is memmove()'s) take memmove() whole, whose
+ * order is its own.
  */
 void dma_store(void *to, const void *from, size_t len)
 {
@@ -123,10 +115,10 @@ void dma_store(void *to, const void *from, size_t len)
 	}
 	for (; len - off > DMA_STORE_BLOCK; off += DMA_STORE_BLOCK) {
 		memcpy(d + off, s + off, DMA_STORE_BLOCK);
-		stores_in_order();
+		__atomic_thread_fence(__ATOMIC_RELEASE);
 	}
 	memcpy(d + off, s + off, len - off - 1);
-	stores_in_order();
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	d[len - 1] = s[len - 1];
 }
 
