@@ -629,6 +629,7 @@ struct sim {
 	uint64_t breaches;
 	uint64_t progress;		/* commands, WQE fetches and CQEs */
 	uint32_t fetched;		/* WQEs fetched since the last nap */
+	uint32_t active_qps;		/* see qp_set_state() */
 	uint32_t next_event_file;
 	uint32_t next_xrcdn;
 	uint64_t start_ns;

@@ -118,6 +118,7 @@ static inline bool qp_can_receive(const struct sim_qp *qp)
 int size_user_rq(struct sim_wq *rq, uint32_t max_wr, uint32_t max_sge,
 		 uint32_t inl_recv_sz);
 uint64_t place_queues(struct sim_wq *sq, struct sim_wq *rq);
+void qp_set_state(struct sim_qp *qp, enum ibv_qp_state next);
 void qp_to_error(struct sim_qp *qp);
 void qp_to_sqe(struct sim_qp *qp);
 void qp_fail_later(struct sim_qp *qp);

@@ -8,6 +8,27 @@
 #include "adapter.h"
 
 /*
+ * The states in which the device runs a send queue (RTS; SQD and SQE to
+ * drain or flush it) or flushes receives (ERROR).  In the others a
+ * doorbell starts nothing, so while no QP is in one the daemon need not
+ * look at the doorbell pages often: only a command can change that, and
+ * a command wakes it.
+ */
+static bool active_state(enum ibv_qp_state state)
+{
+	return state == IBV_QPS_RTS || state == IBV_QPS_SQD ||
+	       state == IBV_QPS_SQE || state == IBV_QPS_ERR;
+}
+
+/* Every change of a QP's state, so that sim.active_qps counts them. */
+void qp_set_state(struct sim_qp *qp, enum ibv_qp_state next)
+{
+	sim.active_qps += active_state(next);
+	sim.active_qps -= active_state(qp->state);
+	qp->state = next;
+}
+
+/*
  * A send error on a UD or UC QP (the IB specification's unreliable
  * types; an RC or XRC QP goes to ERROR): the send queue stops and its
  * WQEs, and those posted later, complete flushed; the receive queue
@@ -16,7 +37,7 @@
 void qp_to_sqe(struct sim_qp *qp)
 {
 	req_stop_waiting(qp);
-	qp->state = IBV_QPS_SQE;
+	qp_set_state(qp, IBV_QPS_SQE);
 	wire_flush(qp);		/* the WQEs on the wire are older */
 	comp_flush_sq(qp);
 }
@@ -26,7 +47,7 @@ void qp_to_error(struct sim_qp *qp)
 	if (qp->state == IBV_QPS_ERR)
 		return;
 	req_stop_waiting(qp);
-	qp->state = IBV_QPS_ERR;
+	qp_set_state(qp, IBV_QPS_ERR);
 	wire_flush(qp);		/* the WQEs on the wire are older */
 	comp_flush_sq(qp);
 	comp_flush_rq(qp);

@@ -313,10 +313,11 @@ static void write_stats(void)
 		return;
 	fprintf(f, "contexts %llu\npds %llu\nmrs %llu\ncqs %llu\nqps %llu\n"
 		"srqs %llu\nxrcds %llu\nmcast %llu\npinned %llu\n"
-		"breaches %llu\n",
+		"breaches %llu\nactive_qps %llu\n",
 		ctxs, pds, mrs, cqs, qps, srqs, xrcds, mcast,
 		(unsigned long long)dma_windows(),
-		(unsigned long long)sim.breaches);
+		(unsigned long long)sim.breaches,
+		(unsigned long long)sim.active_qps);
 	fclose(f);
 	/* Readers see the old file or the new one, never half of one. */
 	snprintf(final, sizeof(final), "%s/stats", sim.opt.dir);
@@ -429,6 +430,12 @@ static uint64_t first_nap(uint32_t fetched_since_nap)
  * about 25 ms of CPU (ib_send_bw's set-up: 26-29 ms against 12-14 now).
  * The price: the first doorbell after a pause of 10-100 ms waits up to
  * 1 ms, after a longer one up to 10 ms.
+ *
+ * While no QP is active (qp_set_state()), no doorbell can start work and
+ * the daemon naps 10 ms at once: a program setting up, or a server
+ * waiting for its client, costs it what an idle one does.  The naps stay
+ * that short for the clock page (tick_clocks()) and for a CQ armed with
+ * completions already in it.
  */
 static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
 			 uint64_t first, uint64_t deadline)
@@ -437,6 +444,8 @@ static uint64_t sleep_ns(uint64_t now, uint64_t idle_since, uint64_t spin,
 
 	if (!devices_open())
 		nap = 1000000000ULL;
+	else if (!sim.active_qps)
+		nap = 10000000;
 	else if (idle < spin)
 		nap = 0;
 	else if (idle < 2000000ULL)

@@ -958,7 +958,7 @@ static int modify_qp(struct sim_cmd *cmd, const struct ib_uverbs_modify_qp *req)
 	}
 	if (next == IBV_QPS_RESET)
 		qp_reset(qp);
-	qp->state = next;
+	qp_set_state(qp, next);
 	if (next == IBV_QPS_RTS)
 		req_run(qp);		/* WQEs posted before RTS start now */
 	if (next == IBV_QPS_SQD && qp->en_sqd_async_notify)
@@ -1163,6 +1163,7 @@ static void qp_free(struct sim_qp *qp)
 	wire_free(qp);
 	if (qp->rss_tbl && qp->state != IBV_QPS_RESET)
 		rss_release(qp->rss_tbl);
+	qp_set_state(qp, IBV_QPS_RESET);
 	table_del(&qp->hca->qps, qp->qpn);
 	qp->hca->nqps--;
 	qp_drop_objects(qp);

@@ -82,7 +82,7 @@ static enum ibv_qp_state wq_to_qp_state(enum ibv_wq_state state)
 static void wq_dev_reset(struct sim_qp *dev)
 {
 	list_del(&dev->error_link);
-	dev->state = IBV_QPS_RESET;
+	qp_set_state(dev, IBV_QPS_RESET);
 	dev->rq.head = 0;
 	dev->rq_posted = 0;
 	rq_cache_drop(dev);
@@ -106,7 +106,7 @@ int rss_wq_apply(struct sim_wq_obj *wq, enum ibv_wq_state state)
 	case IBV_QPS_RTR:
 		if (dev->state != IBV_QPS_RESET)
 			return -EINVAL;
-		dev->state = IBV_QPS_RTR;
+		qp_set_state(dev, IBV_QPS_RTR);
 		break;
 	case IBV_QPS_ERR:
 		qp_to_error(dev);

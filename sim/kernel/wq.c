@@ -412,6 +412,7 @@ int cmd_ex_modify_wq(struct sim_cmd *cmd)
 void wq_release(struct sim_wq_obj *wq)
 {
 	list_del(&wq->dev.error_link);
+	qp_set_state(&wq->dev, IBV_QPS_RESET);
 	rq_cache_drop(&wq->dev);
 	event_forget(wq->uobj.ctx, wq);
 	wq->pd->users--;
