@@ -9,6 +9,10 @@
 EXTRA_DIST += tests/README tests/lib.sh tests/probes.sh tests/tap.h tests/device.h \
 	tests/qp-connect.h tests/buffer.h tests/wait.h tests/inet.h
 
+# A program of the suite on the simulator with each provider: its
+# NAME-project.tap and NAME-system.tap run it through this.
+EXTRA_DIST += tests/on-sim.sh
+
 TEST_EXTENSIONS = .tap
 LOG_DRIVER = $(TAP_LOG_DRIVER)
 TAP_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) \

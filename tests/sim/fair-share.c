@@ -8,7 +8,7 @@
  * posts, so that what is counted does not depend on when this program
  * runs.
  *
- * Runs on the simulator with either provider (fair-share.sh); named
+ * Runs on the simulator with either provider (tests/on-sim.sh); named
  * cases (tests/cases.h).
  */
 #define _GNU_SOURCE

@@ -49,8 +49,7 @@ tests_sim_device_boundary_SOURCES = tests/sim/device-boundary.c tests/tap.h \
 tests_sim_device_boundary_LDADD = -libverbs
 TESTS += tests/sim/device-boundary-project.tap \
 	tests/sim/device-boundary-system.tap
-EXTRA_DIST += tests/sim/device-boundary.sh \
-	tests/sim/device-boundary-project.tap \
+EXTRA_DIST += tests/sim/device-boundary-project.tap \
 	tests/sim/device-boundary-system.tap
 
 # Pinned pages: shared with the daemon, as a host pins them (fork, munmap,
@@ -65,8 +64,7 @@ tests_sim_fair_share_LDADD = -libverbs
 TESTS += tests/sim/pinned-memory-project.tap \
 	tests/sim/pinned-memory-system.tap \
 	tests/sim/fair-share-project.tap tests/sim/fair-share-system.tap
-EXTRA_DIST += tests/sim/pinned-memory.sh tests/sim/fair-share.sh \
-	tests/sim/pinned-memory-project.tap \
+EXTRA_DIST += tests/sim/pinned-memory-project.tap \
 	tests/sim/pinned-memory-system.tap \
 	tests/sim/fair-share-project.tap tests/sim/fair-share-system.tap
 
@@ -76,8 +74,7 @@ check_PROGRAMS += tests/sim/write-order
 tests_sim_write_order_SOURCES = tests/sim/write-order.c tests/sim/loopback.h
 tests_sim_write_order_LDADD = -libverbs -lpthread
 TESTS += tests/sim/write-order-project.tap tests/sim/write-order-system.tap
-EXTRA_DIST += tests/sim/write-order.sh \
-	tests/sim/write-order-project.tap tests/sim/write-order-system.tap
+EXTRA_DIST += tests/sim/write-order-project.tap tests/sim/write-order-system.tap
 
 # An ASan-built program finds the device: the preload library is called
 # before the C library has set up the environment.  Built by the script

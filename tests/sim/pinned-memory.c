@@ -7,7 +7,7 @@
  * see, what the daemon maps (/proc/<daemon>/maps), and what it refuses
  * of a client that sends it bad descriptors.
  *
- * Runs on the simulator with either provider (pinned-memory.sh); named
+ * Runs on the simulator with either provider (tests/on-sim.sh); named
  * cases (tests/cases.h).
  */
 #define _GNU_SOURCE

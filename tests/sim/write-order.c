@@ -8,7 +8,7 @@
  * the daemon, on the other CPU, writes it; the sizes take every path a
  * copy has (a few bytes, vectors, blocks, long strings).
  *
- * Runs on the simulator with either provider (write-order.sh); named
+ * Runs on the simulator with either provider (tests/on-sim.sh); named
  * cases (tests/cases.h).  Needs two CPUs: with one, the poller never
  * runs while the daemon writes and nothing could fail.
  */

@@ -2,7 +2,8 @@
 # libibverbs programs on mlx4sim: each NAME-system.tap runs one with the
 # distribution's mlx4 provider (the simulator must run it unmodified, with
 # no strict-mode breach), NAME-project.tap with ours, both through
-# NAME.sh; the rest run the two together.  See tests/lib.sh.
+# NAME.sh, or tests/on-sim.sh for a program of the suite alone; the rest
+# run the two together.  See tests/lib.sh.
 
 # The examples and perftest.
 TESTS += tests/verbs/devinfo-system.tap tests/verbs/devinfo-project.tap \
@@ -38,7 +39,7 @@ tests_verbs_rdma_semantics_LDADD = -libverbs
 TESTS += tests/verbs/rdma-semantics-system.tap \
 	tests/verbs/rdma-semantics-project.tap
 EXTRA_DIST += tests/verbs/rdma-semantics-system.tap \
-	tests/verbs/rdma-semantics-project.tap tests/verbs/rdma-semantics.sh
+	tests/verbs/rdma-semantics-project.tap
 
 # Refused verbs and work requests, and their errnos.
 check_PROGRAMS += tests/verbs/verbs-control
@@ -48,7 +49,7 @@ tests_verbs_verbs_control_LDADD = -libverbs
 TESTS += tests/verbs/verbs-control-system.tap \
 	tests/verbs/verbs-control-project.tap
 EXTRA_DIST += tests/verbs/verbs-control-system.tap \
-	tests/verbs/verbs-control-project.tap tests/verbs/verbs-control.sh
+	tests/verbs/verbs-control-project.tap
 
 # What the pingpongs and perftest leave out (CQ resize with completions
 # outstanding, extended polling, RESET, the HCA clock).
@@ -88,8 +89,7 @@ tests_verbs_wr_api_SOURCES = tests/verbs/wr-api.c \
 	tests/tap.h tests/device.h tests/qp-connect.h tests/buffer.h
 tests_verbs_wr_api_LDADD = -libverbs
 TESTS += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap
-EXTRA_DIST += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap \
-	tests/verbs/wr-api.sh
+EXTRA_DIST += tests/verbs/wr-api-system.tap tests/verbs/wr-api-project.tap
 
 # Thread and parent domains, single-threaded CQs: ours has them, the
 # distribution's refuses the domains.
@@ -98,8 +98,7 @@ tests_verbs_domains_SOURCES = tests/verbs/domains.c \
 	tests/tap.h tests/device.h tests/qp-connect.h
 tests_verbs_domains_LDADD = -libverbs -lmlx4
 TESTS += tests/verbs/domains-project.tap tests/verbs/domains-system.tap
-EXTRA_DIST += tests/verbs/domains-project.tap tests/verbs/domains-system.tap \
-	tests/verbs/domains.sh
+EXTRA_DIST += tests/verbs/domains-project.tap tests/verbs/domains-system.tap
 
 # Raw packet QPs, flow steering, RSS, checksum offload and LSO on
 # Ethernet ports.
@@ -163,7 +162,7 @@ tests_verbs_faults_LDADD = -libverbs -lpthread
 TESTS += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
 	tests/verbs/faults-pingpong.tap
 EXTRA_DIST += tests/verbs/faults-system.tap tests/verbs/faults-project.tap \
-	tests/verbs/faults.sh tests/verbs/faults-pingpong.tap
+	tests/verbs/faults-pingpong.tap
 
 # UCX: ucx_info and ucx_perftest over rc_verbs and ud_verbs, on
 # InfiniBand ports and over RoCE (ucx-utils).
@@ -205,8 +204,7 @@ tests_verbs_memlock_SOURCES = tests/verbs/memlock.c tests/tap.h \
 	tests/cases.h tests/device.h
 tests_verbs_memlock_LDADD = -libverbs -lmlx4
 TESTS += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap
-EXTRA_DIST += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap \
-	tests/verbs/memlock.sh
+EXTRA_DIST += tests/verbs/memlock-project.tap tests/verbs/memlock-system.tap
 
 # Many hosts (mlx4sim --hosts): four hosts, an adapter each; mlx4sim-rsh
 # as ssh; ibv_rc_pingpong, rping, ucmatose between hosts; Open MPI and
