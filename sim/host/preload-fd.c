@@ -67,6 +67,15 @@ int fd_register(int fd, enum fd_kind kind, struct conn *conn, uint32_t id)
 	return err;
 }
 
+/* Under table_lock: one reference to @conn less, and it goes with the last. */
+static void conn_put_locked(struct conn *conn)
+{
+	if (--conn->refs == 0) {
+		pthread_mutex_destroy(&conn->lock);
+		free(conn);
+	}
+}
+
 /* Under table_lock: an entry gone, and its connection when the last. */
 void entry_clear(struct fd_entry *e)
 {
@@ -74,10 +83,33 @@ void entry_clear(struct fd_entry *e)
 
 	e->kind = FD_NONE;
 	e->conn = NULL;
-	if (conn && --conn->refs == 0) {
-		pthread_mutex_destroy(&conn->lock);
-		free(conn);
-	}
+	if (conn)
+		conn_put_locked(conn);
+}
+
+/*
+ * The kernel's fdget() for a call that may wait: @e's connection stays
+ * while the call uses it, though another thread closes the descriptor
+ * meanwhile (the call then finds conn->closed).  NULL when the
+ * descriptor was closed first: EBADF, as the kernel's.
+ */
+struct conn *conn_hold(struct fd_entry *e)
+{
+	struct conn *conn;
+
+	pthread_mutex_lock(&table_lock);
+	conn = e->conn;
+	if (conn)
+		conn->refs++;
+	pthread_mutex_unlock(&table_lock);
+	return conn;
+}
+
+void conn_drop(struct conn *conn)
+{
+	pthread_mutex_lock(&table_lock);
+	conn_put_locked(conn);
+	pthread_mutex_unlock(&table_lock);
 }
 
 /*

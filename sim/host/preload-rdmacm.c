@@ -171,8 +171,22 @@ static bool no_event_yet(int fd, const void *buf, size_t count)
 	       !readable_now(fd);
 }
 
-ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
-		     size_t count)
+/*
+ * A GET_EVENT that waited while another thread closed the file (rping's
+ * connection thread, as its main thread tears down): the kernel keeps
+ * such a call waiting on the file, which lives until the call ends, and
+ * an event can reach it only through an id the file still has.  Here
+ * the connection is gone with the close, so none can come: the call
+ * waits until the process ends, as the kernel's would with no id left.
+ */
+static void wait_on_closed_file(void)
+{
+	for (;;)
+		pause();
+}
+
+static ssize_t write_held(int fd, struct conn *conn, const void *buf,
+			  size_t count)
 {
 	struct mlx4sim_ucma_write req = {
 		.buf = (uintptr_t)buf, .count = count,
@@ -180,17 +194,21 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 	};
 	struct mlx4sim_reply reply;
 	struct rdma_ucm_cmd_hdr hdr;
+	bool waited = false;
 	int err, unused;
 
 	if (no_event_yet(fd, buf, count)) {
 		if (!blocking(fd))
 			return fail(-EAGAIN);
-		err = event_wait(fd, e->conn);
+		err = event_wait(fd, conn);
 		if (err)
 			return fail(err);
+		waited = true;
 	}
 	for (;;) {
-		err = transact(e->conn, MLX4SIM_OP_UCMA_WRITE, 0, &req,
+		if (waited && __atomic_load_n(&conn->closed, __ATOMIC_ACQUIRE))
+			wait_on_closed_file();
+		err = transact(conn, MLX4SIM_OP_UCMA_WRITE, 0, &req,
 			       sizeof(req), &reply, NULL, 0, &unused);
 		if (unused >= 0)
 			real.close(unused);
@@ -200,9 +218,24 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 		if (reply.ret != -EAGAIN || !is_get_event(buf, count, &hdr) ||
 		    !blocking(fd))
 			break;
-		err = event_wait(fd, e->conn);
+		err = event_wait(fd, conn);
 		if (err)
 			return fail(err);
+		waited = true;
 	}
 	return reply.ret < 0 ? fail(reply.ret) : (ssize_t)count;
+}
+
+/* The connection held for the call, as the kernel holds the file. */
+ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
+		     size_t count)
+{
+	struct conn *conn = conn_hold(e);
+	ssize_t n;
+
+	if (!conn)
+		return fail(-EBADF);
+	n = write_held(fd, conn, buf, count);
+	conn_drop(conn);
+	return n;
 }

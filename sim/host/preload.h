@@ -105,7 +105,7 @@ struct conn {
 	int sock;
 	bool closed;
 	bool fatal_reported;	/* the daemon is gone and the app was told */
-	int refs;		/* table entries naming it */
+	int refs;		/* table entries naming it, calls using it */
 	int files;		/* of them, the program's device descriptors */
 	bool umad_pkey;		/* umad: the header with the P_Key index */
 	pthread_mutex_t lock;
@@ -148,6 +148,8 @@ extern pthread_mutex_t table_lock;
 struct fd_entry *fd_lookup(int fd);
 int entry_set(int fd, enum fd_kind kind, struct conn *conn, uint32_t id);
 void entry_clear(struct fd_entry *e);
+struct conn *conn_hold(struct fd_entry *e);
+void conn_drop(struct conn *conn);
 int fd_register(int fd, enum fd_kind kind, struct conn *conn, uint32_t id);
 void fd_forget(int fd);
 bool is_dev_dir_fd(int fd);

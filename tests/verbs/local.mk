@@ -194,6 +194,7 @@ EXTRA_DIST += tests/verbs/mpi-system.tap tests/verbs/mpi-project.tap \
 check_PROGRAMS += tests/verbs/rdmacm-abi tests/verbs/rdmacm-events
 tests_verbs_rdmacm_abi_SOURCES = tests/verbs/rdmacm-abi.c tests/tap.h
 tests_verbs_rdmacm_events_SOURCES = tests/verbs/rdmacm-events.c tests/tap.h
+tests_verbs_rdmacm_events_LDADD = -lpthread
 TESTS += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap
 EXTRA_DIST += tests/verbs/rdmacm-project.tap tests/verbs/rdmacm-system.tap \
 	tests/verbs/rdmacm.sh

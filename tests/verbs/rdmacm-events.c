@@ -11,7 +11,8 @@
  * connected (DISCONNECTED), an active side that goes while its request
  * waits, a new id accepted before its request is read and then taken
  * with its listener; an ACCEPT later than the request's timeout (an MRA);
- * the adapter's reset (DEVICE_REMOVAL).
+ * the adapter's reset (DEVICE_REMOVAL); a GET_EVENT waiting in one thread
+ * while another closes the file.
  * Usage: rdmacm-events ADDRESS PORT (an IPv4 address of a simulated port
  * of the first adapter; $MLX4SIM, the command, for the reset)
  */
@@ -19,7 +20,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -462,6 +465,85 @@ static void device_removal(int client)
 	close(server);
 }
 
+/* A thread in GET_EVENT on @fd: how its call ended, if it did. */
+struct waiter {
+	int fd;
+	pid_t tid;
+	int done;
+	int err;
+};
+
+static void *wait_for_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct rdma_ucm_event_resp ev;
+	struct rdma_ucm_get_event g = { .response = (uintptr_t)&ev };
+	int err;
+
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+	err = ucm(w->fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev));
+	w->err = err;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Whether thread @tid sleeps (in its GET_EVENT's wait), within 5 s. */
+static bool sleeping(pid_t tid)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		char *paren = NULL;
+
+		if (f && fgets(line, sizeof(line), f))
+			paren = strrchr(line, ')');
+		if (f)
+			fclose(f);
+		if (paren && paren[1] == ' ' && paren[2] == 'S')
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * rping's connection thread waits in GET_EVENT while its main thread
+ * destroys the id and closes the file.  The kernel's call holds the
+ * file, which lives on until the call ends: it waits on, and an event
+ * that reaches the file (here a connection request to its listener)
+ * may end it, never an error.  The waiter is left waiting.
+ */
+static void closed_while_waiting(void)
+{
+	struct waiter w = { .fd = open(RDMA_CM, O_RDWR) };
+	int client = open(RDMA_CM, O_RDWR);
+	uint32_t listener, active;
+	pthread_t thread;
+
+	if (w.fd < 0 || client < 0)
+		bail("open " RDMA_CM);
+	listener = create_id(w.fd, 0x71);
+	listen_on(w.fd, listener);
+	if (pthread_create(&thread, NULL, wait_for_event, &w))
+		bail("pthread_create");
+	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	CHECK(sleeping(w.tid), "a thread waits in GET_EVENT");
+	close(w.fd);
+	active = active_id(client, 0x72);
+	connect_id(client, active, 0x3456, "");
+	usleep(300000);
+	CHECK(!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) || !w.err,
+	      "the file closed under it, then a request for its listener: no error (%s)",
+	      __atomic_load_n(&w.done, __ATOMIC_ACQUIRE) ?
+	      strerror(-w.err) : "still waiting");
+	destroy_id(client, active);
+	close(client);
+	pthread_detach(thread);
+}
+
 int main(int argc, char **argv)
 {
 	int server, client;
@@ -489,5 +571,6 @@ int main(int argc, char **argv)
 	accept_unread(client);
 	device_removal(client);
 	close(client);
+	closed_while_waiting();
 	return tap_finish();
 }

@@ -187,9 +187,10 @@ programs() {
 	MLX4SIM="$top_builddir/sim/mlx4sim" "$TESTS_BIN/verbs/rdmacm-events" \
 		$a $port >"$work/events.tap" 2>&1
 	events=$?
-	check "rdmacm-events: REQ, REP, RTU, REJ, DREQ, DREP, the adapter's reset, and what each side hears ($link)" sh -c "
+	check "rdmacm-events: REQ, REP, RTU, REJ, DREQ, DREP, the adapter's reset, a file closed under a waiting GET_EVENT, and what each side hears ($link)" sh -c "
 		test $events -eq 0 && grep -q '^1\.\.' '$work/events.tap' &&
 		grep -q '^ok .* DEVICE_REMOVAL for the active id' '$work/events.tap' &&
+		grep -q '^ok .* closed under it, .*: no error' '$work/events.tap' &&
 		! grep -q '^not ok' '$work/events.tap' || { cat '$work/events.tap'; false; }"
 }
 
