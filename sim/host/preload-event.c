@@ -133,15 +133,20 @@ static ssize_t event_read(int fd, struct fd_entry *e, void *buf, size_t count)
 
 EXPORT ssize_t read(int fd, void *buf, size_t count)
 {
-	struct fd_entry *e;
+	struct fd_entry e;
+	ssize_t n;
 
 	init();
-	e = fd_lookup(fd);
-	if (e && e->kind == FD_EVENT)
-		return event_read(fd, e, buf, count);
-	if (e && (e->kind == FD_UVERBS || e->kind == FD_RDMA_CM))
-		return fail(-EINVAL);	/* neither has a read method */
-	if (e && e->kind == FD_UMAD)
-		return umad_read(fd, e, buf, count);
-	return real.read(fd, buf, count);
+	if (!fd_get(fd, &e))
+		return real.read(fd, buf, count);
+	if (e.kind == FD_EVENT)
+		n = event_read(fd, &e, buf, count);
+	else if (e.kind == FD_UVERBS || e.kind == FD_RDMA_CM)
+		n = fail(-EINVAL);	/* neither has a read method */
+	else if (e.kind == FD_UMAD)
+		n = umad_read(fd, &e, buf, count);
+	else
+		n = real.read(fd, buf, count);
+	fd_put(&e);
+	return n;
 }

@@ -88,27 +88,34 @@ void entry_clear(struct fd_entry *e)
 }
 
 /*
- * The kernel's fdget() for a call that may wait: @e's connection stays
- * while the call uses it, though another thread closes the descriptor
- * meanwhile (the call then finds conn->closed).  NULL when the
- * descriptor was closed first: EBADF, as the kernel's.
+ * The kernel's fdget(): a call on one of the program's device or event
+ * files works on a copy of @fd's entry in @held, whose connection stays while
+ * the call uses it, though another thread closes the descriptor
+ * meanwhile (a call that waits then finds conn->closed).  False for any
+ * other descriptor, or one closed first.
  */
-struct conn *conn_hold(struct fd_entry *e)
+bool fd_get(int fd, struct fd_entry *held)
 {
-	struct conn *conn;
+	struct fd_entry *e = fd_lookup(fd);
+	bool ours;
 
+	if (!e)
+		return false;
 	pthread_mutex_lock(&table_lock);
-	conn = e->conn;
-	if (conn)
-		conn->refs++;
+	ours = e->kind != FD_CONN && e->conn;
+	if (ours) {
+		*held = *e;
+		held->conn->refs++;
+	}
 	pthread_mutex_unlock(&table_lock);
-	return conn;
+	return ours;
 }
 
-void conn_drop(struct conn *conn)
+/* The call is done with @held (fdput()). */
+void fd_put(struct fd_entry *held)
 {
 	pthread_mutex_lock(&table_lock);
-	conn_put_locked(conn);
+	conn_put_locked(held->conn);
 	pthread_mutex_unlock(&table_lock);
 }
 

@@ -185,9 +185,11 @@ static void wait_on_closed_file(void)
 		pause();
 }
 
-static ssize_t write_held(int fd, struct conn *conn, const void *buf,
-			  size_t count)
+/* @e: held by the caller (fd_get()), so its connection stays. */
+ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
+		     size_t count)
 {
+	struct conn *conn = e->conn;
 	struct mlx4sim_ucma_write req = {
 		.buf = (uintptr_t)buf, .count = count,
 		.migrate_from = migrate_source(buf, count),
@@ -226,16 +228,3 @@ static ssize_t write_held(int fd, struct conn *conn, const void *buf,
 	return reply.ret < 0 ? fail(reply.ret) : (ssize_t)count;
 }
 
-/* The connection held for the call, as the kernel holds the file. */
-ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
-		     size_t count)
-{
-	struct conn *conn = conn_hold(e);
-	ssize_t n;
-
-	if (!conn)
-		return fail(-EBADF);
-	n = write_held(fd, conn, buf, count);
-	conn_drop(conn);
-	return n;
-}

@@ -478,17 +478,22 @@ out:
 
 EXPORT ssize_t write(int fd, const void *buf, size_t count)
 {
-	struct fd_entry *e;
+	struct fd_entry e;
+	ssize_t n;
 
 	init();
-	e = fd_lookup(fd);
-	if (e && e->kind == FD_UVERBS)
-		return uverbs_write(e, buf, count);
-	if (e && e->kind == FD_RDMA_CM)
-		return rdmacm_write(fd, e, buf, count);
-	if (e && e->kind == FD_UMAD)
-		return umad_write(e, buf, count);
-	return real.write(fd, buf, count);
+	if (!fd_get(fd, &e))
+		return real.write(fd, buf, count);
+	if (e.kind == FD_UVERBS)
+		n = uverbs_write(&e, buf, count);
+	else if (e.kind == FD_RDMA_CM)
+		n = rdmacm_write(fd, &e, buf, count);
+	else if (e.kind == FD_UMAD)
+		n = umad_write(&e, buf, count);
+	else
+		n = real.write(fd, buf, count);
+	fd_put(&e);
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -496,28 +501,40 @@ EXPORT ssize_t write(int fd, const void *buf, size_t count)
 /* ------------------------------------------------------------------ */
 
 /* RDMA_VERBS_IOCTL: the daemon reads the header at @arg here (ioctl.c). */
-EXPORT int ioctl(int fd, unsigned long request, ...)
+static int uverbs_ioctl(struct fd_entry *e, unsigned long request,
+			uint64_t arg)
 {
 	struct mlx4sim_reply reply;
-	struct fd_entry *e;
-	uint64_t arg;
-	va_list ap;
 	int err, unused;
 
-	va_start(ap, request);
-	arg = (uintptr_t)va_arg(ap, void *);
-	va_end(ap);
-	init();
-	e = fd_lookup(fd);
-	if (!e || e->kind == FD_DEV_DIR || rdmacm_vfs_ioctl(e, request))
-		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
-	if (e->kind == FD_UMAD)
-		return umad_ioctl(e, request, (void *)(uintptr_t)arg);
 	if (e->kind != FD_UVERBS || request != RDMA_VERBS_IOCTL)
 		return fail(-ENOTTY);
 	err = transact(e->conn, MLX4SIM_OP_IOCTL, 0, &arg, sizeof(arg),
 		       &reply, NULL, 0, &unused);
 	return err || reply.ret ? fail(err ?: reply.ret) : 0;
+}
+
+EXPORT int ioctl(int fd, unsigned long request, ...)
+{
+	struct fd_entry e;
+	uint64_t arg;
+	va_list ap;
+	int n;
+
+	va_start(ap, request);
+	arg = (uintptr_t)va_arg(ap, void *);
+	va_end(ap);
+	init();
+	if (!fd_get(fd, &e))
+		return real.ioctl(fd, request, (void *)(uintptr_t)arg);
+	if (rdmacm_vfs_ioctl(&e, request))
+		n = real.ioctl(fd, request, (void *)(uintptr_t)arg);
+	else if (e.kind == FD_UMAD)
+		n = umad_ioctl(&e, request, (void *)(uintptr_t)arg);
+	else
+		n = uverbs_ioctl(&e, request, arg);
+	fd_put(&e);
+	return n;
 }
 
 /*
@@ -554,13 +571,18 @@ static void *uverbs_mmap(int fd, struct fd_entry *e, void *addr, size_t len,
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	struct fd_entry *e;
+	struct fd_entry e;
 	void *p;
 
 	init();
-	e = fd_lookup(fd);
-	if (e && e->kind == FD_UVERBS)
-		return uverbs_mmap(fd, e, addr, len, prot, flags, off);
+	if (fd_get(fd, &e)) {
+		if (e.kind == FD_UVERBS)
+			p = uverbs_mmap(fd, &e, addr, len, prot, flags, off);
+		else
+			p = real.mmap(addr, len, prot, flags, fd, off);
+		fd_put(&e);
+		return p;
+	}
 	p = real.mmap(addr, len, prot, flags, fd, off);
 	/* A new mapping over pages the library moved: they are not ours. */
 	if (p != MAP_FAILED && (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
