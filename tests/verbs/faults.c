@@ -1149,6 +1149,43 @@ static void device_fatal(void)
 	ibv_close_device(ctx);
 }
 
+/*
+ * A thread blocked in ibv_get_cq_event while another closes the
+ * channel's descriptor (the program's slip): the kernel's read holds the
+ * file, so the device's reset still wakes it with an error, as it wakes
+ * one whose descriptor is open.
+ */
+static void device_fatal_channel_closed(void)
+{
+	const char *what = "device fatal, the channel closed under a waiter";
+	struct waiter w = {};
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+	pthread_t thread;
+	double end;
+
+	ctx = open_first_device("faults");
+	w.channel = ibv_create_comp_channel(ctx);
+	cq = w.channel ? ibv_create_cq(ctx, 4, NULL, w.channel, 0) : NULL;
+	if (!cq || ibv_req_notify_cq(cq, 0))
+		bail("create_cq");
+	if (pthread_create(&thread, NULL, wait_cq_event, &w))
+		bail("pthread_create");
+	usleep(100000);		/* the thread blocks in ibv_get_cq_event */
+	close(w.channel->fd);
+	check(fault("fatal --hca 0") == 0, "%s: fault fatal accepted", what);
+	end = fine_now_ms() + 5000;
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && fine_now_ms() < end)
+		usleep(1000);
+	check(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.ret == -1,
+	      "%s: the waiter wakes with an error", what);
+	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+		pthread_join(thread, NULL);
+	ibv_destroy_cq(cq);
+	ibv_destroy_comp_channel(w.channel);
+	ibv_close_device(ctx);
+}
+
 /* ------------------------------------------------------------------ */
 /* The command refuses what makes no sense                             */
 /* ------------------------------------------------------------------ */
@@ -1373,6 +1410,8 @@ static const struct test_case cases[] = {
 	  "IBV_EVENT_QP_FATAL: the QP in ERROR, its receives flushed" },
 	{ "device_fatal", device_fatal,
 	  "a device reset: blocked waiters wake, EIO, a new open works" },
+	{ "device_fatal_channel_closed", device_fatal_channel_closed,
+	  "a device reset wakes a waiter whose channel was closed under it" },
 };
 
 /* Usage: faults [--list | NAME...] (MLX4SIM names the mlx4sim command) */
