@@ -89,8 +89,8 @@ void entry_clear(struct fd_entry *e)
 
 /*
  * The kernel's fdget(): a call on one of the program's device or event
- * files works on a copy of @fd's entry in @held, whose connection stays while
- * the call uses it, though another thread closes the descriptor
+ * files works on a copy of @fd's entry in @held, whose connection stays
+ * while the call uses it, though another thread closes the descriptor
  * meanwhile (a call that waits then finds conn->closed).  False for any
  * other descriptor, or one closed first.
  */

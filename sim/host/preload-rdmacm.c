@@ -227,4 +227,3 @@ ssize_t rdmacm_write(int fd, struct fd_entry *e, const void *buf,
 	}
 	return reply.ret < 0 ? fail(reply.ret) : (ssize_t)count;
 }
-
