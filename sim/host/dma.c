@@ -82,26 +82,6 @@ static int xfer_flush(struct xfer *x)
 }
 
 /*
- * The device's write of @len bytes into a program's memory, in address
- * order.  An adapter sends a message's bytes from the first to the last,
- * and PCIe's posted writes reach memory in the order sent, so a program
- * may poll a buffer's last byte for the next message and then read the
- * rest: Open MPI's openib BTL does, for its eager RDMA fragments.
- * memcpy() keeps no order (glibc stores a long copy's first bytes last,
- * and rep movsb's stores may be seen in any order), and a reader on
- * another CPU saw a fragment's last byte before its first (tests/sim/
- * write-order).  So: blocks of 64 bytes, each seen before the next (a
- * release fence: no instruction on x86, whose stores keep their order,
- * a barrier elsewhere), and the last byte last; each block a memcpy()
- * of constant size, which the compiler makes a few vector moves (a
- * memmove() there was a call a block, and cost ib_write_bw a third).
- * Ranges that overlap (a QP writing where it sends from, which the
- * specification leaves undefined; a message is read before it is
- * written, so the result is memmove()'s) take memmove() whole, whose
- * order is its own.
- */
-
-/*
  * Fewer than DMA_STORE_BLOCK bytes, in no order among themselves: two
  * moves of a constant size that overlap in the middle, as glibc's
  * memcpy() does for short lengths.  A memcpy() of a length the compiler
@@ -128,6 +108,25 @@ static inline void store_short(uint8_t *d, const uint8_t *s, size_t len)
 	}
 }
 
+/*
+ * The device's write of @len bytes into a program's memory, in address
+ * order.  An adapter sends a message's bytes from the first to the last,
+ * and PCIe's posted writes reach memory in the order sent, so a program
+ * may poll a buffer's last byte for the next message and then read the
+ * rest: Open MPI's openib BTL does, for its eager RDMA fragments.
+ * memcpy() keeps no order (glibc stores a long copy's first bytes last,
+ * and rep movsb's stores may be seen in any order), and a reader on
+ * another CPU saw a fragment's last byte before its first (tests/sim/
+ * write-order).  So: blocks of 64 bytes, each seen before the next (a
+ * release fence: no instruction on x86, whose stores keep their order,
+ * a barrier elsewhere), and the last byte last; each block a memcpy()
+ * of constant size, which the compiler makes a few vector moves (a
+ * memmove() there was a call a block, and cost ib_write_bw a third).
+ * Ranges that overlap (a QP writing where it sends from, which the
+ * specification leaves undefined; a message is read before it is
+ * written, so the result is memmove()'s) take memmove() whole, whose
+ * order is its own.
+ */
 void dma_store(void *to, const void *from, size_t len)
 {
 	const uint8_t *s = from;
