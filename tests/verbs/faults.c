@@ -1091,6 +1091,42 @@ static void *wait_cq_event(void *arg)
 	return NULL;
 }
 
+/* A CQ armed on @w's new channel, and a thread waiting for its event. */
+static struct ibv_cq *start_cq_waiter(struct ibv_context *ctx,
+				      struct waiter *w, pthread_t *thread)
+{
+	struct ibv_cq *cq;
+
+	w->channel = ibv_create_comp_channel(ctx);
+	cq = w->channel ? ibv_create_cq(ctx, 4, NULL, w->channel, 0) : NULL;
+	if (!cq || ibv_req_notify_cq(cq, 0))
+		bail("create_cq");
+	if (pthread_create(thread, NULL, wait_cq_event, w))
+		bail("pthread_create");
+	return cq;
+}
+
+/* Whether @w's thread has come back, within 5 s. */
+static bool cq_waiter_woke(struct waiter *w)
+{
+	double end = fine_now_ms() + 5000;
+
+	while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
+	       fine_now_ms() < end)
+		usleep(1000);
+	return __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+}
+
+/* @w's thread joined if it came back (else left blocked); @cq, channel gone. */
+static void stop_cq_waiter(struct ibv_cq *cq, struct waiter *w,
+			   pthread_t thread)
+{
+	if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+		pthread_join(thread, NULL);
+	ibv_destroy_cq(cq);
+	ibv_destroy_comp_channel(w->channel);
+}
+
 static void device_fatal(void)
 {
 	const char *what = "device fatal";
@@ -1101,21 +1137,12 @@ static void device_fatal(void)
 	struct ibv_cq *cq;
 	struct ibv_pd *pd;
 	pthread_t thread;
-	double end;
 
 	ctx = open_first_device("faults");
-	w.channel = ibv_create_comp_channel(ctx);
-	cq = w.channel ? ibv_create_cq(ctx, 4, NULL, w.channel, 0) : NULL;
-	if (!cq || ibv_req_notify_cq(cq, 0))
-		bail("create_cq");
-	if (pthread_create(&thread, NULL, wait_cq_event, &w))
-		bail("pthread_create");
+	cq = start_cq_waiter(ctx, &w, &thread);
 	usleep(20000);		/* the thread blocks in ibv_get_cq_event */
 	check(fault("fatal --hca 0") == 0, "%s: fault fatal accepted", what);
-	end = fine_now_ms() + 5000;
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && fine_now_ms() < end)
-		usleep(1000);
-	check(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.ret == -1,
+	check(cq_waiter_woke(&w) && w.ret == -1,
 	      "%s: a thread blocked in ibv_get_cq_event wakes with an error", what);
 	check(!next_event(ctx, 2000, &ev) &&
 	      ev.event_type == IBV_EVENT_DEVICE_FATAL,
@@ -1134,10 +1161,7 @@ static void device_fatal(void)
 	 */
 	ibv_req_notify_cq(cq, 0);
 	usleep(10000);
-	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
-		pthread_join(thread, NULL);
-	ibv_destroy_cq(cq);
-	ibv_destroy_comp_channel(w.channel);
+	stop_cq_waiter(cq, &w, thread);
 	ibv_close_device(ctx);
 
 	/* A file opened after the reset reaches a working adapter. */
@@ -1162,27 +1186,15 @@ static void device_fatal_channel_closed(void)
 	struct ibv_context *ctx;
 	struct ibv_cq *cq;
 	pthread_t thread;
-	double end;
 
 	ctx = open_first_device("faults");
-	w.channel = ibv_create_comp_channel(ctx);
-	cq = w.channel ? ibv_create_cq(ctx, 4, NULL, w.channel, 0) : NULL;
-	if (!cq || ibv_req_notify_cq(cq, 0))
-		bail("create_cq");
-	if (pthread_create(&thread, NULL, wait_cq_event, &w))
-		bail("pthread_create");
+	cq = start_cq_waiter(ctx, &w, &thread);
 	usleep(100000);		/* the thread blocks in ibv_get_cq_event */
 	close(w.channel->fd);
 	check(fault("fatal --hca 0") == 0, "%s: fault fatal accepted", what);
-	end = fine_now_ms() + 5000;
-	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && fine_now_ms() < end)
-		usleep(1000);
-	check(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.ret == -1,
+	check(cq_waiter_woke(&w) && w.ret == -1,
 	      "%s: the waiter wakes with an error", what);
-	if (__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
-		pthread_join(thread, NULL);
-	ibv_destroy_cq(cq);
-	ibv_destroy_comp_channel(w.channel);
+	stop_cq_waiter(cq, &w, thread);
 	ibv_close_device(ctx);
 }
 
