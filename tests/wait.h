@@ -2,14 +2,36 @@
 /*
  * Waiting in the tests: a monotonic clock in milliseconds, and a
  * completion polled for until a deadline, so that a stuck queue fails its
- * case in seconds instead of hanging the test.
+ * case in seconds instead of hanging the test; a process's or thread's
+ * scheduler state, to wait until it sleeps or stops.
  */
 #ifndef TESTS_WAIT_H
 #define TESTS_WAIT_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 #include <infiniband/verbs.h>
+
+/*
+ * The state letter of process or thread @id (/proc/ID/stat: R, S, T...),
+ * '?' when unreadable.
+ */
+static inline char proc_state(pid_t id)
+{
+	char path[64], state = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)id);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+			state = '?';
+		fclose(f);
+	}
+	return state;
+}
 
 static inline uint64_t now_ms(void)
 {

@@ -57,22 +57,6 @@ static void post_writes(struct sender *s, int n, size_t len)
 		bail("ibv_post_send");
 }
 
-/* The daemon's state letter (/proc/<pid>/stat), '?' when unreadable. */
-static char daemon_state(void)
-{
-	char path[64], state = '?';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)sim_daemon);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-			state = '?';
-		fclose(f);
-	}
-	return state;
-}
-
 /* Whatever happens to this program, the daemon goes on. */
 static void daemon_continue(void)
 {
@@ -87,7 +71,7 @@ static void daemon_stop(void)
 	atexit(daemon_continue);
 	if (kill(sim_daemon, SIGSTOP))
 		bail("SIGSTOP");
-	while (daemon_state() != 'T' && daemon_state() != 't' &&
+	while (proc_state(sim_daemon) != 'T' && proc_state(sim_daemon) != 't' &&
 	       now_ms() < end)
 		usleep(1000);
 }

@@ -29,6 +29,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "../tap.h"
+#include "../wait.h"
 
 #define RDMA_CM		"/dev/infiniband/rdma_cm"
 #define EV_ADDR_RESOLVED	0
@@ -478,11 +479,10 @@ static void *wait_for_event(void *arg)
 	struct waiter *w = arg;
 	struct rdma_ucm_event_resp ev;
 	struct rdma_ucm_get_event g = { .response = (uintptr_t)&ev };
-	int err;
 
 	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
-	err = ucm(w->fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev));
-	w->err = err;
+	w->err = ucm(w->fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g),
+		     sizeof(ev));
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -490,22 +490,11 @@ static void *wait_for_event(void *arg)
 /* Whether thread @tid sleeps (in its GET_EVENT's wait), within 5 s. */
 static bool sleeping(pid_t tid)
 {
-	char path[64], line[256];
+	uint64_t end = now_ms() + 5000;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	for (int i = 0; i < 500; i++) {
-		FILE *f = fopen(path, "r");
-		char *paren = NULL;
-
-		if (f && fgets(line, sizeof(line), f))
-			paren = strrchr(line, ')');
-		if (f)
-			fclose(f);
-		if (paren && paren[1] == ' ' && paren[2] == 'S')
-			return true;
+	while (proc_state(tid) != 'S' && now_ms() < end)
 		usleep(10000);
-	}
-	return false;
+	return proc_state(tid) == 'S';
 }
 
 /*
